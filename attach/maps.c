@@ -1,0 +1,319 @@
+#include "attach/maps.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <libelf.h>
+#include <elfutils/libdwelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "util/strbuf.h"
+
+struct modules {
+	pid_t pid;
+	struct module **mods;           /* sorted by start */
+	size_t n, cap;
+};
+
+int maps__parse_line(const char *line, struct map_entry *e)
+{
+	char perms[8];
+	int pathpos = -1;
+	memset(e, 0, sizeof(*e) - sizeof(e->path));
+	e->path[0] = '\0';
+	if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %x:%x %" SCNu64 " %n",
+		   &e->start, &e->end, perms, &e->offset, &e->major, &e->minor,
+		   &e->inode, &pathpos) < 7)
+		return -EINVAL;
+	if (e->end <= e->start || strlen(perms) != 4)
+		return -EINVAL;
+	e->exec = perms[2] == 'x';
+	if (pathpos > 0) {
+		const char *p = line + pathpos;
+		size_t len = strcspn(p, "\n");
+		if (len >= sizeof(e->path))
+			return -EINVAL;
+		memcpy(e->path, p, len);
+		e->path[len] = '\0';
+	}
+	return 0;
+}
+
+struct modules *modules__new(pid_t pid)
+{
+	struct modules *ms = xcalloc(1, sizeof(*ms));
+	elf_version(EV_CURRENT);
+	ms->pid = pid;
+	return ms;
+}
+
+static void module_free(struct module *m)
+{
+	if (!m)
+		return;
+	if (m->image && m->fd >= 0)
+		munmap((void *)m->image, m->image_len);
+	else
+		free((void *)m->image);
+	if (m->fd >= 0)
+		close(m->fd);
+	free(m->segs);
+	free(m->path);
+	free(m);
+}
+
+void modules__free(struct modules *ms)
+{
+	if (!ms)
+		return;
+	for (size_t i = 0; i < ms->n; i++)
+		module_free(ms->mods[i]);
+	free(ms->mods);
+	free(ms);
+}
+
+size_t modules__count(const struct modules *ms)
+{
+	return ms->n;
+}
+
+const struct module *modules__at(const struct modules *ms, size_t i)
+{
+	return ms->mods[i];
+}
+
+const struct module *modules__find(const struct modules *ms, uint64_t addr)
+{
+	size_t lo = 0, hi = ms->n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		const struct module *m = ms->mods[mid];
+		if (addr < m->start)
+			hi = mid;
+		else if (addr >= m->end)
+			lo = mid + 1;
+		else
+			return m;
+	}
+	return NULL;
+}
+
+int module__read(const struct module *m, uint64_t addr, void *buf, size_t len)
+{
+	uint64_t vaddr = addr - m->bias;
+	for (size_t i = 0; i < m->nsegs; i++) {
+		const struct segment *s = &m->segs[i];
+		if (vaddr < s->vaddr || vaddr + len > s->vaddr + s->filesz)
+			continue;
+		uint64_t off = s->offset + (vaddr - s->vaddr);
+		if (off + len > m->image_len)
+			return -1;
+		memcpy(buf, m->image + off, len);
+		return 0;
+	}
+	return -1;
+}
+
+/* Opens the file behind a mapping the way the target sees it: map_files
+ * reaches deleted and replaced files, /proc/PID/root the target's mount
+ * namespace.  The inode must match what maps says, or we would read some
+ * other file's unwind tables. */
+static int open_mapped_file(pid_t pid, const struct map_entry *e)
+{
+	char p[4200];
+	struct stat st;
+	const char *tries[3];
+	char mf[128], rootp[4200];
+	snprintf(mf, sizeof(mf), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, e->start, e->end);
+	snprintf(rootp, sizeof(rootp), "/proc/%d/root%s", pid, e->path);
+	tries[0] = mf;
+	tries[1] = rootp;
+	tries[2] = e->path;
+	for (int i = 0; i < 3; i++) {
+		snprintf(p, sizeof(p), "%s", tries[i]);
+		int fd = open(p, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (fstat(fd, &st) == 0 && st.st_ino == e->inode && S_ISREG(st.st_mode))
+			return fd;
+		close(fd);
+	}
+	return -1;
+}
+
+static void load_elf_info(struct module *m, Elf *elf, const struct map_entry *first)
+{
+	size_t phnum;
+	long pagesz = sysconf(_SC_PAGESIZE);
+	int have_bias = 0;
+	if (elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &phnum) != 0)
+		return;
+	m->segs = xcalloc(phnum, sizeof(*m->segs));
+	uint64_t eh_vaddr = 0;
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(elf, (int)i, &ph))
+			continue;
+		if (ph.p_type == PT_GNU_EH_FRAME)
+			eh_vaddr = ph.p_vaddr;
+		if (ph.p_type != PT_LOAD)
+			continue;
+		m->segs[m->nsegs++] = (struct segment){ ph.p_vaddr, ph.p_filesz, ph.p_offset };
+		uint64_t off_al = ph.p_offset & ~(uint64_t)(pagesz - 1);
+		if (!have_bias && first && off_al == first->offset) {
+			m->bias = first->start - (ph.p_vaddr & ~(uint64_t)(pagesz - 1));
+			have_bias = 1;
+		}
+	}
+	if (!first && m->nsegs) {          /* vDSO: mapped from its first segment */
+		m->bias = m->start - (m->segs[0].vaddr & ~(uint64_t)(pagesz - 1));
+		have_bias = 1;
+	}
+	if (eh_vaddr)
+		m->eh_frame_hdr = eh_vaddr + m->bias;
+	const void *id;
+	ssize_t idlen = dwelf_elf_gnu_build_id(elf, &id);
+	for (ssize_t i = 0; i < idlen && i < 20; i++)
+		sprintf(m->build_id + 2 * i, "%02x", ((const unsigned char *)id)[i]);
+	m->usable = have_bias;
+}
+
+static void load_file_image(struct module *m, pid_t pid, const struct map_entry *first)
+{
+	struct stat st;
+	m->fd = open_mapped_file(pid, first);
+	if (m->fd < 0 || fstat(m->fd, &st) != 0 || st.st_size == 0)
+		return;
+	void *img = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, m->fd, 0);
+	if (img == MAP_FAILED)
+		return;
+	m->image = img;
+	m->image_len = (size_t)st.st_size;
+	Elf *elf = elf_memory((char *)img, m->image_len);
+	if (elf) {
+		load_elf_info(m, elf, first);
+		elf_end(elf);
+	}
+}
+
+static void load_vdso_image(struct module *m, pid_t pid)
+{
+	size_t len = m->end - m->start;
+	unsigned char *buf = xmalloc(len);
+	struct iovec local = { buf, len }, remote = { (void *)m->start, len };
+	if (process_vm_readv(pid, &local, 1, &remote, 1, 0) != (ssize_t)len) {
+		free(buf);
+		return;
+	}
+	m->image = buf;
+	m->image_len = len;
+	Elf *elf = elf_memory((char *)buf, len);
+	if (elf) {
+		load_elf_info(m, elf, NULL);
+		elf_end(elf);
+	}
+}
+
+static struct module *module_new(pid_t pid, const struct map_entry *first, uint64_t end)
+{
+	struct module *m = xcalloc(1, sizeof(*m));
+	m->path = xstrdup(first->path);
+	const char *slash = strrchr(m->path, '/');
+	m->name = slash ? slash + 1 : m->path;
+	m->start = first->start;
+	m->end = end;
+	m->inode = first->inode;
+	m->fd = -1;
+	if (strcmp(first->path, "[vdso]") == 0)
+		load_vdso_image(m, pid);
+	else
+		load_file_image(m, pid, first);
+	return m;
+}
+
+static int same_module(const struct module *m, const struct map_entry *e)
+{
+	return m->start == e->start && m->inode == e->inode && strcmp(m->path, e->path) == 0;
+}
+
+/* Inserts M in start order, first dropping any module it overlaps
+ * (the address range now belongs to another file: dlclose + dlopen). */
+static void insert_module(struct modules *ms, struct module *m)
+{
+	size_t w = 0;
+	for (size_t i = 0; i < ms->n; i++) {
+		struct module *o = ms->mods[i];
+		if (o->start < m->end && m->start < o->end)
+			module_free(o);
+		else
+			ms->mods[w++] = o;
+	}
+	ms->n = w;
+	if (ms->n == ms->cap) {
+		ms->cap = ms->cap ? ms->cap * 2 : 32;
+		ms->mods = xrealloc(ms->mods, ms->cap * sizeof(*ms->mods));
+	}
+	size_t pos = ms->n;
+	while (pos > 0 && ms->mods[pos - 1]->start > m->start) {
+		ms->mods[pos] = ms->mods[pos - 1];
+		pos--;
+	}
+	ms->mods[pos] = m;
+	ms->n++;
+}
+
+static int is_module_path(const char *path)
+{
+	return path[0] == '/' || strcmp(path, "[vdso]") == 0;
+}
+
+/* Mappings of one file are consecutive in /proc/PID/maps; a run of them
+ * with at least one executable mapping is one module. */
+int modules__refresh(struct modules *ms)
+{
+	char fn[64], line[4400];
+	snprintf(fn, sizeof(fn), "/proc/%d/maps", ms->pid);
+	FILE *f = fopen(fn, "re");
+	if (!f)
+		return -errno;
+	struct map_entry *run = xmalloc(sizeof(*run)), e;
+	int have_run = 0, run_exec = 0, added = 0;
+	uint64_t run_end = 0;
+	for (;;) {
+		int more = fgets(line, sizeof(line), f) != NULL;
+		int ok = more && maps__parse_line(line, &e) == 0;
+		int same = ok && have_run && e.inode == run->inode &&
+			   strcmp(e.path, run->path) == 0 && e.start == run_end;
+		if (same) {
+			run_end = e.end;
+			run_exec |= e.exec;
+			continue;
+		}
+		if (have_run && run_exec) {
+			const struct module *old = modules__find(ms, run->start);
+			if (!old || !same_module(old, run)) {
+				insert_module(ms, module_new(ms->pid, run, run_end));
+				added++;
+			}
+		}
+		have_run = 0;
+		if (!more)
+			break;
+		if (ok && is_module_path(e.path)) {
+			*run = e;
+			have_run = 1;
+			run_exec = e.exec;
+			run_end = e.end;
+		}
+	}
+	free(run);
+	fclose(f);
+	return added;
+}

@@ -1,0 +1,67 @@
+/* maps: the target's executable modules, read from /proc/PID/maps.
+ *
+ * A module is one ELF file (or the vDSO) mapped into the target.  Files are
+ * opened once, through /proc/PID/map_files/ (works for deleted or replaced
+ * files) or /proc/PID/root/PATH (the target's mount namespace), and kept
+ * open and mapped read-only for the whole run: the unwinder reads
+ * .eh_frame_hdr, .eh_frame and code bytes from the image, and the
+ * symbolizer reports the same file to libdwfl, so neither depends on the
+ * target still being alive at the end.  The vDSO has no file: its bytes are
+ * copied from the target's memory. */
+#ifndef CPROF_ATTACH_MAPS_H
+#define CPROF_ATTACH_MAPS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct map_entry {
+	uint64_t start, end, offset, inode;
+	unsigned major, minor;
+	int exec;                       /* 'x' in the permissions */
+	char path[4096];                /* "" for anonymous mappings */
+};
+
+/* Parses one line of /proc/PID/maps (trailing newline optional).
+ * Returns 0, or -EINVAL for a malformed line. */
+int maps__parse_line(const char *line, struct map_entry *e);
+
+struct segment {
+	uint64_t vaddr, filesz, offset;
+};
+
+struct module {
+	char *path;                     /* as the maps file spells it */
+	const char *name;               /* basename of path, inside path */
+	uint64_t start, end;            /* lowest and highest address mapped */
+	uint64_t bias;                  /* runtime address = ELF vaddr + bias */
+	uint64_t inode;
+	int fd;                         /* the opened file, -1 for the vDSO */
+	const unsigned char *image;     /* whole file (mmap) or vDSO copy */
+	size_t image_len;
+	struct segment *segs;           /* PT_LOAD segments */
+	size_t nsegs;
+	uint64_t eh_frame_hdr;          /* runtime address, 0 if none */
+	char build_id[41];              /* hex, "" if none */
+	int usable;                     /* image parsed, bias known */
+};
+
+struct modules;
+
+struct modules *modules__new(pid_t pid);
+void modules__free(struct modules *ms);          /* accepts NULL */
+
+/* (Re-)reads /proc/PID/maps and adds the modules not seen before; a module
+ * whose range is now taken by another file is replaced.  Returns the number
+ * of modules added, or a negative errno (the target is gone). */
+int modules__refresh(struct modules *ms);
+
+const struct module *modules__find(const struct modules *ms, uint64_t addr);
+size_t modules__count(const struct modules *ms);
+const struct module *modules__at(const struct modules *ms, size_t i);
+
+/* Copies LEN bytes at runtime address ADDR of module M from its image.
+ * Returns 0, or -1 if the range is not backed by the file. */
+int module__read(const struct module *m, uint64_t addr, void *buf, size_t len);
+
+#endif

@@ -1,0 +1,662 @@
+#include "attach/target.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util/strbuf.h"
+#include "util/timeutil.h"
+
+#define OPTIONS (PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC)
+#define STACK_COPY_MIN (32 * 1024)
+#define STACK_COPY_MAX (1024 * 1024)
+#define RED_ZONE 128
+#define TICK_TIMEOUT_NS (500 * 1000000ull)
+#define DETACH_TIMEOUT_NS (2000 * 1000000ull)
+#define NAME_REFRESH_NS (1000 * 1000000ull)
+
+struct thread {
+	pid_t tid;
+	uint32_t slot;
+	int pending;                    /* interrupted this tick, not yet captured */
+	int detaching;
+	int group_stopped;              /* in group-stop, restarted with LISTEN */
+	size_t stack_size;
+	uint64_t interrupt_ns;
+	uint64_t name_read_ns;
+	struct thread *next;            /* hash chain */
+};
+
+struct slot_info {
+	pid_t tid;
+	char name[16];
+};
+
+struct target {
+	pid_t pid;
+	int launched, ready;
+	enum target_end end;
+	int exit_status;
+	struct thread **buckets;
+	size_t nbuckets, nthreads;
+	size_t npending;
+	int in_tick;
+	int detaching;                  /* target__detach() under way */
+	struct slot_info *slots;
+	size_t nslots, slots_cap;
+	struct capture *caps;
+	size_t ncaps, caps_cap;
+	struct target_stats stats;
+};
+
+/* ---- thread table ---------------------------------------------------- */
+
+static struct thread **bucket(struct target *t, pid_t tid)
+{
+	return &t->buckets[(size_t)tid & (t->nbuckets - 1)];
+}
+
+static struct thread *thread_find(struct target *t, pid_t tid)
+{
+	for (struct thread *th = *bucket(t, tid); th; th = th->next)
+		if (th->tid == tid)
+			return th;
+	return NULL;
+}
+
+static void rehash(struct target *t)
+{
+	size_t old_n = t->nbuckets;
+	struct thread **old = t->buckets;
+	t->nbuckets *= 2;
+	t->buckets = xcalloc(t->nbuckets, sizeof(*t->buckets));
+	for (size_t i = 0; i < old_n; i++) {
+		for (struct thread *th = old[i], *next; th; th = next) {
+			next = th->next;
+			th->next = *bucket(t, th->tid);
+			*bucket(t, th->tid) = th;
+		}
+	}
+	free(old);
+}
+
+static void read_comm(pid_t pid, pid_t tid, char name[16])
+{
+	char fn[64];
+	snprintf(fn, sizeof(fn), "/proc/%d/task/%d/comm", pid, tid);
+	int fd = open(fn, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t n = read(fd, name, 15);
+	close(fd);
+	if (n <= 0)
+		return;
+	name[n] = '\0';
+	name[strcspn(name, "\n")] = '\0';
+}
+
+static struct thread *thread_add(struct target *t, pid_t tid)
+{
+	struct thread *th = xcalloc(1, sizeof(*th));
+	th->tid = tid;
+	th->stack_size = STACK_COPY_MIN;
+	if (t->nslots == t->slots_cap) {
+		t->slots_cap = t->slots_cap ? t->slots_cap * 2 : 64;
+		t->slots = xrealloc(t->slots, t->slots_cap * sizeof(*t->slots));
+	}
+	th->slot = (uint32_t)t->nslots++;
+	t->slots[th->slot] = (struct slot_info){ .tid = tid };
+	snprintf(t->slots[th->slot].name, 16, "%d", tid);
+	if (++t->nthreads > t->nbuckets * 2)
+		rehash(t);
+	th->next = *bucket(t, tid);
+	*bucket(t, tid) = th;
+	t->stats.threads_seen++;
+	return th;
+}
+
+static void thread_remove(struct target *t, pid_t tid)
+{
+	for (struct thread **pp = bucket(t, tid); *pp; pp = &(*pp)->next) {
+		struct thread *th = *pp;
+		if (th->tid != tid)
+			continue;
+		if (th->pending)
+			t->npending--;
+		*pp = th->next;
+		free(th);
+		t->nthreads--;
+		return;
+	}
+}
+
+#define FOR_EACH_THREAD(t, th, tmp)                                      \
+	for (size_t bi_ = 0; bi_ < (t)->nbuckets; bi_++)                 \
+		for (struct thread *th = (t)->buckets[bi_], *tmp;        \
+		     th && ((tmp = th->next), 1); th = tmp)
+
+/* ---- construction ---------------------------------------------------- */
+
+static struct target *target_new(pid_t pid)
+{
+	struct target *t = xcalloc(1, sizeof(*t));
+	t->pid = pid;
+	t->nbuckets = 64;
+	t->buckets = xcalloc(t->nbuckets, sizeof(*t->buckets));
+	return t;
+}
+
+void target__free(struct target *t)
+{
+	if (!t)
+		return;
+	FOR_EACH_THREAD(t, th, tmp)
+		free(th);
+	for (size_t i = 0; i < t->caps_cap; i++)
+		free(t->caps[i].stack);
+	free(t->caps);
+	free(t->buckets);
+	free(t->slots);
+	free(t);
+}
+
+/* Reads a "Key:\tvalue" line of /proc/PID/status; returns -1 if absent. */
+static long status_field(pid_t pid, const char *key)
+{
+	char fn[64], line[256];
+	long v = -1;
+	size_t klen = strlen(key);
+	snprintf(fn, sizeof(fn), "/proc/%d/status", pid);
+	FILE *f = fopen(fn, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, key, klen) == 0 && line[klen] == ':') {
+			v = strtol(line + klen + 1, NULL, 10);
+			break;
+		}
+	}
+	fclose(f);
+	return v;
+}
+
+/* State letter and flags from /proc/PID/stat; the comm field may hold
+ * spaces and parentheses, so parse from the last ')'. */
+static int read_stat(pid_t pid, char *state, unsigned long *flags)
+{
+	char fn[64], buf[1024];
+	snprintf(fn, sizeof(fn), "/proc/%d/stat", pid);
+	int fd = open(fn, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -EIO;
+	buf[n] = '\0';
+	char *p = strrchr(buf, ')');
+	if (!p || sscanf(p + 2, "%c %*d %*d %*d %*d %*d %lu", state, flags) != 2)
+		return -EIO;
+	return 0;
+}
+
+#define PF_KTHREAD 0x00200000
+
+static int check_pid(pid_t pid, char *err, size_t errlen)
+{
+	char state;
+	unsigned long flags;
+	if (pid == getpid() || pid == getppid()) {
+		snprintf(err, errlen, "refusing to profile %s (PID %d)",
+			 pid == getpid() ? "ourselves" : "our own parent", pid);
+		return -EINVAL;
+	}
+	int r = read_stat(pid, &state, &flags);
+	if (r == -ENOENT) {
+		snprintf(err, errlen, "no such process: %d", pid);
+		return -ESRCH;
+	}
+	if (r < 0) {
+		snprintf(err, errlen, "cannot read /proc/%d/stat: %s", pid, strerror(-r));
+		return r;
+	}
+	if (flags & PF_KTHREAD) {
+		snprintf(err, errlen, "PID %d is a kernel thread: it has no user stack to sample", pid);
+		return -EINVAL;
+	}
+	if (state == 'Z' || state == 'X') {
+		snprintf(err, errlen, "PID %d is a zombie: it has exited and has nothing left to sample", pid);
+		return -ESRCH;
+	}
+	return 0;
+}
+
+static int ptrace_scope(void)
+{
+	int v = 0;
+	FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "re");
+	if (f) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	return v;
+}
+
+/* Turns a failed PTRACE_SEIZE of the leader into a reason a user can act on. */
+static void explain_seize_error(pid_t pid, int e, char *err, size_t errlen)
+{
+	if (e == ESRCH) {
+		snprintf(err, errlen, "no such process: %d", pid);
+		return;
+	}
+	if (e != EPERM) {
+		snprintf(err, errlen, "cannot attach to PID %d: %s", pid, strerror(e));
+		return;
+	}
+	long tracer = status_field(pid, "TracerPid");
+	if (tracer > 0) {
+		char comm[16] = "?";
+		read_comm((pid_t)tracer, (pid_t)tracer, comm);
+		snprintf(err, errlen, "cannot attach to PID %d: it is already traced by PID %ld (%s); "
+			 "only one tracer at a time", pid, tracer, comm);
+		return;
+	}
+	long uid = status_field(pid, "Uid");
+	if (geteuid() != 0 && uid >= 0 && (uid_t)uid != geteuid()) {
+		snprintf(err, errlen, "cannot attach to PID %d: permission denied (it runs as uid %ld, "
+			 "we are uid %d; run as root or as the same user)", pid, uid, (int)geteuid());
+		return;
+	}
+	int scope = ptrace_scope();
+	if (scope > 0 && geteuid() != 0) {
+		snprintf(err, errlen, "cannot attach to PID %d: permission denied by "
+			 "kernel.yama.ptrace_scope=%d (run as root, or set it to 0)", pid, scope);
+		return;
+	}
+	snprintf(err, errlen, "cannot attach to PID %d: permission denied (needs CAP_SYS_PTRACE; "
+		 "the process may be set-uid or non-dumpable)", pid);
+}
+
+static int seize(pid_t tid)
+{
+	return ptrace(PTRACE_SEIZE, tid, 0, (void *)(long)OPTIONS) == 0 ? 0 : -errno;
+}
+
+/* Seizes every thread in /proc/PID/task, re-reading the list until a pass
+ * finds no new thread (threads started by not-yet-seized threads during
+ * the walk).  A thread started by a seized one is seized by the kernel
+ * (TRACECLONE), so our own SEIZE of it fails with EPERM: that is fine. */
+static int seize_all(struct target *t)
+{
+	char dn[64];
+	snprintf(dn, sizeof(dn), "/proc/%d/task", t->pid);
+	for (int added = 1; added;) {
+		added = 0;
+		DIR *d = opendir(dn);
+		if (!d)
+			return -errno;
+		struct dirent *de;
+		while ((de = readdir(d))) {
+			pid_t tid = (pid_t)atoi(de->d_name);
+			if (tid <= 0 || thread_find(t, tid))
+				continue;
+			char state;
+			unsigned long flags;
+			if (read_stat(tid, &state, &flags) == 0 && (state == 'Z' || state == 'X'))
+				continue;       /* an exited thread (e.g. after pthread_exit in main) */
+			int r = seize(tid);
+			if (r == -ESRCH)
+				continue;
+			if (r < 0 && status_field(tid, "TracerPid") != getpid()) {
+				closedir(d);
+				return r;
+			}
+			thread_add(t, tid);
+			added = 1;
+		}
+		closedir(d);
+	}
+	return 0;
+}
+
+int target__attach(struct target **out, pid_t pid, char *err, size_t errlen)
+{
+	int r = check_pid(pid, err, errlen);
+	if (r < 0)
+		return r;
+	r = seize(pid);
+	if (r < 0) {
+		explain_seize_error(pid, -r, err, errlen);
+		return r;
+	}
+	struct target *t = target_new(pid);
+	thread_add(t, pid);
+	t->ready = 1;
+	r = seize_all(t);
+	if (r < 0) {
+		snprintf(err, errlen, "cannot attach to every thread of PID %d: %s", pid, strerror(-r));
+		target__detach(t);
+		target__free(t);
+		return r;
+	}
+	*out = t;
+	return 0;
+}
+
+int target__launch(struct target **out, char *const argv[], const sigset_t *child_mask,
+		   char *err, size_t errlen)
+{
+	int go[2], report[2];
+	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(report, O_CLOEXEC) < 0) {
+		snprintf(err, errlen, "pipe: %s", strerror(errno));
+		return -errno;
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		snprintf(err, errlen, "fork: %s", strerror(errno));
+		return -errno;
+	}
+	if (pid == 0) {
+		char c;
+		close(go[1]);
+		close(report[0]);
+		while (read(go[0], &c, 1) < 0 && errno == EINTR)
+			;
+		sigprocmask(SIG_SETMASK, child_mask, NULL);
+		execvp(argv[0], argv);
+		int e = errno;
+		if (write(report[1], &e, sizeof(e)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(go[0]);
+	close(report[1]);
+	int r = seize(pid);
+	close(go[1]);                   /* the child may exec now */
+	int child_errno = 0;
+	ssize_t n;
+	while ((n = read(report[0], &child_errno, sizeof(child_errno))) < 0 && errno == EINTR)
+		;
+	close(report[0]);
+	if (r < 0 || n > 0) {
+		/* The child ends with 127; reap it (and any ptrace stop it makes). */
+		int st;
+		while (waitpid(pid, &st, __WALL) == pid && !WIFEXITED(st) && !WIFSIGNALED(st))
+			ptrace(PTRACE_CONT, pid, 0, 0);
+		if (n > 0)
+			snprintf(err, errlen, "cannot run '%s': %s", argv[0], strerror(child_errno));
+		else
+			snprintf(err, errlen, "cannot trace the child: %s", strerror(-r));
+		return n > 0 ? -child_errno : r;
+	}
+	struct target *t = target_new(pid);
+	t->launched = 1;
+	thread_add(t, pid);
+	*out = t;
+	return 0;
+}
+
+/* ---- events ------------------------------------------------------------ */
+
+static struct capture *next_capture(struct target *t)
+{
+	if (t->ncaps == t->caps_cap) {
+		size_t cap = t->caps_cap ? t->caps_cap * 2 : 16;
+		t->caps = xrealloc(t->caps, cap * sizeof(*t->caps));
+		memset(t->caps + t->caps_cap, 0, (cap - t->caps_cap) * sizeof(*t->caps));
+		t->caps_cap = cap;
+	}
+	return &t->caps[t->ncaps];
+}
+
+/* The hot path: the thread is stopped while this runs.  Registers, one
+ * process_vm_readv of the stack from SP - 128 (the red zone a leaf may
+ * use), nothing else.  Returns 0 if a capture was recorded. */
+static int capture(struct target *t, struct thread *th)
+{
+	struct capture *c = next_capture(t);
+	if (ptrace(PTRACE_GETREGS, th->tid, 0, &c->regs) < 0)
+		return -errno;
+	if (c->stack_want < th->stack_size || !c->stack) {
+		free(c->stack);
+		c->stack = xmalloc(th->stack_size);
+	}
+	c->stack_want = th->stack_size;
+	c->stack_addr = c->regs.rsp - RED_ZONE;
+	struct iovec local = { c->stack, th->stack_size };
+	struct iovec remote = { (void *)c->stack_addr, th->stack_size };
+	ssize_t n = process_vm_readv(th->tid, &local, 1, &remote, 1, 0);
+	c->stack_len = n > 0 ? (size_t)n : 0;
+	c->tid = th->tid;
+	c->slot = th->slot;
+	c->pause_ns = th->interrupt_ns;  /* turned into the pause once resumed */
+	return 0;
+}
+
+static void resume(struct target *t, struct thread *th, int sig)
+{
+	int req = th->group_stopped ? PTRACE_LISTEN : PTRACE_CONT;
+	if (th->detaching) {
+		/* Detaching from any ptrace-stop is allowed; a signal caught in
+		 * signal-delivery-stop goes with it, so the target still gets it. */
+		ptrace(PTRACE_DETACH, th->tid, 0, (void *)(long)sig);
+		thread_remove(t, th->tid);
+		return;
+	}
+	ptrace(req, th->tid, 0, (void *)(long)(req == PTRACE_LISTEN ? 0 : sig));
+}
+
+/* Samples a pending thread that has just stopped and resumes it at once. */
+static void sample_stopped(struct target *t, struct thread *th)
+{
+	th->pending = 0;
+	t->npending--;
+	if (t->in_tick && capture(t, th) == 0) {
+		struct capture *c = &t->caps[t->ncaps++];
+		resume(t, th, 0);
+		c->pause_ns = now_ns() - c->pause_ns;
+		t->stats.samples++;
+		return;
+	}
+	resume(t, th, 0);
+}
+
+static int is_stop_signal(int sig)
+{
+	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
+}
+
+static void on_event_stop(struct target *t, struct thread *th, int sig)
+{
+	/* PTRACE_EVENT_STOP: our interrupt, a new thread's first stop, or a
+	 * group-stop (WSTOPSIG is then the stopping signal).  A group-stop must
+	 * stay a stop: we restart it with PTRACE_LISTEN, never CONT. */
+	th->group_stopped = is_stop_signal(sig);
+	if (th->pending)
+		sample_stopped(t, th);
+	else
+		resume(t, th, 0);
+}
+
+static void on_stopped(struct target *t, pid_t tid, int status)
+{
+	int sig = WSTOPSIG(status), event = status >> 16;
+	struct thread *th = thread_find(t, tid);
+	if (!th) {
+		/* A new thread's first stop can come before its parent's clone event. */
+		th = thread_add(t, tid);
+		th->detaching = t->detaching;
+	}
+	unsigned long msg;
+	switch (event) {
+	case PTRACE_EVENT_STOP:
+		on_event_stop(t, th, sig);
+		return;
+	case PTRACE_EVENT_CLONE:
+		if (ptrace(PTRACE_GETEVENTMSG, tid, 0, &msg) == 0 && !thread_find(t, (pid_t)msg)) {
+			struct thread *nt = thread_add(t, (pid_t)msg);
+			nt->detaching = t->detaching;
+		}
+		resume(t, th, 0);
+		return;
+	case PTRACE_EVENT_EXEC:
+		/* exec() replaced the program: every other thread is gone and the
+		 * maps are new.  Launch mode expects one (our own execvp). */
+		if (t->launched && !t->ready)
+			t->ready = 1;
+		else if (t->end == TARGET_RUNNING)
+			t->end = TARGET_EXECED;
+		resume(t, th, 0);
+		return;
+	case 0:
+		resume(t, th, sig);     /* signal-delivery-stop: the signal is the target's */
+		return;
+	default:
+		resume(t, th, 0);
+	}
+}
+
+static void on_status(struct target *t, pid_t tid, int status)
+{
+	if (WIFSTOPPED(status)) {
+		on_stopped(t, tid, status);
+		return;
+	}
+	if (!WIFEXITED(status) && !WIFSIGNALED(status))
+		return;
+	thread_remove(t, tid);
+	if (tid == t->pid) {
+		/* The leader is reported last: the whole process is gone. */
+		t->end = TARGET_EXITED;
+		t->exit_status = status;
+	}
+}
+
+void target__poll(struct target *t)
+{
+	int status;
+	pid_t tid;
+	while ((tid = waitpid(-1, &status, __WALL | WNOHANG)) > 0)
+		on_status(t, tid, status);
+}
+
+/* Waits until no thread is pending or DEADLINE passes.  SIGCHLD is
+ * blocked by the caller; sigtimedwait takes it without disturbing the
+ * other signals the main loop waits for. */
+static void wait_pending(struct target *t, uint64_t deadline)
+{
+	sigset_t chld;
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	for (;;) {
+		target__poll(t);
+		if (t->npending == 0 || t->end == TARGET_EXITED)
+			return;
+		uint64_t now = now_ns();
+		if (now >= deadline)
+			return;
+		uint64_t left = deadline - now;
+		struct timespec ts = { (time_t)(left / 1000000000ull), (long)(left % 1000000000ull) };
+		sigtimedwait(&chld, NULL, &ts);
+	}
+}
+
+static void refresh_names(struct target *t)
+{
+	uint64_t now = now_ns();
+	for (size_t i = 0; i < t->ncaps; i++) {
+		struct thread *th = thread_find(t, t->caps[i].tid);
+		if (!th || (th->name_read_ns && now - th->name_read_ns < NAME_REFRESH_NS))
+			continue;
+		th->name_read_ns = now;
+		read_comm(t->pid, th->tid, t->slots[th->slot].name);
+	}
+}
+
+size_t target__sample(struct target *t, struct capture **caps)
+{
+	t->ncaps = 0;
+	*caps = t->caps;
+	if (!t->ready || t->end != TARGET_RUNNING)
+		return 0;
+	t->stats.ticks++;
+	t->in_tick = 1;
+	FOR_EACH_THREAD(t, th, tmp) {
+		th->interrupt_ns = now_ns();
+		if (ptrace(PTRACE_INTERRUPT, th->tid, 0, 0) < 0)
+			continue;       /* ESRCH: exiting; its exit event will come */
+		th->pending = 1;
+		t->npending++;
+	}
+	wait_pending(t, now_ns() + TICK_TIMEOUT_NS);
+	t->in_tick = 0;
+	/* A thread that did not stop in time will still report its interrupt
+	 * stop later; it is resumed then (pending is cleared here). */
+	FOR_EACH_THREAD(t, th, tmp) {
+		if (th->pending) {
+			th->pending = 0;
+			t->stats.lost++;
+		}
+	}
+	t->npending = 0;
+	refresh_names(t);
+	*caps = t->caps;
+	return t->ncaps;
+}
+
+void target__stack_too_small(struct target *t, pid_t tid)
+{
+	struct thread *th = thread_find(t, tid);
+	if (th && th->stack_size < STACK_COPY_MAX)
+		th->stack_size *= 2;
+}
+
+void target__detach(struct target *t)
+{
+	if (t->end == TARGET_EXITED)
+		return;
+	/* Names while the threads still exist. */
+	FOR_EACH_THREAD(t, th, tmp)
+		read_comm(t->pid, th->tid, t->slots[th->slot].name);
+	/* PTRACE_DETACH needs a ptrace-stop: interrupt every thread, then
+	 * detach each from whatever stop it reports (resume() does that once
+	 * detaching is set).  New threads met on the way are detached too. */
+	t->detaching = 1;
+	FOR_EACH_THREAD(t, th, tmp) {
+		th->detaching = 1;
+		th->pending = 0;
+		if (ptrace(PTRACE_INTERRUPT, th->tid, 0, 0) < 0 && errno == ESRCH)
+			thread_remove(t, th->tid);
+	}
+	t->npending = 0;
+	sigset_t chld;
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	uint64_t deadline = now_ns() + DETACH_TIMEOUT_NS;
+	while (t->nthreads > 0 && t->end != TARGET_EXITED && now_ns() < deadline) {
+		target__poll(t);
+		if (t->nthreads == 0)
+			break;
+		struct timespec ts = { 0, 50 * 1000000 };
+		sigtimedwait(&chld, NULL, &ts);
+	}
+	/* Whatever did not answer is detached by the kernel when we exit. */
+}
+
+pid_t target__pid(const struct target *t) { return t->pid; }
+enum target_end target__end(const struct target *t) { return t->end; }
+int target__exit_status(const struct target *t) { return t->exit_status; }
+int target__ready(const struct target *t) { return t->ready; }
+size_t target__nslots(const struct target *t) { return t->nslots; }
+pid_t target__slot_tid(const struct target *t, uint32_t slot) { return t->slots[slot].tid; }
+const char *target__slot_name(const struct target *t, uint32_t slot) { return t->slots[slot].name; }
+const struct target_stats *target__stats(const struct target *t) { return &t->stats; }

@@ -1,0 +1,202 @@
+#include "cli/options.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char options__usage[] =
+	"usage: cprof-attach [OPTIONS] PID\n"
+	"       cprof-attach [OPTIONS] -- COMMAND [ARGS...]\n"
+	"\n"
+	"Samples every thread of a running process (or of COMMAND) at a fixed rate,\n"
+	"running or blocked, and writes a wall-clock profile.\n"
+	"\n"
+	"  --hz N            samples per second per thread, 1 to 10000 (default 99)\n"
+	"  -o, --output FILE where to write the profile (default cprof-PID.pprof)\n"
+	"  --format F        pprof or folded (default: from FILE's ending, .pprof and\n"
+	"                    .pb.gz are pprof, anything else folded)\n"
+	"  --duration SECS   stop after SECS seconds (default: Ctrl-C, SIGTERM, or\n"
+	"                    the target's exit)\n"
+	"  --threads         folded: the thread, \"NAME (TID)\", as the root frame\n"
+	"  --max-depth N     cut stacks deeper than N frames (default 1024)\n"
+	"  -h, --help        this help\n"
+	"      --version     the version\n"
+	"\n"
+	"examples:\n"
+	"  cprof-attach 4242 -o out.pprof               # until Ctrl-C\n"
+	"  cprof-attach 4242 --duration 30 -o out.folded\n"
+	"  cprof-attach -o ls.pprof -- ls -R /usr\n"
+	"  go tool pprof -http :8080 out.pprof\n";
+
+enum { OPT_HZ = 256, OPT_FORMAT, OPT_DURATION, OPT_THREADS, OPT_MAX_DEPTH, OPT_VERSION };
+
+static const struct option long_opts[] = {
+	{ "hz", required_argument, NULL, OPT_HZ },
+	{ "output", required_argument, NULL, 'o' },
+	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "duration", required_argument, NULL, OPT_DURATION },
+	{ "threads", no_argument, NULL, OPT_THREADS },
+	{ "max-depth", required_argument, NULL, OPT_MAX_DEPTH },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, OPT_VERSION },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* A whole decimal integer in [MIN, MAX], nothing else ("1e9", "12abc",
+ * " 5" and "" are refused). */
+static int parse_int(const char *s, long min, long max, long *out)
+{
+	char *end;
+	if (!*s || !(*s == '-' || (*s >= '0' && *s <= '9')))
+		return -EINVAL;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+enum out_format options__format_for(const char *path)
+{
+	size_t n = strlen(path);
+	if ((n >= 6 && strcmp(path + n - 6, ".pprof") == 0) ||
+	    (n >= 6 && strcmp(path + n - 6, ".pb.gz") == 0))
+		return FORMAT_PPROF;
+	return FORMAT_FOLDED;
+}
+
+static int parse_one(struct options *o, int c, const char *arg, char *err, size_t errlen)
+{
+	long v;
+	char *end;
+	switch (c) {
+	case OPT_HZ:
+		if (parse_int(arg, 1, HZ_MAX, &v) < 0) {
+			snprintf(err, errlen, "--hz must be a whole number from 1 to %d, not '%s'",
+				 HZ_MAX, arg);
+			return -EINVAL;
+		}
+		o->hz = (int)v;
+		return 0;
+	case 'o':
+		if (!*arg) {
+			snprintf(err, errlen, "--output needs a file name");
+			return -EINVAL;
+		}
+		o->output = arg;
+		return 0;
+	case OPT_FORMAT:
+		if (strcmp(arg, "pprof") == 0)
+			o->format = FORMAT_PPROF;
+		else if (strcmp(arg, "folded") == 0)
+			o->format = FORMAT_FOLDED;
+		else {
+			snprintf(err, errlen, "--format must be pprof or folded, not '%s'", arg);
+			return -EINVAL;
+		}
+		return 0;
+	case OPT_DURATION:
+		errno = 0;
+		o->duration = strtod(arg, &end);
+		if (errno || !*arg || *end || !isfinite(o->duration) || o->duration <= 0 ||
+		    o->duration > 1e7) {
+			snprintf(err, errlen, "--duration must be a number of seconds above 0, not '%s'",
+				 arg);
+			return -EINVAL;
+		}
+		return 0;
+	case OPT_THREADS:
+		o->thread_root = 1;
+		return 0;
+	case OPT_MAX_DEPTH:
+		if (parse_int(arg, 2, MAX_DEPTH_MAX, &v) < 0) {
+			snprintf(err, errlen, "--max-depth must be a whole number from 2 to %d, not '%s'",
+				 MAX_DEPTH_MAX, arg);
+			return -EINVAL;
+		}
+		o->max_depth = (int)v;
+		return 0;
+	case 'h':
+		o->help = 1;
+		return 0;
+	case OPT_VERSION:
+		o->version = 1;
+		return 0;
+	default:
+		snprintf(err, errlen, "unknown option (see --help)");
+		return -EINVAL;
+	}
+}
+
+static int parse_pid(struct options *o, int argc, char **argv, char *err, size_t errlen)
+{
+	long v;
+	if (optind >= argc) {
+		snprintf(err, errlen, "no PID given (usage: cprof-attach [OPTIONS] PID, see --help)");
+		return -EINVAL;
+	}
+	if (optind + 1 < argc) {
+		snprintf(err, errlen, "unexpected argument '%s' after the PID "
+			 "(to run a command: cprof-attach [OPTIONS] -- COMMAND)", argv[optind + 1]);
+		return -EINVAL;
+	}
+	if (parse_int(argv[optind], 1, INT_MAX, &v) < 0) {
+		snprintf(err, errlen, "the PID must be a positive whole number, not '%s'", argv[optind]);
+		return -EINVAL;
+	}
+	o->pid = (pid_t)v;
+	return 0;
+}
+
+int options__parse(struct options *o, int argc, char **argv, char *err, size_t errlen)
+{
+	int c, nopts = argc;
+	*o = (struct options){ .hz = 99, .max_depth = 1024 };
+	/* Options may come before or after the PID ("cprof-attach 4242 --hz
+	 * 99"); everything after a "--" is the command to launch, with its
+	 * own options. */
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0) {
+			nopts = i;
+			o->command = argv + i + 1;
+			break;
+		}
+	}
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(nopts, argv, ":o:h", long_opts, NULL)) != -1) {
+		if (c == '?' || c == ':') {
+			if (c == ':')
+				snprintf(err, errlen, "option '%s' needs a value", argv[optind - 1]);
+			else if (optopt && optopt < 256)
+				snprintf(err, errlen, "unknown option '-%c' (see --help)", optopt);
+			else
+				snprintf(err, errlen, "unknown option '%s' (see --help)", argv[optind - 1]);
+			return -EINVAL;
+		}
+		if (parse_one(o, c, optarg, err, errlen) < 0)
+			return -EINVAL;
+	}
+	if (o->help || o->version)
+		return 0;
+	if (o->command) {
+		if (optind < nopts) {
+			snprintf(err, errlen, "give a PID or '-- COMMAND', not both ('%s')", argv[optind]);
+			return -EINVAL;
+		}
+		if (!o->command[0]) {
+			snprintf(err, errlen, "no command after '--'");
+			return -EINVAL;
+		}
+	} else if (parse_pid(o, nopts, argv, err, errlen) < 0) {
+		return -EINVAL;
+	}
+	if (o->format == FORMAT_AUTO)
+		o->format = o->output ? options__format_for(o->output) : FORMAT_PPROF;
+	return 0;
+}

@@ -1,0 +1,360 @@
+#include "cli/profile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "attach/maps.h"
+#include "attach/target.h"
+#include "dwarf/symbolizer.h"
+#include "output/output.h"
+#include "output/stacks.h"
+#include "unwind/unwinder.h"
+#include "util/strbuf.h"
+#include "util/timeutil.h"
+
+struct run {
+	const struct options *o;
+	char output[4096];
+	char tmp[4200];                 /* the output's temporary name */
+	int out_fd;
+	sigset_t old_mask;
+	int sig_fd, timer_fd;
+	struct target *t;
+	struct modules *ms;
+	struct unwinder *uw;
+	struct stacks *st;
+	uint64_t *pcs;
+	uint64_t start_ns, start_real_ns, end_ns;
+	uint64_t missed, partial, truncated;
+	const char *stop_reason;
+	char err[512];
+};
+
+static void errorf(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("cprof-attach: error: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+/* The output is written to a temporary file beside it, renamed into place
+ * when complete: no half-written profile is ever left.  Created before we
+ * attach, so an unwritable path is refused with the target untouched. */
+static int open_output(struct run *r)
+{
+	char dir[4096];
+	snprintf(dir, sizeof(dir), "%s", r->output);
+	char *d = dirname(dir);
+	struct stat st;
+	if (stat(r->output, &st) == 0 && S_ISDIR(st.st_mode)) {
+		errorf("cannot write the profile to %s: it is a directory", r->output);
+		return -EISDIR;
+	}
+	snprintf(r->tmp, sizeof(r->tmp), "%s/.cprof-attach.XXXXXX", d);
+	r->out_fd = mkostemp(r->tmp, O_CLOEXEC);
+	if (r->out_fd < 0) {
+		int e = errno;
+		errorf("cannot write the profile to %s: %s", r->output,
+		       e == ENOENT ? "its directory does not exist" : strerror(e));
+		r->tmp[0] = '\0';
+		return -e;
+	}
+	fchmod(r->out_fd, 0644);
+	return 0;
+}
+
+static void drop_output(struct run *r)
+{
+	if (r->out_fd >= 0)
+		close(r->out_fd);
+	if (r->tmp[0])
+		unlink(r->tmp);
+	r->out_fd = -1;
+	r->tmp[0] = '\0';
+}
+
+/* SIGCHLD carries ptrace stops; SIGINT, SIGTERM and SIGHUP end the run.
+ * All are blocked and read from a signalfd, so nothing interrupts the
+ * profiler in the middle of a tick. */
+static int setup_signals(struct run *r)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &set, &r->old_mask) < 0)
+		return -errno;
+	signal(SIGPIPE, SIG_IGN);
+	r->sig_fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	return r->sig_fd < 0 ? -errno : 0;
+}
+
+static int setup_timer(struct run *r)
+{
+	uint64_t period = 1000000000ull / (uint64_t)r->o->hz;
+	struct itimerspec its = {
+		.it_interval = { (time_t)(period / 1000000000ull), (long)(period % 1000000000ull) },
+		.it_value = { (time_t)(period / 1000000000ull), (long)(period % 1000000000ull) },
+	};
+	/* A periodic timerfd does not drift: a late tick shows up as more than
+	 * one expiration, which we count as missed rather than stretch. */
+	r->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (r->timer_fd < 0 || timerfd_settime(r->timer_fd, 0, &its, NULL) < 0)
+		return -errno;
+	return 0;
+}
+
+static int start_target(struct run *r)
+{
+	int e;
+	if (r->o->command)
+		e = target__launch(&r->t, r->o->command, &r->old_mask, r->err, sizeof(r->err));
+	else
+		e = target__attach(&r->t, r->o->pid, r->err, sizeof(r->err));
+	if (e < 0)
+		errorf("%s", r->err);
+	return e;
+}
+
+static void unwind_captures(struct run *r, struct capture *caps, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		size_t depth;
+		enum unwind_status s = unwinder__unwind(r->uw, &caps[i], r->pcs,
+							(size_t)r->o->max_depth + 1, &depth);
+		if (s == UNWIND_PARTIAL || s == UNWIND_STACK_SHORT)
+			r->partial++;
+		if (s == UNWIND_TRUNCATED)
+			r->truncated++;
+		if (s == UNWIND_STACK_SHORT)
+			target__stack_too_small(r->t, caps[i].tid);
+		stacks__add(r->st, caps[i].slot, r->pcs, depth);
+	}
+}
+
+static void tick(struct run *r)
+{
+	uint64_t expirations;
+	if (read(r->timer_fd, &expirations, sizeof(expirations)) != sizeof(expirations))
+		return;
+	if (expirations > 1)
+		r->missed += expirations - 1;
+	if (!target__ready(r->t))
+		return;
+	if (modules__count(r->ms) == 0)
+		modules__refresh(r->ms);        /* launch mode: the program is there now */
+	struct capture *caps;
+	size_t n = target__sample(r->t, &caps);
+	unwind_captures(r, caps, n);
+}
+
+static void read_signals(struct run *r)
+{
+	struct signalfd_siginfo si;
+	while (read(r->sig_fd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo == SIGCHLD)
+			continue;
+		if (!r->stop_reason)
+			r->stop_reason = si.ssi_signo == SIGINT ? "interrupted" :
+					 si.ssi_signo == SIGTERM ? "terminated" : "hung up";
+	}
+	target__poll(r->t);
+}
+
+static void sample_loop(struct run *r)
+{
+	uint64_t deadline = r->o->duration > 0 ?
+		r->start_ns + (uint64_t)llround(r->o->duration * 1e9) : UINT64_MAX;
+	struct pollfd fds[2] = { { r->sig_fd, POLLIN, 0 }, { r->timer_fd, POLLIN, 0 } };
+	while (!r->stop_reason) {
+		uint64_t now = now_ns();
+		if (now >= deadline) {
+			r->stop_reason = "duration reached";
+			break;
+		}
+		uint64_t left_ms = (deadline - now + 999999) / 1000000;
+		int timeout = deadline == UINT64_MAX ? -1 : (int)(left_ms > 1000 ? 1000 : left_ms);
+		if (poll(fds, 2, timeout) < 0 && errno != EINTR)
+			break;
+		if (fds[0].revents)
+			read_signals(r);
+		if (fds[1].revents)
+			tick(r);
+		/* Events seen inside a tick are handled there; check the end
+		 * after both. */
+		if (target__end(r->t) == TARGET_EXITED)
+			r->stop_reason = "target exited";
+		else if (target__end(r->t) == TARGET_EXECED)
+			r->stop_reason = "target called exec(): the program changed, stopped there";
+	}
+}
+
+static struct thread_label *thread_labels(const struct target *t)
+{
+	size_t n = target__nslots(t);
+	struct thread_label *l = xcalloc(n ? n : 1, sizeof(*l));
+	for (size_t i = 0; i < n; i++)
+		l[i] = (struct thread_label){ target__slot_tid(t, (uint32_t)i),
+					      target__slot_name(t, (uint32_t)i) };
+	return l;
+}
+
+static char *command_line(int argc, char **argv)
+{
+	struct strbuf sb = { 0 };
+	for (int i = 0; i < argc; i++)
+		strbuf__addf(&sb, "%s%s", i ? " " : "", argv[i]);
+	return sb.s ? sb.s : xstrdup("");
+}
+
+static int write_profile(struct run *r, int argc, char **argv)
+{
+	struct symbolizer *sym = symbolizer__new(r->ms, r->err, sizeof(r->err));
+	if (!sym) {
+		errorf("%s", r->err);
+		return -EIO;
+	}
+	char *cmdline = command_line(argc, argv);
+	struct thread_label *labels = thread_labels(r->t);
+	struct profile_info info = {
+		.period_ns = 1000000000ull / (uint64_t)r->o->hz,
+		.start_ns = r->start_real_ns,
+		.duration_ns = r->end_ns - r->start_ns,
+		.comment = cmdline,
+		.threads = labels,
+		.nthreads = target__nslots(r->t),
+		.thread_root = r->o->thread_root,
+	};
+	int e = r->o->format == FORMAT_PPROF ?
+		pprof__write(r->out_fd, r->st, sym, &info, r->err, sizeof(r->err)) :
+		folded__write(r->out_fd, r->st, sym, &info, r->err, sizeof(r->err));
+	if (e == 0 && (fsync(r->out_fd) < 0 || close(r->out_fd) < 0)) {
+		e = -errno;
+		snprintf(r->err, sizeof(r->err), "%s", strerror(errno));
+	} else if (e == 0) {
+		r->out_fd = -1;
+	}
+	if (e == 0 && rename(r->tmp, r->output) < 0) {
+		e = -errno;
+		snprintf(r->err, sizeof(r->err), "rename: %s", strerror(errno));
+	}
+	if (e < 0)
+		errorf("cannot write the profile to %s: %s", r->output, r->err);
+	else
+		r->tmp[0] = '\0';
+	free(labels);
+	free(cmdline);
+	symbolizer__free(sym);
+	return e;
+}
+
+static void print_summary(const struct run *r)
+{
+	const struct target_stats *ts = target__stats(r->t);
+	uint64_t total = stacks__total(r->st);
+	double secs = (double)(r->end_ns - r->start_ns) / 1e9;
+	fprintf(stderr, "cprof-attach: %llu samples, %llu threads, %.2f s, %.1f Hz achieved "
+		"(%d requested), %llu missed ticks, %llu not fully unwound (%.1f%%)",
+		(unsigned long long)total, (unsigned long long)ts->threads_seen, secs,
+		secs > 0 ? (double)ts->ticks / secs : 0.0, r->o->hz,
+		(unsigned long long)r->missed, (unsigned long long)r->partial,
+		total ? 100.0 * (double)r->partial / (double)total : 0.0);
+	if (r->truncated)
+		fprintf(stderr, ", %llu cut at --max-depth", (unsigned long long)r->truncated);
+	fprintf(stderr, ", %s, wrote %s\n", r->stop_reason ? r->stop_reason : "stopped", r->output);
+}
+
+/* Launch mode ends with the command's own exit status. */
+static int child_status(struct run *r)
+{
+	int status = target__exit_status(r->t);
+	if (target__end(r->t) != TARGET_EXITED) {
+		/* Detached and still running: wait for it, with our signals back
+		 * to normal so that Ctrl-C still works. */
+		sigprocmask(SIG_SETMASK, &r->old_mask, NULL);
+		while (waitpid(target__pid(r->t), &status, 0) < 0 && errno == EINTR)
+			;
+	}
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return 1;
+}
+
+static void run_free(struct run *r)
+{
+	drop_output(r);
+	stacks__free(r->st);
+	unwinder__free(r->uw);
+	modules__free(r->ms);
+	target__free(r->t);
+	free(r->pcs);
+	if (r->sig_fd >= 0)
+		close(r->sig_fd);
+	if (r->timer_fd >= 0)
+		close(r->timer_fd);
+}
+
+int profile__run(const struct options *o, int argc, char **argv)
+{
+	struct run r = { .o = o, .out_fd = -1, .sig_fd = -1, .timer_fd = -1 };
+	int code = 1;
+	if (o->output)
+		snprintf(r.output, sizeof(r.output), "%s", o->output);
+	else
+		snprintf(r.output, sizeof(r.output), "cprof-%d.pprof", o->pid);
+	if (open_output(&r) < 0)
+		goto out;
+	if (setup_signals(&r) < 0 || setup_timer(&r) < 0) {
+		errorf("cannot set up signals and timer: %s", strerror(errno));
+		goto out;
+	}
+	if (start_target(&r) < 0) {
+		code = o->command ? 127 : 1;
+		goto out;
+	}
+	if (!o->output)
+		snprintf(r.output, sizeof(r.output), "cprof-%d.pprof", target__pid(r.t));
+	r.ms = modules__new(target__pid(r.t));
+	if (!o->command)
+		modules__refresh(r.ms);
+	r.uw = unwinder__new(r.ms);
+	r.st = stacks__new();
+	r.pcs = xcalloc((size_t)o->max_depth + 2, sizeof(*r.pcs));
+	if (!r.uw || !r.st) {
+		errorf("cannot set up the unwinder");
+		target__detach(r.t);
+		goto out;
+	}
+	r.start_ns = now_ns();
+	r.start_real_ns = realtime_ns();
+	sample_loop(&r);
+	r.end_ns = now_ns();
+	target__detach(r.t);
+	if (write_profile(&r, argc, argv) < 0)
+		goto out;
+	print_summary(&r);
+	code = o->command ? child_status(&r) : 0;
+out:
+	run_free(&r);
+	return code;
+}

@@ -1,0 +1,260 @@
+#include "dwarf/symbolizer.h"
+
+#include <dwarf.h>
+#include <elfutils/libdwfl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "util/intern.h"
+#include "util/strbuf.h"
+
+/* From libstdc++ (the C++ ABI's demangler, also what eu-stack uses). */
+extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+
+#define MAX_INLINE 64
+
+struct entry {
+	size_t first, n;                /* range in frames[] */
+};
+
+struct symbolizer {
+	Dwfl *dwfl;
+	const struct modules *ms;
+	struct intern *strings;         /* every name and file, stored once */
+	struct intern *addrs;           /* address -> index in entries[] */
+	struct entry *entries;
+	size_t nentries, entries_cap;
+	struct sym_frame *frames;
+	size_t nframes, frames_cap;
+};
+
+static char *debuginfo_path;
+static const Dwfl_Callbacks callbacks = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.debuginfo_path = &debuginfo_path,
+};
+
+static const char *str(struct symbolizer *s, const char *v)
+{
+	int64_t id = intern__add(s->strings, v, strlen(v), NULL);
+	return id < 0 ? "?" : intern__key(s->strings, (size_t)id, NULL);
+}
+
+/* The vDSO exists only in memory: hand libdwfl a memfd holding its copy. */
+static int vdso_fd(const struct module *m)
+{
+	int fd = memfd_create("vdso", MFD_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (write(fd, m->image, m->image_len) != (ssize_t)m->image_len) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static void report_modules(struct symbolizer *s)
+{
+	for (size_t i = 0; i < modules__count(s->ms); i++) {
+		const struct module *m = modules__at(s->ms, i);
+		if (!m->usable)
+			continue;
+		int fd = m->fd >= 0 ? dup(m->fd) : vdso_fd(m);
+		if (fd < 0)
+			continue;
+		/* BASE for ET_DYN with add_p_vaddr false is where vaddr 0 lands:
+		 * the load bias.  ET_EXEC ignores it.  FD is consumed on success. */
+		if (!dwfl_report_elf(s->dwfl, m->name, m->path, fd, m->bias, false))
+			close(fd);
+	}
+}
+
+struct symbolizer *symbolizer__new(const struct modules *ms, char *err, size_t errlen)
+{
+	struct symbolizer *s = xcalloc(1, sizeof(*s));
+	s->ms = ms;
+	s->strings = intern__new();
+	s->addrs = intern__new();
+	s->dwfl = dwfl_begin(&callbacks);
+	if (!s->dwfl || !s->strings || !s->addrs) {
+		snprintf(err, errlen, "dwfl_begin: %s", dwfl_errmsg(-1));
+		symbolizer__free(s);
+		return NULL;
+	}
+	dwfl_report_begin(s->dwfl);
+	report_modules(s);
+	if (dwfl_report_end(s->dwfl, NULL, NULL) != 0) {
+		snprintf(err, errlen, "dwfl_report_end: %s", dwfl_errmsg(-1));
+		symbolizer__free(s);
+		return NULL;
+	}
+	return s;
+}
+
+void symbolizer__free(struct symbolizer *s)
+{
+	if (!s)
+		return;
+	if (s->dwfl)
+		dwfl_end(s->dwfl);
+	intern__free(s->strings);
+	intern__free(s->addrs);
+	free(s->entries);
+	free(s->frames);
+	free(s);
+}
+
+const struct module *symbolizer__module(const struct symbolizer *s, uint64_t addr)
+{
+	return modules__find(s->ms, addr);
+}
+
+static const char *demangled(struct symbolizer *s, const char *name)
+{
+	char plain[512];
+	if (!name || !*name)
+		return NULL;
+	/* Symbol versions ("__libc_start_main@@GLIBC_2.34") are not part of
+	 * the name users search for, and split one function in two. */
+	const char *at = strchr(name, '@');
+	if (at && at > name && (size_t)(at - name) < sizeof(plain)) {
+		memcpy(plain, name, (size_t)(at - name));
+		plain[at - name] = '\0';
+		name = plain;
+	}
+	if (strncmp(name, "_Z", 2) != 0)
+		return str(s, name);
+	int status;
+	char *d = __cxa_demangle(name, NULL, NULL, &status);
+	const char *r = str(s, d && status == 0 ? d : name);
+	free(d);
+	return r;
+}
+
+static void push(struct symbolizer *s, const char *func, const char *file, int line)
+{
+	if (s->nframes == s->frames_cap) {
+		s->frames_cap = s->frames_cap ? s->frames_cap * 2 : 256;
+		s->frames = xrealloc(s->frames, s->frames_cap * sizeof(*s->frames));
+	}
+	s->frames[s->nframes++] = (struct sym_frame){ func, file ? str(s, file) : NULL, line };
+}
+
+/* A DIE's name as users know it: the demangled linkage name for C++,
+ * else DW_AT_name (both followed through DW_AT_abstract_origin). */
+static const char *die_name(struct symbolizer *s, Dwarf_Die *die)
+{
+	Dwarf_Attribute a;
+	const char *n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &a));
+	if (!n)
+		n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a));
+	if (!n)
+		n = dwarf_diename(die);
+	return demangled(s, n);
+}
+
+static const char *call_file(Dwarf_Die *cu, Dwarf_Die *inl)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word idx;
+	Dwarf_Files *files;
+	size_t nfiles;
+	if (dwarf_formudata(dwarf_attr(inl, DW_AT_call_file, &a), &idx) != 0 ||
+	    dwarf_getsrcfiles(cu, &files, &nfiles) != 0 || idx >= nfiles)
+		return NULL;
+	return dwarf_filesrc(files, idx, NULL, NULL);
+}
+
+static int call_line(Dwarf_Die *inl)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word v;
+	return dwarf_formudata(dwarf_attr(inl, DW_AT_call_line, &a), &v) == 0 ? (int)v : 0;
+}
+
+/* Inlined frames at ADDR, innermost first, as eu-stack -i and addr2line
+ * -i show them: the innermost gets the line table's file:line; each outer
+ * one gets the DW_AT_call_file/call_line of the inlined instance inside
+ * it.  Pushes all but the outermost (the real function, whose name comes
+ * from the symbol table) and returns its file:line through FILE/LINE. */
+static void push_inlined(struct symbolizer *s, Dwfl_Module *mod, uint64_t addr,
+			 const char **file, int *line)
+{
+	Dwarf_Addr bias;
+	Dwarf_Die *cu = dwfl_module_addrdie(mod, addr, &bias);
+	Dwarf_Die *scopes = NULL;
+	if (!cu)
+		return;
+	int n = dwarf_getscopes(cu, addr - bias, &scopes);
+	for (int i = 0; i < n && i < MAX_INLINE; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+		if (tag == DW_TAG_subprogram)
+			break;
+		if (tag != DW_TAG_inlined_subroutine)
+			continue;
+		push(s, die_name(s, &scopes[i]) ?: "[inlined]", *file, *line);
+		*file = call_file(cu, &scopes[i]);
+		*line = call_line(&scopes[i]);
+	}
+	free(scopes);
+}
+
+static void resolve(struct symbolizer *s, uint64_t addr)
+{
+	char buf[600];
+	if (addr == (uint64_t)-1) {
+		push(s, str(s, "[truncated]"), NULL, 0);
+		return;
+	}
+	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, addr);
+	const struct module *m = modules__find(s->ms, addr);
+	const char *file = NULL, *name = NULL;
+	int line = 0;
+	if (mod) {
+		GElf_Off off;
+		GElf_Sym sym;
+		name = demangled(s, dwfl_module_addrinfo(mod, addr, &off, &sym, NULL, NULL, NULL));
+		Dwfl_Line *l = dwfl_module_getsrc(mod, addr);
+		if (l)
+			file = dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL);
+		push_inlined(s, mod, addr, &file, &line);
+	}
+	if (!name) {
+		/* perf's convention: module and offset into it, so the address can
+		 * be looked up later (addr2line -e MODULE OFFSET). */
+		if (m)
+			snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, m->name, addr - m->bias);
+		else
+			snprintf(buf, sizeof(buf), "[unknown]+0x%" PRIx64, addr);
+		name = str(s, buf);
+	}
+	push(s, name, file, line);
+}
+
+size_t symbolizer__lookup(struct symbolizer *s, uint64_t addr, const struct sym_frame **frames)
+{
+	int added;
+	int64_t id = intern__add(s->addrs, &addr, sizeof(addr), &added);
+	if (id < 0) {
+		static const struct sym_frame oom = { "[unknown]", NULL, 0 };
+		*frames = &oom;
+		return 1;
+	}
+	if (added) {
+		if (s->nentries == s->entries_cap) {
+			s->entries_cap = s->entries_cap ? s->entries_cap * 2 : 256;
+			s->entries = xrealloc(s->entries, s->entries_cap * sizeof(*s->entries));
+		}
+		size_t first = s->nframes;
+		resolve(s, addr);
+		s->entries[s->nentries++] = (struct entry){ first, s->nframes - first };
+	}
+	const struct entry *e = &s->entries[id];
+	*frames = &s->frames[e->first];
+	return e->n;
+}

@@ -1,0 +1,40 @@
+/* symbolizer: addresses to function names, source files and lines, with
+ * libdwfl (elfutils).
+ *
+ * Built once, at the end of a run, from the modules the target had mapped
+ * (attach/maps.h): each module's already-open file is reported to libdwfl,
+ * so deleted files and other mount namespaces work, and the target need
+ * not be alive.  Separate debug info is found the standard way
+ * (.gnu_debuglink, /usr/lib/debug/.build-id/).  Every result is cached by
+ * address: the work grows with unique addresses, not with samples. */
+#ifndef CPROF_DWARF_SYMBOLIZER_H
+#define CPROF_DWARF_SYMBOLIZER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "attach/maps.h"
+
+struct sym_frame {
+	const char *func;       /* demangled; "module+0xOFF" when unknown; never "" */
+	const char *file;       /* source file, or NULL */
+	int line;               /* 0 when unknown */
+};
+
+struct symbolizer;
+
+/* MS must outlive the symbolizer. */
+struct symbolizer *symbolizer__new(const struct modules *ms, char *err, size_t errlen);
+void symbolizer__free(struct symbolizer *s);     /* accepts NULL */
+
+/* Frames for ADDR (a PC already adjusted to lie inside its instruction,
+ * see unwind/unwinder.h), innermost first: inlined functions first, the
+ * function that holds the code last.  Returns how many (at least 1).  The
+ * strings belong to S and live as long as it; the array is valid until the
+ * next lookup. */
+size_t symbolizer__lookup(struct symbolizer *s, uint64_t addr, const struct sym_frame **frames);
+
+/* The module holding ADDR, or NULL. */
+const struct module *symbolizer__module(const struct symbolizer *s, uint64_t addr);
+
+#endif

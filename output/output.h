@@ -1,0 +1,36 @@
+/* output: writing the counted stacks as folded text or as pprof.
+ *
+ * Both writers symbolize each unique address once (dwarf/symbolizer.h)
+ * and write to a file descriptor they do not close. */
+#ifndef CPROF_OUTPUT_OUTPUT_H
+#define CPROF_OUTPUT_OUTPUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "dwarf/symbolizer.h"
+#include "output/stacks.h"
+
+struct thread_label {
+	pid_t tid;
+	const char *name;
+};
+
+struct profile_info {
+	uint64_t period_ns;             /* 1e9 / hz: wall time one sample stands for */
+	uint64_t start_ns;              /* CLOCK_REALTIME at the start */
+	uint64_t duration_ns;
+	const char *comment;            /* the command line */
+	const struct thread_label *threads;     /* indexed by stack slot */
+	size_t nthreads;
+	int thread_root;                /* folded: thread as the root frame */
+};
+
+/* Each returns 0, or a negative errno with a reason in ERR. */
+int folded__write(int fd, const struct stacks *st, struct symbolizer *sym,
+		  const struct profile_info *info, char *err, size_t errlen);
+int pprof__write(int fd, const struct stacks *st, struct symbolizer *sym,
+		 const struct profile_info *info, char *err, size_t errlen);
+
+#endif

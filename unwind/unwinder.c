@@ -1,0 +1,253 @@
+#include "unwind/unwinder.h"
+
+#include <libunwind.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/strbuf.h"
+#include "util/timeutil.h"
+
+/* Exported by libunwind but not declared in its headers. */
+extern int _Ux86_64_dwarf_search_unwind_table(unw_addr_space_t as, unw_word_t ip,
+					      unw_dyn_info_t *di, unw_proc_info_t *pi,
+					      int need_unwind_info, void *arg);
+
+#define DW_EH_PE_udata4 0x03
+#define DW_EH_PE_sdata4 0x0b
+#define DW_EH_PE_pcrel 0x10
+#define DW_EH_PE_datarel 0x30
+#define STACK_SPAN (64ull << 20)        /* how far above SP a read counts as "stack" */
+#define REFRESH_INTERVAL_NS (100 * 1000000ull)
+
+struct unwinder {
+	unw_addr_space_t as;
+	struct modules *ms;
+	uint64_t last_refresh_ns;
+};
+
+/* Per-unwind state handed to the accessors as their ARG. */
+struct ctx {
+	struct unwinder *u;
+	const struct capture *c;
+	int no_fde;             /* find_proc_info found nothing for the last step */
+	int stack_short;        /* a read fell past the end of the stack copy */
+};
+
+static const struct module *find_module(struct unwinder *u, uint64_t addr)
+{
+	const struct module *m = modules__find(u->ms, addr);
+	if (m)
+		return m;
+	/* A PC outside every known module: a library dlopen()ed since the
+	 * last read of the maps.  Re-read them, but not on every miss. */
+	uint64_t now = now_ns();
+	if (now - u->last_refresh_ns < REFRESH_INTERVAL_NS)
+		return NULL;
+	u->last_refresh_ns = now;
+	if (modules__refresh(u->ms) > 0)
+		unw_flush_cache(u->as, 0, 0);
+	return modules__find(u->ms, addr);
+}
+
+/* Builds the remote-table description of a module's .eh_frame_hdr.  Only
+ * the standard encodings are accepted (what every linker writes): then the
+ * binary-search table starts 12 bytes in, and table_len counts unw_word_t
+ * units, one 8-byte entry each. */
+static int eh_frame_table(const struct module *m, unw_dyn_info_t *di)
+{
+	unsigned char hdr[12];
+	uint32_t fde_count;
+	if (!m->usable || !m->eh_frame_hdr || module__read(m, m->eh_frame_hdr, hdr, sizeof(hdr)) < 0)
+		return -UNW_ENOINFO;
+	if (hdr[0] != 1 || hdr[1] != (DW_EH_PE_pcrel | DW_EH_PE_sdata4) ||
+	    hdr[2] != DW_EH_PE_udata4 || hdr[3] != (DW_EH_PE_datarel | DW_EH_PE_sdata4))
+		return -UNW_ENOINFO;
+	memcpy(&fde_count, hdr + 8, sizeof(fde_count));
+	memset(di, 0, sizeof(*di));
+	di->format = UNW_INFO_FORMAT_REMOTE_TABLE;
+	di->start_ip = m->start;
+	di->end_ip = m->end;
+	di->u.rti.segbase = m->eh_frame_hdr;
+	di->u.rti.table_data = m->eh_frame_hdr + 12;
+	di->u.rti.table_len = fde_count * 8 / sizeof(unw_word_t);
+	return 0;
+}
+
+static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,
+			  int need_unwind_info, void *arg)
+{
+	struct ctx *x = arg;
+	unw_dyn_info_t di;
+	const struct module *m = find_module(x->u, ip);
+	int r = m ? eh_frame_table(m, &di) : -UNW_ENOINFO;
+	if (r == 0)
+		r = _Ux86_64_dwarf_search_unwind_table(as, ip, &di, pi, need_unwind_info, arg);
+	if (r < 0)
+		x->no_fde = 1;
+	return r;
+}
+
+static void put_unwind_info(unw_addr_space_t as, unw_proc_info_t *pi, void *arg)
+{
+	/* Not called for tables from dwarf_search_unwind_table: libunwind
+	 * frees those itself (UNW_INFO_FORMAT_TABLE, from its own pool). */
+}
+
+static int get_dyn_info_list_addr(unw_addr_space_t as, unw_word_t *dilap, void *arg)
+{
+	return -UNW_ENOINFO;
+}
+
+static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp,
+		      int write, void *arg)
+{
+	struct ctx *x = arg;
+	const struct capture *c = x->c;
+	if (write)
+		return -UNW_EINVAL;
+	if (addr >= c->stack_addr && addr - c->stack_addr + sizeof(*valp) <= c->stack_len) {
+		memcpy(valp, c->stack + (addr - c->stack_addr), sizeof(*valp));
+		return 0;
+	}
+	const struct module *m = find_module(x->u, addr);
+	if (m && module__read(m, addr, valp, sizeof(*valp)) == 0)
+		return 0;
+	if (!m && addr >= c->stack_addr && addr - c->stack_addr < STACK_SPAN) {
+		/* Past our copy but near the stack: if the copy was cut by our
+		 * size (not by the end of the mapping), a larger one would do.
+		 * Modules are checked first: thread stacks often sit right
+		 * below the libraries. */
+		if (c->stack_len == c->stack_want)
+			x->stack_short = 1;
+	}
+	return -UNW_EINVAL;
+}
+
+static int access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *valp,
+		      int write, void *arg)
+{
+	const struct user_regs_struct *r = &((struct ctx *)arg)->c->regs;
+	if (write)
+		return -UNW_EREADONLYREG;
+	switch (reg) {
+	case UNW_X86_64_RAX: *valp = r->rax; break;
+	case UNW_X86_64_RDX: *valp = r->rdx; break;
+	case UNW_X86_64_RCX: *valp = r->rcx; break;
+	case UNW_X86_64_RBX: *valp = r->rbx; break;
+	case UNW_X86_64_RSI: *valp = r->rsi; break;
+	case UNW_X86_64_RDI: *valp = r->rdi; break;
+	case UNW_X86_64_RBP: *valp = r->rbp; break;
+	case UNW_X86_64_RSP: *valp = r->rsp; break;
+	case UNW_X86_64_R8: *valp = r->r8; break;
+	case UNW_X86_64_R9: *valp = r->r9; break;
+	case UNW_X86_64_R10: *valp = r->r10; break;
+	case UNW_X86_64_R11: *valp = r->r11; break;
+	case UNW_X86_64_R12: *valp = r->r12; break;
+	case UNW_X86_64_R13: *valp = r->r13; break;
+	case UNW_X86_64_R14: *valp = r->r14; break;
+	case UNW_X86_64_R15: *valp = r->r15; break;
+	case UNW_X86_64_RIP: *valp = r->rip; break;
+	default: return -UNW_EBADREG;
+	}
+	return 0;
+}
+
+static int access_fpreg(unw_addr_space_t as, unw_regnum_t reg, unw_fpreg_t *val,
+			int write, void *arg)
+{
+	return -UNW_EBADREG;
+}
+
+static int resume(unw_addr_space_t as, unw_cursor_t *c, void *arg)
+{
+	return -UNW_EINVAL;
+}
+
+static int get_proc_name(unw_addr_space_t as, unw_word_t addr, char *buf, size_t len,
+			 unw_word_t *offp, void *arg)
+{
+	return -UNW_ENOINFO;            /* symbols come from libdw, at the end */
+}
+
+static unw_accessors_t accessors = {
+	.find_proc_info = find_proc_info,
+	.put_unwind_info = put_unwind_info,
+	.get_dyn_info_list_addr = get_dyn_info_list_addr,
+	.access_mem = access_mem,
+	.access_reg = access_reg,
+	.access_fpreg = access_fpreg,
+	.resume = resume,
+	.get_proc_name = get_proc_name,
+};
+
+struct unwinder *unwinder__new(struct modules *ms)
+{
+	struct unwinder *u = xcalloc(1, sizeof(*u));
+	u->ms = ms;
+	u->as = unw_create_addr_space(&accessors, 0);
+	if (!u->as) {
+		free(u);
+		return NULL;
+	}
+	/* Remote address spaces start with caching off: without it every
+	 * step re-parses CIEs and FDEs (about 200x slower here). */
+	unw_set_caching_policy(u->as, UNW_CACHE_GLOBAL);
+	return u;
+}
+
+void unwinder__free(struct unwinder *u)
+{
+	if (!u)
+		return;
+	unw_destroy_addr_space(u->as);
+	free(u);
+}
+
+void unwinder__flush(struct unwinder *u)
+{
+	unw_flush_cache(u->as, 0, 0);
+}
+
+enum unwind_status unwinder__unwind(struct unwinder *u, const struct capture *c,
+				    uint64_t *pcs, size_t max, size_t *n)
+{
+	struct ctx x = { .u = u, .c = c };
+	unw_cursor_t cur;
+	int ret_addr = 0;               /* is the current frame's PC a return address? */
+	*n = 0;
+	if (max < 2)
+		return UNWIND_PARTIAL;
+	if (unw_init_remote(&cur, u->as, &x) < 0) {
+		pcs[(*n)++] = c->regs.rip;
+		return UNWIND_PARTIAL;
+	}
+	for (;;) {
+		unw_word_t ip;
+		if (unw_get_reg(&cur, UNW_REG_IP, &ip) < 0 || ip == 0)
+			return UNWIND_PARTIAL;
+		if (*n == max - 1) {
+			pcs[(*n)++] = UNWIND_PC_TRUNCATED;
+			return UNWIND_TRUNCATED;
+		}
+		/* A caller's PC is the return address, the instruction after the
+		 * call, which may belong to the next line or function: look up
+		 * pc - 1.  Not for the innermost frame, nor the frame a signal
+		 * interrupted (its PC is where it will resume). */
+		pcs[(*n)++] = ret_addr ? ip - 1 : ip;
+		ret_addr = unw_is_signal_frame(&cur) <= 0;
+		x.no_fde = 0;
+		int r = unw_step(&cur);
+		if (r == 0 && !x.no_fde)
+			return UNWIND_COMPLETE;
+		/* Without an FDE libunwind falls back to guessing with RBP, which
+		 * in code built without frame pointers yields plausible, wrong
+		 * frames: stop there instead. */
+		if (r <= 0 || x.no_fde) {
+			if (x.stack_short) {
+				pcs[(*n)++] = UNWIND_PC_TRUNCATED;
+				return UNWIND_STACK_SHORT;
+			}
+			return UNWIND_PARTIAL;
+		}
+	}
+}
