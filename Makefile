@@ -34,7 +34,7 @@ SRCS := util/intern.c util/strbuf.c util/timeutil.c \
         attach/maps.c attach/target.c \
         unwind/unwinder.c \
         dwarf/symbolizer.c \
-        output/stacks.c output/folded.c output/pprof.c \
+        output/stacks.c output/folded.c output/pprof.c output/svg.c \
         cli/options.c cli/profile.c
 MAIN := cli/main.c
 OBJS := $(SRCS:%.c=build/%.o) build/output/profile.pb-c.o
@@ -67,6 +67,13 @@ build/tests/unit: tests/unit/unit.c $(OBJS)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
 
+# The bundled demo program, built like the binaries we expect to meet:
+# optimized, no frame pointers, PIE.
+build/demo: contrib/demo/demo.c
+	@mkdir -p build
+	@echo "  CC      $<"
+	$(Q)$(CC) -O2 -g -fomit-frame-pointer -pthread -o $@ $<
+
 -include tests/tests.mk
 
 check: cprof-attach build/tests/unit $(TEST_BINS)
@@ -76,7 +83,7 @@ deps:
 	@bash contrib/install-deps.sh
 
 demo: deps
-	@$(MAKE) --no-print-directory all $(TEST_BINS)
+	@$(MAKE) --no-print-directory all build/demo
 	@bash contrib/demo.sh
 
 bench: cprof-attach

@@ -17,11 +17,11 @@ const char options__usage[] =
 	"\n"
 	"  --hz N            samples per second per thread, 1 to 10000 (default 99)\n"
 	"  -o, --output FILE where to write the profile (default cprof-PID.pprof)\n"
-	"  --format F        pprof or folded (default: from FILE's ending, .pprof and\n"
-	"                    .pb.gz are pprof, anything else folded)\n"
+	"  --format F        pprof, folded or svg (default: from FILE's ending: .pprof\n"
+	"                    and .pb.gz are pprof, .svg a flame graph, else folded)\n"
 	"  --duration SECS   stop after SECS seconds (default: Ctrl-C, SIGTERM, or\n"
 	"                    the target's exit)\n"
-	"  --threads         folded: the thread, \"NAME (TID)\", as the root frame\n"
+	"  --threads         folded and svg: the thread, \"NAME (TID)\", as the root frame\n"
 	"  --max-depth N     cut stacks deeper than N frames (default 1024)\n"
 	"  -h, --help        this help\n"
 	"      --version     the version\n"
@@ -67,6 +67,8 @@ enum out_format options__format_for(const char *path)
 	if ((n >= 6 && strcmp(path + n - 6, ".pprof") == 0) ||
 	    (n >= 6 && strcmp(path + n - 6, ".pb.gz") == 0))
 		return FORMAT_PPROF;
+	if (n >= 4 && strcmp(path + n - 4, ".svg") == 0)
+		return FORMAT_SVG;
 	return FORMAT_FOLDED;
 }
 
@@ -95,8 +97,10 @@ static int parse_one(struct options *o, int c, const char *arg, char *err, size_
 			o->format = FORMAT_PPROF;
 		else if (strcmp(arg, "folded") == 0)
 			o->format = FORMAT_FOLDED;
+		else if (strcmp(arg, "svg") == 0)
+			o->format = FORMAT_SVG;
 		else {
-			snprintf(err, errlen, "--format must be pprof or folded, not '%s'", arg);
+			snprintf(err, errlen, "--format must be pprof, folded or svg, not '%s'", arg);
 			return -EINVAL;
 		}
 		return 0;

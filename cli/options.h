@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-enum out_format { FORMAT_AUTO, FORMAT_PPROF, FORMAT_FOLDED };
+enum out_format { FORMAT_AUTO, FORMAT_PPROF, FORMAT_FOLDED, FORMAT_SVG };
 
 struct options {
 	pid_t pid;                      /* 0 in launch mode */
@@ -27,7 +27,7 @@ struct options {
 int options__parse(struct options *o, int argc, char **argv, char *err, size_t errlen);
 
 /* The format for PATH when none was asked for: .pprof and .pb.gz are
- * pprof, anything else folded. */
+ * pprof, .svg a flame graph, anything else folded. */
 enum out_format options__format_for(const char *path);
 
 extern const char options__usage[];

@@ -243,9 +243,10 @@ static int write_profile(struct run *r, int argc, char **argv)
 		.nthreads = target__nslots(r->t),
 		.thread_root = r->o->thread_root,
 	};
-	int e = r->o->format == FORMAT_PPROF ?
-		pprof__write(r->out_fd, r->st, sym, &info, r->err, sizeof(r->err)) :
-		folded__write(r->out_fd, r->st, sym, &info, r->err, sizeof(r->err));
+	int (*writer)(int, const struct stacks *, struct symbolizer *, const struct profile_info *,
+		     char *, size_t) = r->o->format == FORMAT_PPROF ? pprof__write :
+				       r->o->format == FORMAT_SVG ? svg__write : folded__write;
+	int e = writer(r->out_fd, r->st, sym, &info, r->err, sizeof(r->err));
 	if (e == 0 && (fsync(r->out_fd) < 0 || close(r->out_fd) < 0)) {
 		e = -errno;
 		snprintf(r->err, sizeof(r->err), "%s", strerror(errno));

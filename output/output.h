@@ -1,4 +1,4 @@
-/* output: writing the counted stacks as folded text or as pprof.
+/* output: writing the counted stacks as folded text, pprof or a flame graph.
  *
  * Both writers symbolize each unique address once (dwarf/symbolizer.h)
  * and write to a file descriptor they do not close. */
@@ -32,5 +32,8 @@ int folded__write(int fd, const struct stacks *st, struct symbolizer *sym,
 		  const struct profile_info *info, char *err, size_t errlen);
 int pprof__write(int fd, const struct stacks *st, struct symbolizer *sym,
 		 const struct profile_info *info, char *err, size_t errlen);
+/* An interactive flame graph: one self-contained SVG. */
+int svg__write(int fd, const struct stacks *st, struct symbolizer *sym,
+	       const struct profile_info *info, char *err, size_t errlen);
 
 #endif
