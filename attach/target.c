@@ -464,6 +464,8 @@ static void sample_stopped(struct target *t, struct thread *th)
 		struct capture *c = &t->caps[t->ncaps++];
 		resume(t, th, 0);
 		c->pause_ns = now_ns() - c->pause_ns;
+		uint64_t us = c->pause_ns / 1000;
+		t->stats.pause_hist[us < PAUSE_HIST_US ? us : PAUSE_HIST_US]++;
 		t->stats.samples++;
 		return;
 	}
@@ -650,6 +652,20 @@ void target__detach(struct target *t)
 		sigtimedwait(&chld, NULL, &ts);
 	}
 	/* Whatever did not answer is detached by the kernel when we exit. */
+}
+
+double target__pause_quantile(const struct target *t, double q)
+{
+	uint64_t total = t->stats.samples, seen = 0;
+	if (!total)
+		return 0;
+	uint64_t rank = (uint64_t)(q * (double)(total - 1));
+	for (size_t i = 0; i <= PAUSE_HIST_US; i++) {
+		seen += t->stats.pause_hist[i];
+		if (seen > rank)
+			return (double)i + 0.5;
+	}
+	return PAUSE_HIST_US;
 }
 
 pid_t target__pid(const struct target *t) { return t->pid; }

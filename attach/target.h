@@ -33,12 +33,19 @@ struct capture {
 	uint64_t pause_ns;              /* stop requested -> thread resumed */
 };
 
+#define PAUSE_HIST_US 20000            /* pauses of 20 ms and more share the last bucket */
+
 struct target_stats {
 	uint64_t ticks;
 	uint64_t samples;               /* captures taken */
 	uint64_t lost;                  /* threads that did not stop within a tick */
 	uint64_t threads_seen;
+	uint64_t pause_hist[PAUSE_HIST_US + 1];  /* pauses, by whole microseconds */
 };
+
+/* The pause (stop requested -> resumed) below which a fraction Q of all
+ * pauses fell, in microseconds; 0 when nothing was sampled. */
+double target__pause_quantile(const struct target *t, double q);
 
 enum target_end {
 	TARGET_RUNNING = 0,

@@ -23,6 +23,8 @@ const char options__usage[] =
 	"                    the target's exit)\n"
 	"  --threads         folded and svg: the thread, \"NAME (TID)\", as the root frame\n"
 	"  --max-depth N     cut stacks deeper than N frames (default 1024)\n"
+	"  --stats           also print what sampling cost: pause per thread (median,\n"
+	"                    p99), profiler CPU time and peak memory\n"
 	"  -h, --help        this help\n"
 	"      --version     the version\n"
 	"\n"
@@ -32,7 +34,7 @@ const char options__usage[] =
 	"  cprof-attach -o ls.pprof -- ls -R /usr\n"
 	"  go tool pprof -http :8080 out.pprof\n";
 
-enum { OPT_HZ = 256, OPT_FORMAT, OPT_DURATION, OPT_THREADS, OPT_MAX_DEPTH, OPT_VERSION };
+enum { OPT_HZ = 256, OPT_FORMAT, OPT_DURATION, OPT_THREADS, OPT_MAX_DEPTH, OPT_STATS, OPT_VERSION };
 
 static const struct option long_opts[] = {
 	{ "hz", required_argument, NULL, OPT_HZ },
@@ -41,6 +43,7 @@ static const struct option long_opts[] = {
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "threads", no_argument, NULL, OPT_THREADS },
 	{ "max-depth", required_argument, NULL, OPT_MAX_DEPTH },
+	{ "stats", no_argument, NULL, OPT_STATS },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
@@ -124,6 +127,9 @@ static int parse_one(struct options *o, int c, const char *arg, char *err, size_
 			return -EINVAL;
 		}
 		o->max_depth = (int)v;
+		return 0;
+	case OPT_STATS:
+		o->stats = 1;
 		return 0;
 	case 'h':
 		o->help = 1;

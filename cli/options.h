@@ -17,6 +17,7 @@ struct options {
 	double duration;                /* seconds; 0: until stopped */
 	int thread_root;
 	int max_depth;
+	int stats;                      /* a second summary line with costs */
 	int help, version;
 };
 

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
@@ -283,6 +284,24 @@ static void print_summary(const struct run *r)
 	fprintf(stderr, ", %s, wrote %s\n", r->stop_reason ? r->stop_reason : "stopped", r->output);
 }
 
+/* What sampling cost, for benchmarks and the curious: the pause each
+ * thread saw (from PTRACE_INTERRUPT to resumed), our CPU time, our peak
+ * memory. */
+static void print_stats(const struct run *r)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	double cpu_ms = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
+			(double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
+	const struct target_stats *ts = target__stats(r->t);
+	fprintf(stderr, "cprof-attach: stats: pause per thread median %.1f us, p99 %.1f us; "
+		"%llu thread-samples, %llu lost; profiler CPU %.1f ms (%.2f ms per 1000 "
+		"thread-samples); peak RSS %ld KiB\n",
+		target__pause_quantile(r->t, 0.5), target__pause_quantile(r->t, 0.99),
+		(unsigned long long)ts->samples, (unsigned long long)ts->lost, cpu_ms,
+		ts->samples ? cpu_ms * 1000.0 / (double)ts->samples : 0.0, ru.ru_maxrss);
+}
+
 /* Launch mode ends with the command's own exit status. */
 static int child_status(struct run *r)
 {
@@ -354,6 +373,8 @@ int profile__run(const struct options *o, int argc, char **argv)
 	if (write_profile(&r, argc, argv) < 0)
 		goto out;
 	print_summary(&r);
+	if (o->stats)
+		print_stats(&r);
 	code = o->command ? child_status(&r) : 0;
 out:
 	run_free(&r);
