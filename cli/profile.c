@@ -54,9 +54,11 @@ static void errorf(const char *fmt, ...)
 	va_end(ap);
 }
 
-/* The output is written to a temporary file beside it, renamed into place
- * when complete: no half-written profile is ever left.  Created before we
- * attach, so an unwritable path is refused with the target untouched. */
+/* The output is written to an unnamed file (O_TMPFILE) in its directory,
+ * given a name only when complete: no half-written profile is ever left,
+ * not even if we are SIGKILLed.  Where the filesystem has no O_TMPFILE, a
+ * hidden temporary name is used instead.  Opened before we attach, so an
+ * unwritable path is refused with the target untouched. */
 static int open_output(struct run *r)
 {
 	char dir[4096];
@@ -67,8 +69,15 @@ static int open_output(struct run *r)
 		errorf("cannot write the profile to %s: it is a directory", r->output);
 		return -EISDIR;
 	}
-	snprintf(r->tmp, sizeof(r->tmp), "%s/.cprof-attach.XXXXXX", d);
-	r->out_fd = mkostemp(r->tmp, O_CLOEXEC);
+	r->out_fd = open(d, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+	if (r->out_fd >= 0 || (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)) {
+		r->tmp[0] = '\0';
+	} else {
+		snprintf(r->tmp, sizeof(r->tmp), "%s/.cprof-attach.XXXXXX", d);
+		r->out_fd = mkostemp(r->tmp, O_CLOEXEC);
+		if (r->out_fd >= 0)
+			fchmod(r->out_fd, 0644);
+	}
 	if (r->out_fd < 0) {
 		int e = errno;
 		errorf("cannot write the profile to %s: %s", r->output,
@@ -76,8 +85,26 @@ static int open_output(struct run *r)
 		r->tmp[0] = '\0';
 		return -e;
 	}
-	fchmod(r->out_fd, 0644);
 	return 0;
+}
+
+/* Gives the complete output its name.  An unnamed file is linked under a
+ * temporary name first, because linkat() will not replace an existing
+ * file and rename() will. */
+static int name_output(struct run *r)
+{
+	if (!r->tmp[0]) {
+		char proc[64], dir[4096];
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", r->out_fd);
+		snprintf(dir, sizeof(dir), "%s", r->output);
+		snprintf(r->tmp, sizeof(r->tmp), "%s/.cprof-attach.%d", dirname(dir), (int)getpid());
+		unlink(r->tmp);
+		if (linkat(AT_FDCWD, proc, AT_FDCWD, r->tmp, AT_SYMLINK_FOLLOW) < 0) {
+			r->tmp[0] = '\0';
+			return -errno;
+		}
+	}
+	return rename(r->tmp, r->output) < 0 ? -errno : 0;
 }
 
 static void drop_output(struct run *r)
@@ -248,16 +275,12 @@ static int write_profile(struct run *r, int argc, char **argv)
 		     char *, size_t) = r->o->format == FORMAT_PPROF ? pprof__write :
 				       r->o->format == FORMAT_SVG ? svg__write : folded__write;
 	int e = writer(r->out_fd, r->st, sym, &info, r->err, sizeof(r->err));
-	if (e == 0 && (fsync(r->out_fd) < 0 || close(r->out_fd) < 0)) {
+	if (e == 0 && fsync(r->out_fd) < 0) {
 		e = -errno;
 		snprintf(r->err, sizeof(r->err), "%s", strerror(errno));
-	} else if (e == 0) {
-		r->out_fd = -1;
 	}
-	if (e == 0 && rename(r->tmp, r->output) < 0) {
-		e = -errno;
-		snprintf(r->err, sizeof(r->err), "rename: %s", strerror(errno));
-	}
+	if (e == 0 && (e = name_output(r)) < 0)
+		snprintf(r->err, sizeof(r->err), "%s", strerror(-e));
 	if (e < 0)
 		errorf("cannot write the profile to %s: %s", r->output, r->err);
 	else
