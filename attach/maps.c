@@ -18,6 +18,7 @@
 
 struct modules {
 	pid_t pid;
+	uint64_t exe_inode;             /* of /proc/PID/exe, 0 if unknown */
 	struct module **mods;           /* sorted by start */
 	size_t n, cap;
 };
@@ -77,6 +78,14 @@ void modules__free(struct modules *ms)
 		module_free(ms->mods[i]);
 	free(ms->mods);
 	free(ms);
+}
+
+const struct module *modules__main(const struct modules *ms)
+{
+	for (size_t i = 0; i < ms->n; i++)
+		if (ms->exe_inode && ms->mods[i]->inode == ms->exe_inode)
+			return ms->mods[i];
+	return NULL;
 }
 
 size_t modules__count(const struct modules *ms)
@@ -283,6 +292,11 @@ int modules__refresh(struct modules *ms)
 	FILE *f = fopen(fn, "re");
 	if (!f)
 		return -errno;
+	struct stat st;
+	char exe[64];
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", ms->pid);
+	if (stat(exe, &st) == 0)
+		ms->exe_inode = st.st_ino;
 	struct map_entry *run = xmalloc(sizeof(*run)), e;
 	int have_run = 0, run_exec = 0, added = 0;
 	uint64_t run_end = 0;

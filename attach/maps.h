@@ -57,6 +57,9 @@ void modules__free(struct modules *ms);          /* accepts NULL */
 int modules__refresh(struct modules *ms);
 
 const struct module *modules__find(const struct modules *ms, uint64_t addr);
+
+/* The module of the program itself (/proc/PID/exe), or NULL. */
+const struct module *modules__main(const struct modules *ms);
 size_t modules__count(const struct modules *ms);
 const struct module *modules__at(const struct modules *ms, size_t i);
 

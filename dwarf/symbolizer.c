@@ -109,6 +109,11 @@ void symbolizer__free(struct symbolizer *s)
 	free(s);
 }
 
+const struct module *symbolizer__main_module(const struct symbolizer *s)
+{
+	return modules__main(s->ms);
+}
+
 const struct module *symbolizer__module(const struct symbolizer *s, uint64_t addr)
 {
 	return modules__find(s->ms, addr);

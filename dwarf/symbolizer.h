@@ -34,6 +34,9 @@ void symbolizer__free(struct symbolizer *s);     /* accepts NULL */
  * next lookup. */
 size_t symbolizer__lookup(struct symbolizer *s, uint64_t addr, const struct sym_frame **frames);
 
+/* The program's own module, or NULL. */
+const struct module *symbolizer__main_module(const struct symbolizer *s);
+
 /* The module holding ADDR, or NULL. */
 const struct module *symbolizer__module(const struct symbolizer *s, uint64_t addr);
 

@@ -178,6 +178,8 @@ static void build(struct builder *b, Profile *p, const struct stacks *st,
 		p->comment = xcalloc(1, sizeof(*p->comment));
 		p->comment[0] = string_id(b, info->comment);
 	}
+	/* pprof takes the first mapping for the main binary ("File: ..."). */
+	mapping_id(b, symbolizer__main_module(b->sym));
 	for (size_t i = 0; i < stacks__unique(st); i++) {
 		uint32_t slot;
 		const uint64_t *pcs;
