@@ -1,0 +1,350 @@
+# Shared helpers for the integration tests (tests/t_*.sh), sourced by each.
+#
+# Output: one TAP-like line per check, "ok - NAME" or "not ok - NAME (why)";
+# tests/run.sh counts them.  Synchronization is always a bounded polling loop
+# on something observable (a ready file, /proc state), never a fixed sleep;
+# the only plain sleeps are "let the profiler collect samples for a while".
+#
+# Environment: CPROF (the profiler, default ./cprof-attach from the repo
+# root), GO (go binary for `go tool pprof`), KEEP=1 keeps the scratch dir.
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BIN=$ROOT/tests/bin
+CPROF=${CPROF:-./cprof-attach}
+case $CPROF in /*) ;; *) CPROF=$ROOT/${CPROF#./} ;; esac
+GO=${GO:-/usr/lib/go-1.19/bin/go}
+TEST_NAME=$(basename "$0" .sh)
+TMP=$(mktemp -d "/tmp/cprof-$TEST_NAME.XXXXXX")
+chmod 755 "$TMP"
+FAILED=0
+PIDS=()         # everything we started, killed on exit
+MOUNTS=()       # anything we mounted, unmounted on exit
+
+cleanup() {
+	local p m
+	for p in "${PIDS[@]}"; do
+		kill -KILL "$p" 2>/dev/null
+	done
+	wait 2>/dev/null
+	for m in "${MOUNTS[@]}"; do
+		umount "$m" 2>/dev/null
+	done
+	if [ "${KEEP:-0}" = 1 ]; then
+		echo "# kept $TMP" >&2
+	else
+		rm -rf "$TMP"
+	fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# check NAME CONDITION...: run CONDITION (one string: eval'd; several words:
+# run as a command) and print the TAP line.  Set DETAIL (e.g. as a prefix,
+# DETAIL="got $x" check ...) to say why on failure.
+check() {
+	local name=$1
+	shift
+	local ok=1
+	if [ $# -eq 1 ]; then
+		eval "$1" || ok=0
+	else
+		"$@" || ok=0
+	fi
+	if [ $ok = 1 ]; then
+		echo "ok - $name"
+	else
+		echo "not ok - $name${DETAIL:+ ($DETAIL)}"
+		FAILED=$((FAILED + 1))
+	fi
+	DETAIL=
+	return $((1 - ok))
+}
+
+skip() {
+	echo "ok - $1 # skip ${2:-}"
+}
+
+# diag TEXT...: a comment line in the output (shown with failures by run.sh)
+diag() {
+	echo "# $*"
+}
+
+# Show a file as comments, for context after a failure.
+diag_file() {
+	[ -f "$1" ] && sed -n "1,${2:-20}p" "$1" | cut -c1-300 | sed 's/^/#   /'
+}
+
+done_testing() {
+	exit $((FAILED > 0))
+}
+
+# wait_until SECONDS COMMAND...: poll COMMAND every 20 ms until it succeeds
+# or SECONDS of wall time pass.  Returns COMMAND's last status.
+wait_until() {
+	local deadline us
+	us=$(awk -v s="$1" 'BEGIN { printf "%d", s * 1000000 }')
+	deadline=$((${EPOCHREALTIME/[.,]/} + us))
+	shift
+	while :; do
+		"$@" && return 0
+		[ "${EPOCHREALTIME/[.,]/}" -lt "$deadline" ] || break
+		sleep 0.02
+	done
+	"$@"
+}
+
+file_ready() { [ -s "$1" ]; }
+
+# start_target NAME ARGS...: start tests/bin/NAME READY ARGS... in the
+# background and wait (at most 10 s) for its ready file.  Sets TARGET_PID
+# and TARGET_READY; returns non-zero (and prints a failed check) if it did
+# not become ready.
+TARGET_SEQ=0
+start_target() {
+	local name=$1
+	shift
+	TARGET_SEQ=$((TARGET_SEQ + 1))
+	TARGET_READY=$TMP/$name.$TARGET_SEQ.ready
+	"$BIN/$name" "$TARGET_READY" "$@" &
+	TARGET_PID=$!
+	PIDS+=("$TARGET_PID")
+	if ! wait_until 10 file_ready "$TARGET_READY"; then
+		DETAIL="no $TARGET_READY after 10 s" check "target $name starts" false
+		return 1
+	fi
+	return 0
+}
+
+stop_target() {
+	kill -KILL "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+	return 0
+}
+
+alive() { [ -d "/proc/$1" ] && [ "$(proc_state "$1")" != Z ]; }
+gone() { ! alive "$1"; }
+
+# proc_state PID [TID]: the one-letter state from /proc/.../stat
+proc_state() {
+	local f=/proc/$1/stat
+	[ -n "$2" ] && f=/proc/$1/task/$2/stat
+	sed -n 's/^.*) \(.\) .*/\1/p' "$f" 2>/dev/null
+}
+
+tids() { ls "/proc/$1/task" 2>/dev/null; }
+thread_count() { tids "$1" | wc -l; }
+
+tracer_of() {
+	awk '/^TracerPid:/ { print $2 }' "/proc/$1/task/$2/status" 2>/dev/null
+}
+
+# untraced PID: every thread has TracerPid 0.  Sets DETAIL otherwise.
+untraced() {
+	local pid=$1 t tp bad=
+	alive "$pid" || { DETAIL="process $pid is gone"; return 1; }
+	for t in $(tids "$pid"); do
+		tp=$(tracer_of "$pid" "$t")
+		[ -z "$tp" ] || [ "$tp" = 0 ] || bad="$bad $t:$tp"
+	done
+	[ -z "$bad" ] && return 0
+	DETAIL="traced threads (tid:tracer):$bad"
+	return 1
+}
+
+# all_traced PID: every thread has a tracer (the profiler attached).
+all_traced() {
+	local pid=$1 t tp
+	alive "$pid" || return 1
+	for t in $(tids "$pid"); do
+		tp=$(tracer_of "$pid" "$t")
+		[ -n "$tp" ] && [ "$tp" != 0 ] || return 1
+	done
+	return 0
+}
+
+# not_stopped PID: alive, and no thread stopped (T, t), zombie or dead.
+not_stopped() {
+	local pid=$1 t s bad=
+	alive "$pid" || { DETAIL="process $pid is gone"; return 1; }
+	for t in $(tids "$pid"); do
+		s=$(proc_state "$pid" "$t")
+		case $s in T | t | Z | X) bad="$bad $t:$s" ;; esac
+	done
+	[ -z "$bad" ] && return 0
+	DETAIL="threads not running (tid:state):$bad"
+	return 1
+}
+
+# all_stopped PID: every thread in a stop (T or t).
+all_stopped() {
+	local pid=$1 t s
+	for t in $(tids "$pid"); do
+		s=$(proc_state "$pid" "$t")
+		case $s in T | t) ;; *) return 1 ;; esac
+	done
+	return 0
+}
+
+# cpu_ticks PID: utime + stime of the whole process and of its reaped
+# children, in clock ticks.
+cpu_ticks() {
+	sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null | awk '{ print $12 + $13 + $14 + $15 }'
+}
+
+# progresses PID: the process uses at least 5 more ticks of CPU within 5 s
+# (for targets with a CPU-burning thread): it is really running.
+progresses() {
+	local pid=$1 t0
+	t0=$(cpu_ticks "$pid")
+	[ -n "$t0" ] || { DETAIL="process $pid is gone"; return 1; }
+	wait_until 5 _ticks_above "$pid" $((t0 + 5)) && return 0
+	DETAIL="CPU time stuck at $t0 ticks"
+	return 1
+}
+_ticks_above() { local t; t=$(cpu_ticks "$1"); [ -n "$t" ] && [ "$t" -ge "$2" ]; }
+
+# check_unharmed LABEL PID NTHREADS: the standard "attach without harm"
+# checks for a target that should have survived the profiler.
+check_unharmed() {
+	local label=$1 pid=$2 n=$3 now
+	check "$label: target alive" alive "$pid"
+	check "$label: every thread untraced (TracerPid 0)" untraced "$pid"
+	now=$(thread_count "$pid")
+	DETAIL="had $n threads, now $now" check "$label: same thread count" \
+		"[ '$now' = '$n' ]"
+	check "$label: no thread stopped" not_stopped "$pid"
+	check "$label: target keeps running (CPU time grows)" progresses "$pid"
+}
+
+# --- running the profiler ---------------------------------------------------
+
+# prof OUTBASE ARGS...: run the profiler in the foreground (60 s guard).
+# stdout to OUTBASE.out, stderr to OUTBASE.err; sets PROF_RC.
+prof() {
+	local base=$1
+	shift
+	timeout --foreground -k 5 60 "$CPROF" "$@" >"$base.out" 2>"$base.err"
+	PROF_RC=$?
+	return 0
+}
+
+# prof_bg OUTBASE ARGS...: start the profiler in the background, with
+# SIGINT at its default (bash makes background jobs ignore it).  Sets
+# PROF_PID.  Finish with prof_wait.
+prof_bg() {
+	local base=$1
+	shift
+	env --default-signal=INT,QUIT "$CPROF" "$@" >"$base.out" 2>"$base.err" &
+	PROF_PID=$!
+	PROF_ERR=$base.err
+	PIDS+=("$PROF_PID")
+}
+
+# prof_wait [SECONDS]: wait for the background profiler to end (default
+# 30 s); if it does not, SIGKILL it and set PROF_RC=124 (hung).
+prof_wait() {
+	local limit=${1:-30}
+	if wait_until "$limit" gone "$PROF_PID"; then
+		wait "$PROF_PID" 2>/dev/null
+		PROF_RC=$?
+	else
+		kill -KILL "$PROF_PID" 2>/dev/null
+		wait "$PROF_PID" 2>/dev/null
+		PROF_RC=124
+	fi
+	return 0
+}
+
+# wait_attached PID: the profiler (PROF_PID) has seized every thread of PID
+# (at most 10 s; gives up at once if the profiler has exited).
+_attached_or_gone() { all_traced "$1" || gone "$PROF_PID"; }
+wait_attached() {
+	if wait_until 10 _attached_or_gone "$1" && all_traced "$1"; then
+		return 0
+	fi
+	DETAIL="TracerPid 0; profiler $(alive "$PROF_PID" && echo running || echo exited): $(head -c 200 "$PROF_ERR" 2>/dev/null)" \
+		check "profiler attaches to $1" false
+	return 1
+}
+
+# --- the summary line ---------------------------------------------------------
+
+# summary ERRFILE: the summary line ("cprof-attach: N samples, ...").
+summary() { grep -E '^cprof-attach: [0-9]+ samples, ' "$1" | tail -n 1; }
+
+# summary_field ERRFILE WHAT: one number from the summary line; WHAT is
+# samples | threads | seconds | achieved | requested | missed | partial
+summary_field() {
+	local line
+	line=$(summary "$1")
+	case $2 in
+	samples) sed -nE 's/^cprof-attach: ([0-9]+) samples,.*/\1/p' <<<"$line" ;;
+	threads) sed -nE 's/.* ([0-9]+) threads?,.*/\1/p' <<<"$line" ;;
+	seconds) sed -nE 's/.* ([0-9.]+) s,.*/\1/p' <<<"$line" ;;
+	achieved) sed -nE 's/.* ([0-9.]+) Hz achieved.*/\1/p' <<<"$line" ;;
+	requested) sed -nE 's/.*\(([0-9]+) requested\).*/\1/p' <<<"$line" ;;
+	missed) sed -nE 's/.* ([0-9]+) missed ticks?.*/\1/p' <<<"$line" ;;
+	partial) sed -nE 's/.* ([0-9]+) not fully unwound.*/\1/p' <<<"$line" ;;
+	wrote) sed -nE 's/.*, wrote (.*)$/\1/p' <<<"$line" ;;
+	esac
+}
+
+# check_ran LABEL BASE OUTFILE: the profiler exited 0, printed a summary with
+# at least one sample, and wrote OUTFILE.
+check_ran() {
+	local label=$1 base=$2 out=$3 n
+	DETAIL="exit $PROF_RC: $(head -c 300 "$base.err")" \
+		check "$label: profiler exits 0" "[ '$PROF_RC' = 0 ]"
+	n=$(summary_field "$base.err" samples)
+	DETAIL="stderr: $(head -c 300 "$base.err")" \
+		check "$label: summary line with samples" "[ -n '$n' ] && [ '$n' -gt 0 ]"
+	DETAIL="no file $out" check "$label: output written" "[ -s '$out' ]"
+}
+
+# --- folded files ---------------------------------------------------------------
+# A line is "frame;frame;... COUNT"; frames may contain spaces, the count is
+# after the last one.
+
+folded_total() { awk '{ n += $NF } END { print n + 0 }' "$1"; }
+
+# folded_count FILE ERE: samples whose stack (any frame) matches ERE, where
+# ERE is matched against the whole "a;b;c" stack string.
+folded_count() {
+	awk -v re="$2" '{ s = $0; sub(/ [0-9]+$/, "", s); if (s ~ re) n += $NF }
+		END { print n + 0 }' "$1"
+}
+
+# folded_has_frame FILE NAME: samples with a frame exactly NAME.
+folded_frame_count() {
+	awk -v name="$2" '{ s = $0; sub(/ [0-9]+$/, "", s); k = split(s, f, ";")
+		for (i = 1; i <= k; i++) if (f[i] == name) { n += $NF; break } }
+		END { print n + 0 }' "$1"
+}
+
+# pct PART TOTAL: percentage with one decimal
+pct() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.1f", 100 * a / b; else print "0" }'; }
+
+# within VALUE CENTER TOL: |VALUE - CENTER| <= TOL (decimals allowed)
+within() { awk -v v="$1" -v c="$2" -v t="$3" 'BEGIN { d = v - c; if (d < 0) d = -d; exit !(d <= t) }'; }
+
+# ge A B: A >= B (decimals allowed)
+ge() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a >= b) }'; }
+
+# --- pprof ----------------------------------------------------------------------
+
+have_pprof() { [ -x "$GO" ]; }
+
+# pprof_raw FILE: `go tool pprof -raw` with no symbolization (the names must
+# come from the profile itself).
+pprof_raw() { "$GO" tool pprof -symbolize=none -raw "$1" 2>&1; }
+pprof_top() {
+	local f=$1
+	shift
+	"$GO" tool pprof -symbolize=none -top -nodecount=100 "$@" "$f" 2>&1
+}
+
+is_gzip() { [ "$(head -c 2 "$1" | od -An -tx1 | tr -d ' \n')" = 1f8b ]; }
+
+build_id() {
+	readelf -n "$1" 2>/dev/null | sed -n 's/.*Build ID: *\([0-9a-f]*\).*/\1/p' | head -n 1
+}

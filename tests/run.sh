@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# The test harness behind `make check`:
+#     CPROF=./cprof-attach bash tests/run.sh [t_NAME ...]
+# Runs the unit tests (build/tests/unit, TAP on stdout) if built, then each
+# tests/t_*.sh (or only those named), one after the other: the timing-share
+# tests must not compete with each other for the 2 cores.  Counts "ok" and
+# "not ok" lines, prints every failure with its file, keeps full logs in
+# build/tests/logs/, and ends with exactly "N passed, N failed".  Exits
+# non-zero if anything failed or nothing ran.
+#
+# TEST_TIMEOUT (seconds, default 90; a normal file takes under 20) bounds
+# each file and SUITE_BUDGET (default 420) the whole run, so even a hanging
+# profiler cannot keep `make check` busy for long; VERBOSE=1 prints every
+# check as it comes.
+
+cd "$(dirname "$0")/.." || exit 2
+export CPROF=${CPROF:-./cprof-attach}
+TEST_TIMEOUT=${TEST_TIMEOUT:-90}
+SUITE_BUDGET=${SUITE_BUDGET:-420}
+LOGS=build/tests/logs
+mkdir -p "$LOGS"
+
+passed=0
+failed=0
+ran=0
+failures=()
+
+# record NAME LOGFILE RC SECONDS: count the TAP lines of one test program.
+record() {
+	local name=$1 log=$2 rc=$3 secs=$4 ok nok
+	ok=$(grep -cE '^ok( |$)' "$log")
+	nok=$(grep -cE '^not ok( |$)' "$log")
+	ran=$((ran + 1))
+	passed=$((passed + ok))
+	failed=$((failed + nok))
+	while IFS= read -r line; do
+		failures+=("$name: $line")
+	done < <(grep -E '^not ok( |$)' "$log")
+	if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+		failed=$((failed + 1))
+		failures+=("$name: not ok - timed out after ${limit} s (log: $log)")
+		nok=$((nok + 1))
+	elif [ "$rc" != 0 ] && [ "$nok" = 0 ]; then
+		failed=$((failed + 1))
+		failures+=("$name: not ok - exited $rc without a failing check (log: $log)")
+		nok=$((nok + 1))
+	elif [ $((ok + nok)) = 0 ]; then
+		failed=$((failed + 1))
+		failures+=("$name: not ok - ran no checks (log: $log)")
+		nok=1
+	fi
+	printf '%-14s %4d ok %4d not ok  %5.1f s\n' "$name" "$ok" "$nok" "$secs"
+}
+
+now() { date +%s.%N; }
+elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+
+# run_one NAME LOGFILE COMMAND...: run with the per-file timeout; the log gets
+# stdout, stderr is kept apart (LOGFILE.stderr) so it cannot fake TAP lines.
+run_one() {
+	local name=$1 log=$2 start rc left
+	shift 2
+	start=$(now)
+	left=$((SUITE_BUDGET - $(printf '%.0f' "$(elapsed "$suite_start")")))
+	limit=$TEST_TIMEOUT
+	[ "$left" -lt "$limit" ] && limit=$left
+	if [ "$limit" -lt 5 ]; then
+		failed=$((failed + 1))
+		failures+=("$name: not ok - not run, the suite's ${SUITE_BUDGET} s budget is spent")
+		return
+	fi
+	if [ "${VERBOSE:-0}" = 1 ]; then
+		timeout -k 10 "$limit" "$@" 2>"$log.stderr" | tee "$log"
+		rc=${PIPESTATUS[0]}
+	else
+		timeout -k 10 "$limit" "$@" >"$log" 2>"$log.stderr"
+		rc=$?
+	fi
+	record "$name" "$log" "$rc" "$(elapsed "$start")"
+}
+
+suite_start=$(now)
+
+if [ -x build/tests/unit ]; then
+	run_one unit "$LOGS/unit.log" build/tests/unit
+fi
+
+if [ $# -gt 0 ]; then
+	files=()
+	for t in "$@"; do
+		t=${t%.sh}
+		files+=("tests/${t#tests/}.sh")
+	done
+else
+	files=(tests/t_*.sh)
+fi
+
+if [ ! -x "$CPROF" ]; then
+	failed=$((failed + 1))
+	failures+=("setup: not ok - $CPROF is missing or not executable (run make)")
+	files=()
+fi
+if [ ${#files[@]} -gt 0 ] && ! make --no-print-directory -s test-bins >"$LOGS/make.log" 2>&1; then
+	failed=$((failed + 1))
+	failures+=("setup: not ok - building the test targets failed (log: $LOGS/make.log)")
+	files=()
+fi
+
+for f in "${files[@]}"; do
+	name=$(basename "$f" .sh)
+	if [ ! -f "$f" ]; then
+		failed=$((failed + 1))
+		failures+=("$name: not ok - no such test file $f")
+		continue
+	fi
+	run_one "$name" "$LOGS/$name.log" bash "$f"
+done
+
+if [ ${#failures[@]} -gt 0 ]; then
+	echo
+	echo "FAILURES:"
+	for l in "${failures[@]}"; do
+		echo "  $l"
+	done
+	echo "(full logs in $LOGS/)"
+fi
+echo "suite took $(elapsed "$suite_start") s"
+if [ "$ran" = 0 ]; then
+	echo "nothing ran"
+	[ "$failed" -gt 0 ] || failed=1
+fi
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ] && [ "$ran" -gt 0 ]
