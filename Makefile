@@ -18,7 +18,7 @@ endif
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 ALL_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) $(SANFLAGS) -I. -Ibuild $(PKG_CFLAGS) -D_GNU_SOURCE
-LDLIBS     := $(PKG_LIBS) -lstdc++ -lm
+LDLIBS     := $(PKG_LIBS) -lstdc++ -lm -pthread
 PREFIX  ?= /usr/local
 DESTDIR ?=
 

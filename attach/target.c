@@ -3,10 +3,12 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/resource.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -27,12 +29,20 @@ struct thread {
 	pid_t tid;
 	uint32_t slot;
 	int pending;                    /* interrupted this tick, not yet captured */
-	int detaching;
 	int group_stopped;              /* in group-stop, restarted with LISTEN */
 	size_t stack_size;
 	uint64_t interrupt_ns;
 	uint64_t name_read_ns;
+	int sys_fd, sched_fd;           /* /proc/PID/task/TID/{syscall,schedstat}, or -1 */
 	struct thread *next;            /* hash chain */
+};
+
+/* What a blocked thread looks like from /proc, before and after its stack
+ * is copied: if nothing changed, the copy is of the stack it is blocked on. */
+struct snapshot {
+	char line[256];                 /* the syscall file */
+	uint64_t runs;                  /* schedstat: times it was scheduled in */
+	uint64_t sp, pc;
 };
 
 struct slot_info {
@@ -49,11 +59,14 @@ struct target {
 	size_t nbuckets, nthreads;
 	size_t npending;
 	int in_tick;
-	int detaching;                  /* target__detach() under way */
 	struct slot_info *slots;
 	size_t nslots, slots_cap;
 	struct capture *caps;
 	size_t ncaps, caps_cap;
+	struct capture blocked;         /* scratch for a blocked thread's capture */
+	size_t blocked_cap;
+	struct thread **stoplist;       /* threads to interrupt this tick */
+	size_t stoplist_cap;
 	struct target_stats stats;
 };
 
@@ -108,6 +121,7 @@ static struct thread *thread_add(struct target *t, pid_t tid)
 	struct thread *th = xcalloc(1, sizeof(*th));
 	th->tid = tid;
 	th->stack_size = STACK_COPY_MIN;
+	th->sys_fd = th->sched_fd = -1;
 	if (t->nslots == t->slots_cap) {
 		t->slots_cap = t->slots_cap ? t->slots_cap * 2 : 64;
 		t->slots = xrealloc(t->slots, t->slots_cap * sizeof(*t->slots));
@@ -123,6 +137,15 @@ static struct thread *thread_add(struct target *t, pid_t tid)
 	return th;
 }
 
+static void thread_free(struct thread *th)
+{
+	if (th->sys_fd >= 0)
+		close(th->sys_fd);
+	if (th->sched_fd >= 0)
+		close(th->sched_fd);
+	free(th);
+}
+
 static void thread_remove(struct target *t, pid_t tid)
 {
 	for (struct thread **pp = bucket(t, tid); *pp; pp = &(*pp)->next) {
@@ -132,7 +155,7 @@ static void thread_remove(struct target *t, pid_t tid)
 		if (th->pending)
 			t->npending--;
 		*pp = th->next;
-		free(th);
+		thread_free(th);
 		t->nthreads--;
 		return;
 	}
@@ -147,6 +170,12 @@ static void thread_remove(struct target *t, pid_t tid)
 
 static struct target *target_new(pid_t pid)
 {
+	/* Two /proc files stay open per thread: allow as many as we may. */
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
 	struct target *t = xcalloc(1, sizeof(*t));
 	t->pid = pid;
 	t->nbuckets = 64;
@@ -159,10 +188,12 @@ void target__free(struct target *t)
 	if (!t)
 		return;
 	FOR_EACH_THREAD(t, th, tmp)
-		free(th);
+		thread_free(th);
 	for (size_t i = 0; i < t->caps_cap; i++)
 		free(t->caps[i].stack);
 	free(t->caps);
+	free(t->blocked.stack);
+	free(t->stoplist);
 	free(t->buckets);
 	free(t->slots);
 	free(t);
@@ -344,8 +375,7 @@ int target__attach(struct target **out, pid_t pid, char *err, size_t errlen)
 	r = seize_all(t);
 	if (r < 0) {
 		snprintf(err, errlen, "cannot attach to every thread of PID %d: %s", pid, strerror(-r));
-		target__detach(t);
-		target__free(t);
+		target__free(t);        /* the threads seized so far go when we exit */
 		return r;
 	}
 	*out = t;
@@ -426,6 +456,7 @@ static int capture(struct target *t, struct thread *th)
 	struct capture *c = next_capture(t);
 	if (ptrace(PTRACE_GETREGS, th->tid, 0, &c->regs) < 0)
 		return -errno;
+	c->partial_regs = 0;
 	if (c->stack_want < th->stack_size || !c->stack) {
 		free(c->stack);
 		c->stack = xmalloc(th->stack_size);
@@ -442,16 +473,9 @@ static int capture(struct target *t, struct thread *th)
 	return 0;
 }
 
-static void resume(struct target *t, struct thread *th, int sig)
+static void resume(struct thread *th, int sig)
 {
 	int req = th->group_stopped ? PTRACE_LISTEN : PTRACE_CONT;
-	if (th->detaching) {
-		/* Detaching from any ptrace-stop is allowed; a signal caught in
-		 * signal-delivery-stop goes with it, so the target still gets it. */
-		ptrace(PTRACE_DETACH, th->tid, 0, (void *)(long)sig);
-		thread_remove(t, th->tid);
-		return;
-	}
 	ptrace(req, th->tid, 0, (void *)(long)(req == PTRACE_LISTEN ? 0 : sig));
 }
 
@@ -462,14 +486,14 @@ static void sample_stopped(struct target *t, struct thread *th)
 	t->npending--;
 	if (t->in_tick && capture(t, th) == 0) {
 		struct capture *c = &t->caps[t->ncaps++];
-		resume(t, th, 0);
+		resume(th, 0);
 		c->pause_ns = now_ns() - c->pause_ns;
 		uint64_t us = c->pause_ns / 1000;
 		t->stats.pause_hist[us < PAUSE_HIST_US ? us : PAUSE_HIST_US]++;
 		t->stats.samples++;
 		return;
 	}
-	resume(t, th, 0);
+	resume(th, 0);
 }
 
 static int is_stop_signal(int sig)
@@ -486,7 +510,7 @@ static void on_event_stop(struct target *t, struct thread *th, int sig)
 	if (th->pending)
 		sample_stopped(t, th);
 	else
-		resume(t, th, 0);
+		resume(th, 0);
 }
 
 static void on_stopped(struct target *t, pid_t tid, int status)
@@ -496,7 +520,6 @@ static void on_stopped(struct target *t, pid_t tid, int status)
 	if (!th) {
 		/* A new thread's first stop can come before its parent's clone event. */
 		th = thread_add(t, tid);
-		th->detaching = t->detaching;
 	}
 	unsigned long msg;
 	switch (event) {
@@ -504,11 +527,9 @@ static void on_stopped(struct target *t, pid_t tid, int status)
 		on_event_stop(t, th, sig);
 		return;
 	case PTRACE_EVENT_CLONE:
-		if (ptrace(PTRACE_GETEVENTMSG, tid, 0, &msg) == 0 && !thread_find(t, (pid_t)msg)) {
-			struct thread *nt = thread_add(t, (pid_t)msg);
-			nt->detaching = t->detaching;
-		}
-		resume(t, th, 0);
+		if (ptrace(PTRACE_GETEVENTMSG, tid, 0, &msg) == 0 && !thread_find(t, (pid_t)msg))
+			thread_add(t, (pid_t)msg);
+		resume(th, 0);
 		return;
 	case PTRACE_EVENT_EXEC:
 		/* exec() replaced the program: every other thread is gone and the
@@ -517,13 +538,13 @@ static void on_stopped(struct target *t, pid_t tid, int status)
 			t->ready = 1;
 		else if (t->end == TARGET_RUNNING)
 			t->end = TARGET_EXECED;
-		resume(t, th, 0);
+		resume(th, 0);
 		return;
 	case 0:
-		resume(t, th, sig);     /* signal-delivery-stop: the signal is the target's */
+		resume(th, sig);     /* signal-delivery-stop: the signal is the target's */
 		return;
 	default:
-		resume(t, th, 0);
+		resume(th, 0);
 	}
 }
 
@@ -572,27 +593,136 @@ static void wait_pending(struct target *t, uint64_t deadline)
 	}
 }
 
+/* Thread names change (pthread_setname_np usually runs just after the
+ * thread starts): re-read each about once a second, outside any pause. */
 static void refresh_names(struct target *t)
 {
 	uint64_t now = now_ns();
-	for (size_t i = 0; i < t->ncaps; i++) {
-		struct thread *th = thread_find(t, t->caps[i].tid);
-		if (!th || (th->name_read_ns && now - th->name_read_ns < NAME_REFRESH_NS))
+	FOR_EACH_THREAD(t, th, tmp) {
+		if (th->name_read_ns && now - th->name_read_ns < NAME_REFRESH_NS)
 			continue;
 		th->name_read_ns = now;
 		read_comm(t->pid, th->tid, t->slots[th->slot].name);
 	}
 }
 
-size_t target__sample(struct target *t, struct capture **caps)
+/* ---- blocked threads: sampled without a stop ---------------------------- */
+
+/* Reads a small /proc file of TID from offset 0, keeping it open in *FD
+ * (or, when out of descriptors, opening it each time). */
+static ssize_t read_task_file(struct target *t, pid_t tid, const char *name, int *fd,
+			      char *buf, size_t size)
 {
-	t->ncaps = 0;
-	*caps = t->caps;
-	if (!t->ready || t->end != TARGET_RUNNING)
-		return 0;
-	t->stats.ticks++;
+	int tmp = -1;
+	if (*fd < 0) {
+		char fn[96];
+		snprintf(fn, sizeof(fn), "/proc/%d/task/%d/%s", t->pid, tid, name);
+		tmp = open(fn, O_RDONLY | O_CLOEXEC);
+		if (tmp < 0)
+			return -1;
+		if (tmp < 1000000)
+			*fd = tmp, tmp = -1;
+	}
+	ssize_t n = pread(*fd >= 0 ? *fd : tmp, buf, size - 1, 0);
+	if (tmp >= 0)
+		close(tmp);
+	if (n >= 0)
+		buf[n] = '\0';
+	return n;
+}
+
+/* Fills S if TH is blocked (in a system call, or stopped); returns 1 then,
+ * 0 if it is running, -1 if /proc could not tell.  The syscall file ends
+ * with the user SP and PC for a blocked thread ("running" otherwise; see
+ * proc(5)); schedstat's third field counts its runs on a CPU. */
+static int blocked_snapshot(struct target *t, struct thread *th, struct snapshot *s)
+{
+	char sched[128];
+	ssize_t n = read_task_file(t, th->tid, "syscall", &th->sys_fd, s->line, sizeof(s->line));
+	if (n <= 0 || strncmp(s->line, "running", 7) == 0)
+		return n <= 0 ? -1 : 0;
+	if (read_task_file(t, th->tid, "schedstat", &th->sched_fd, sched, sizeof(sched)) <= 0 ||
+	    sscanf(sched, "%*u %*u %" SCNu64, &s->runs) != 1)
+		return -1;
+	char *last = strrchr(s->line, ' '), *end;
+	if (!last || last == s->line)
+		return -1;
+	*last = '\0';
+	char *prev = strrchr(s->line, ' ');
+	*last = ' ';
+	if (!prev)
+		return -1;
+	s->sp = strtoull(prev + 1, &end, 16);
+	s->pc = strtoull(last + 1, &end, 16);
+	return s->sp && s->pc ? 1 : -1;
+}
+
+static int same_snapshot(const struct snapshot *a, const struct snapshot *b)
+{
+	return a->runs == b->runs && strcmp(a->line, b->line) == 0;
+}
+
+/* Copies a blocked thread's stack into t->blocked.  Returns 0 if the thread
+ * stayed blocked at the same place throughout, so the copy is consistent. */
+static int capture_blocked(struct target *t, struct thread *th, const struct snapshot *before)
+{
+	struct capture *c = &t->blocked;
+	struct snapshot after;
+	if (t->blocked_cap < th->stack_size) {
+		free(c->stack);
+		c->stack = xmalloc(th->stack_size);
+		t->blocked_cap = th->stack_size;
+	}
+	memset(&c->regs, 0, sizeof(c->regs));
+	c->regs.rsp = before->sp;
+	c->regs.rip = before->pc;
+	c->partial_regs = 1;
+	c->stack_want = th->stack_size;
+	c->stack_addr = before->sp - RED_ZONE;
+	struct iovec local = { c->stack, th->stack_size };
+	struct iovec remote = { (void *)c->stack_addr, th->stack_size };
+	ssize_t n = process_vm_readv(th->tid, &local, 1, &remote, 1, 0);
+	c->stack_len = n > 0 ? (size_t)n : 0;
+	c->tid = th->tid;
+	c->slot = th->slot;
+	c->pause_ns = 0;
+	return n > 0 && blocked_snapshot(t, th, &after) == 1 && same_snapshot(before, &after) ? 0 : -1;
+}
+
+/* Tries to sample TH without stopping it; returns 0 if FN took the sample. */
+static int sample_blocked(struct target *t, struct thread *th, capture_fn fn, void *arg)
+{
+	struct snapshot s;
+	for (int attempt = 0; attempt < 2; attempt++) {
+		if (blocked_snapshot(t, th, &s) != 1)
+			return -1;
+		if (capture_blocked(t, th, &s) == 0) {
+			if (fn(arg, &t->blocked) != 0)
+				return -1;      /* needs registers: stop it */
+			t->stats.samples_blocked++;
+			return 0;
+		}
+		t->stats.blocked_retries++;
+	}
+	return -1;
+}
+
+static void stoplist_add(struct target *t, size_t n, struct thread *th)
+{
+	if (n == t->stoplist_cap) {
+		t->stoplist_cap = t->stoplist_cap ? t->stoplist_cap * 2 : 64;
+		t->stoplist = xrealloc(t->stoplist, t->stoplist_cap * sizeof(*t->stoplist));
+	}
+	t->stoplist[n] = th;
+}
+
+/* Interrupts the running threads, and as each stops captures and resumes
+ * it (on_event_stop -> sample_stopped): nobody waits for the others. */
+static void sample_stopping(struct target *t, size_t n)
+{
 	t->in_tick = 1;
-	FOR_EACH_THREAD(t, th, tmp) {
+	for (size_t i = 0; i < n; i++) {
+		struct thread *th = t->stoplist[i];
 		th->interrupt_ns = now_ns();
 		if (ptrace(PTRACE_INTERRUPT, th->tid, 0, 0) < 0)
 			continue;       /* ESRCH: exiting; its exit event will come */
@@ -601,8 +731,8 @@ size_t target__sample(struct target *t, struct capture **caps)
 	}
 	wait_pending(t, now_ns() + TICK_TIMEOUT_NS);
 	t->in_tick = 0;
-	/* A thread that did not stop in time will still report its interrupt
-	 * stop later; it is resumed then (pending is cleared here). */
+	/* A thread that did not stop in time still reports its interrupt stop
+	 * later and is resumed then. */
 	FOR_EACH_THREAD(t, th, tmp) {
 		if (th->pending) {
 			th->pending = 0;
@@ -610,9 +740,32 @@ size_t target__sample(struct target *t, struct capture **caps)
 		}
 	}
 	t->npending = 0;
+}
+
+size_t target__sample(struct target *t, capture_fn fn, void *arg)
+{
+	size_t nstop = 0, taken = 0;
+	t->ncaps = 0;
+	if (!t->ready || t->end != TARGET_RUNNING)
+		return 0;
+	t->stats.ticks++;
+	/* Blocked threads first, while nobody is stopped, so that the stopped
+	 * ones do not wait for this work. */
+	FOR_EACH_THREAD(t, th, tmp) {
+		if (sample_blocked(t, th, fn, arg) == 0)
+			taken++;
+		else
+			stoplist_add(t, nstop++, th);
+	}
+	/* Nothing polled ptrace events since the list was made, so every
+	 * thread on it is still in the table. */
+	if (nstop)
+		sample_stopping(t, nstop);
+	for (size_t i = 0; i < t->ncaps; i++)
+		if (fn(arg, &t->caps[i]) == 0)
+			taken++;
 	refresh_names(t);
-	*caps = t->caps;
-	return t->ncaps;
+	return taken;
 }
 
 void target__stack_too_small(struct target *t, pid_t tid)
@@ -622,36 +775,11 @@ void target__stack_too_small(struct target *t, pid_t tid)
 		th->stack_size *= 2;
 }
 
-void target__detach(struct target *t)
+void target__release(struct target *t)
 {
-	if (t->end == TARGET_EXITED)
-		return;
 	/* Names while the threads still exist. */
 	FOR_EACH_THREAD(t, th, tmp)
 		read_comm(t->pid, th->tid, t->slots[th->slot].name);
-	/* PTRACE_DETACH needs a ptrace-stop: interrupt every thread, then
-	 * detach each from whatever stop it reports (resume() does that once
-	 * detaching is set).  New threads met on the way are detached too. */
-	t->detaching = 1;
-	FOR_EACH_THREAD(t, th, tmp) {
-		th->detaching = 1;
-		th->pending = 0;
-		if (ptrace(PTRACE_INTERRUPT, th->tid, 0, 0) < 0 && errno == ESRCH)
-			thread_remove(t, th->tid);
-	}
-	t->npending = 0;
-	sigset_t chld;
-	sigemptyset(&chld);
-	sigaddset(&chld, SIGCHLD);
-	uint64_t deadline = now_ns() + DETACH_TIMEOUT_NS;
-	while (t->nthreads > 0 && t->end != TARGET_EXITED && now_ns() < deadline) {
-		target__poll(t);
-		if (t->nthreads == 0)
-			break;
-		struct timespec ts = { 0, 50 * 1000000 };
-		sigtimedwait(&chld, NULL, &ts);
-	}
-	/* Whatever did not answer is detached by the kernel when we exit. */
 }
 
 double target__pause_quantile(const struct target *t, double q)

@@ -9,7 +9,14 @@
  *
  * The caller must block SIGCHLD (ptrace stops are reported by it) and
  * call target__poll() whenever SIGCHLD arrives, so that signals sent to
- * the target are passed on without waiting for the next tick. */
+ * the target are passed on without waiting for the next tick.
+ *
+ * Detaching: every call on a target must come from one thread, the tracer,
+ * and the tracees are detached when that thread exits.  The kernel then
+ * detaches them without stopping them (PTRACE_DETACH needs a ptrace-stop,
+ * and stopping a thread blocked in epoll_wait makes it return EINTR);
+ * a signal caught in flight is delivered, a group-stop stays a stop.  It
+ * is also exactly what happens if the profiler is killed. */
 #ifndef CPROF_ATTACH_TARGET_H
 #define CPROF_ATTACH_TARGET_H
 
@@ -21,23 +28,32 @@
 
 struct target;
 
-/* One thread's sample, taken while it was stopped. */
+/* One thread's sample: taken while it was stopped, or, for a thread
+ * blocked in a system call, while it stayed blocked (then only SP and PC
+ * are known: partial_regs). */
 struct capture {
 	pid_t tid;
 	uint32_t slot;                  /* index for target__thread_*() */
+	int partial_regs;               /* only rsp and rip are valid */
 	struct user_regs_struct regs;
 	uint64_t stack_addr;            /* remote address of stack[0] (SP - 128) */
 	size_t stack_len;               /* bytes copied */
 	size_t stack_want;              /* bytes asked for; len < want: end of mapping */
 	unsigned char *stack;
-	uint64_t pause_ns;              /* stop requested -> thread resumed */
+	uint64_t pause_ns;              /* stop requested -> thread resumed; 0 if not stopped */
 };
+
+/* Takes a capture: returns 0 when done with it, -EAGAIN when it needs the
+ * registers a stop gives (the thread is then stopped and captured again). */
+typedef int (*capture_fn)(void *arg, const struct capture *c);
 
 #define PAUSE_HIST_US 20000            /* pauses of 20 ms and more share the last bucket */
 
 struct target_stats {
 	uint64_t ticks;
-	uint64_t samples;               /* captures taken */
+	uint64_t samples;               /* captures taken while stopped */
+	uint64_t samples_blocked;       /* captures of blocked threads, not stopped */
+	uint64_t blocked_retries;       /* blocked captures torn by a wake-up, retried */
 	uint64_t lost;                  /* threads that did not stop within a tick */
 	uint64_t threads_seen;
 	uint64_t pause_hist[PAUSE_HIST_US + 1];  /* pauses, by whole microseconds */
@@ -70,16 +86,25 @@ pid_t target__pid(const struct target *t);
 /* Handles every pending ptrace event without blocking. */
 void target__poll(struct target *t);
 
-/* Takes one sample of every thread.  *CAPS (owned by T) is valid until the
- * next call.  Returns the number of captures. */
-size_t target__sample(struct target *t, struct capture **caps);
+/* Takes one sample of every thread and hands each capture to FN.
+ *
+ * A thread blocked in a system call is sampled without being stopped (a
+ * stop can make calls like epoll_wait return EINTR to the target): its SP
+ * and PC come from /proc/PID/task/TID/syscall, its stack is copied while
+ * it stays blocked, and the copy is kept only if the thread did not move
+ * meanwhile.  FN sees such a capture at once; if it returns -EAGAIN (SP
+ * and PC were not enough to unwind) the thread is stopped instead.
+ * Running threads are interrupted, captured and resumed one by one; FN
+ * sees their captures after all of them run again.  Returns the number of
+ * captures FN accepted. */
+size_t target__sample(struct target *t, capture_fn fn, void *arg);
 
 /* The unwinder ran out of the stack copy for TID: copy more next time. */
 void target__stack_too_small(struct target *t, pid_t tid);
 
-/* Detaches every thread; threads keep running (or stay group-stopped),
- * and a signal caught in flight is delivered. */
-void target__detach(struct target *t);
+/* Reads what is still needed from the threads (their names) before the
+ * tracer thread exits and so detaches them. */
+void target__release(struct target *t);
 
 enum target_end target__end(const struct target *t);
 int target__exit_status(const struct target *t);  /* waitpid status of the leader */

@@ -5,6 +5,7 @@
 #include <libgen.h>
 #include <math.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -41,6 +42,9 @@ struct run {
 	uint64_t start_ns, start_real_ns, end_ns;
 	uint64_t missed, partial, truncated;
 	const char *stop_reason;
+	pid_t tracer_tid;
+	int sampled;                    /* the tracer thread got to the end */
+	int code;                       /* exit code */
 	char err[512];
 };
 
@@ -162,20 +166,22 @@ static int start_target(struct run *r)
 	return e;
 }
 
-static void unwind_captures(struct run *r, struct capture *caps, size_t n)
+/* Unwinds one capture and counts it (a capture_fn, see attach/target.h). */
+static int take_capture(void *arg, const struct capture *c)
 {
-	for (size_t i = 0; i < n; i++) {
-		size_t depth;
-		enum unwind_status s = unwinder__unwind(r->uw, &caps[i], r->pcs,
-							(size_t)r->o->max_depth + 1, &depth);
-		if (s == UNWIND_PARTIAL || s == UNWIND_STACK_SHORT)
-			r->partial++;
-		if (s == UNWIND_TRUNCATED)
-			r->truncated++;
-		if (s == UNWIND_STACK_SHORT)
-			target__stack_too_small(r->t, caps[i].tid);
-		stacks__add(r->st, caps[i].slot, r->pcs, depth);
-	}
+	struct run *r = arg;
+	size_t depth;
+	enum unwind_status s = unwinder__unwind(r->uw, c, r->pcs, (size_t)r->o->max_depth + 1, &depth);
+	if (s == UNWIND_NEED_REGS)
+		return -EAGAIN;
+	if (s == UNWIND_PARTIAL || s == UNWIND_STACK_SHORT)
+		r->partial++;
+	if (s == UNWIND_TRUNCATED)
+		r->truncated++;
+	if (s == UNWIND_STACK_SHORT)
+		target__stack_too_small(r->t, c->tid);
+	stacks__add(r->st, c->slot, r->pcs, depth);
+	return 0;
 }
 
 static void tick(struct run *r)
@@ -189,9 +195,7 @@ static void tick(struct run *r)
 		return;
 	if (modules__count(r->ms) == 0)
 		modules__refresh(r->ms);        /* launch mode: the program is there now */
-	struct capture *caps;
-	size_t n = target__sample(r->t, &caps);
-	unwind_captures(r, caps, n);
+	target__sample(r->t, take_capture, r);
 }
 
 static void read_signals(struct run *r)
@@ -304,7 +308,9 @@ static void print_summary(const struct run *r)
 		total ? 100.0 * (double)r->partial / (double)total : 0.0);
 	if (r->truncated)
 		fprintf(stderr, ", %llu cut at --max-depth", (unsigned long long)r->truncated);
-	fprintf(stderr, ", %s, wrote %s\n", r->stop_reason ? r->stop_reason : "stopped", r->output);
+	fprintf(stderr, ", %llu taken without stopping the thread, %s, wrote %s\n",
+		(unsigned long long)ts->samples_blocked,
+		r->stop_reason ? r->stop_reason : "stopped", r->output);
 }
 
 /* What sampling cost, for benchmarks and the curious: the pause each
@@ -318,11 +324,14 @@ static void print_stats(const struct run *r)
 			(double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
 	const struct target_stats *ts = target__stats(r->t);
 	fprintf(stderr, "cprof-attach: stats: pause per thread median %.1f us, p99 %.1f us; "
-		"%llu thread-samples, %llu lost; profiler CPU %.1f ms (%.2f ms per 1000 "
+		"%llu thread-samples stopped, %llu lost, %llu blocked captures retried; profiler CPU %.1f ms (%.2f ms per 1000 "
 		"thread-samples); peak RSS %ld KiB\n",
 		target__pause_quantile(r->t, 0.5), target__pause_quantile(r->t, 0.99),
-		(unsigned long long)ts->samples, (unsigned long long)ts->lost, cpu_ms,
-		ts->samples ? cpu_ms * 1000.0 / (double)ts->samples : 0.0, ru.ru_maxrss);
+		(unsigned long long)ts->samples, (unsigned long long)ts->lost,
+		(unsigned long long)ts->blocked_retries, cpu_ms,
+		ts->samples + ts->samples_blocked ?
+			cpu_ms * 1000.0 / (double)(ts->samples + ts->samples_blocked) : 0.0,
+		ru.ru_maxrss);
 }
 
 /* Launch mode ends with the command's own exit status. */
@@ -357,49 +366,83 @@ static void run_free(struct run *r)
 		close(r->timer_fd);
 }
 
+/* Waits (at most a second) until thread TID of ours is gone for good:
+ * pthread_join returns before the kernel's exit of the thread has run its
+ * ptrace part (the detach), and we promise an untraced target once we
+ * report. */
+static void wait_thread_gone(pid_t tid)
+{
+	char fn[64];
+	struct stat st;
+	snprintf(fn, sizeof(fn), "/proc/self/task/%d", tid);
+	for (int i = 0; i < 1000 && stat(fn, &st) == 0; i++)
+		usleep(1000);
+}
+
+/* The tracer thread: attaches, samples, and by returning detaches (see
+ * attach/target.h). */
+static void *tracer_main(void *arg)
+{
+	struct run *r = arg;
+	r->tracer_tid = gettid();
+	if (start_target(r) < 0) {
+		r->code = r->o->command ? 127 : 1;
+		return NULL;
+	}
+	if (!r->o->output)
+		snprintf(r->output, sizeof(r->output), "cprof-%d.pprof", target__pid(r->t));
+	r->ms = modules__new(target__pid(r->t));
+	if (!r->o->command)
+		modules__refresh(r->ms);
+	r->uw = unwinder__new(r->ms);
+	r->st = stacks__new();
+	r->pcs = xcalloc((size_t)r->o->max_depth + 2, sizeof(*r->pcs));
+	if (!r->uw || !r->st) {
+		errorf("cannot set up the unwinder");
+		return NULL;
+	}
+	r->start_ns = now_ns();
+	r->start_real_ns = realtime_ns();
+	sample_loop(r);
+	r->end_ns = now_ns();
+	target__release(r->t);
+	r->sampled = 1;
+	return NULL;
+}
+
 int profile__run(const struct options *o, int argc, char **argv)
 {
-	struct run r = { .o = o, .out_fd = -1, .sig_fd = -1, .timer_fd = -1 };
-	int code = 1;
+	struct run r = { .o = o, .out_fd = -1, .sig_fd = -1, .timer_fd = -1, .code = 1 };
+	pthread_t tracer;
 	if (o->output)
 		snprintf(r.output, sizeof(r.output), "%s", o->output);
 	else
 		snprintf(r.output, sizeof(r.output), "cprof-%d.pprof", o->pid);
 	if (open_output(&r) < 0)
 		goto out;
+	/* Signals are blocked before the tracer thread starts, so both threads
+	 * have them blocked and only the signalfd sees them. */
 	if (setup_signals(&r) < 0 || setup_timer(&r) < 0) {
 		errorf("cannot set up signals and timer: %s", strerror(errno));
 		goto out;
 	}
-	if (start_target(&r) < 0) {
-		code = o->command ? 127 : 1;
+	if (pthread_create(&tracer, NULL, tracer_main, &r) != 0) {
+		errorf("cannot start the tracer thread");
 		goto out;
 	}
-	if (!o->output)
-		snprintf(r.output, sizeof(r.output), "cprof-%d.pprof", target__pid(r.t));
-	r.ms = modules__new(target__pid(r.t));
-	if (!o->command)
-		modules__refresh(r.ms);
-	r.uw = unwinder__new(r.ms);
-	r.st = stacks__new();
-	r.pcs = xcalloc((size_t)o->max_depth + 2, sizeof(*r.pcs));
-	if (!r.uw || !r.st) {
-		errorf("cannot set up the unwinder");
-		target__detach(r.t);
+	pthread_join(tracer, NULL);
+	wait_thread_gone(r.tracer_tid);
+	if (!r.sampled)
+		goto out;
+	if (write_profile(&r, argc, argv) < 0) {
+		r.code = 1;
 		goto out;
 	}
-	r.start_ns = now_ns();
-	r.start_real_ns = realtime_ns();
-	sample_loop(&r);
-	r.end_ns = now_ns();
-	target__detach(r.t);
-	if (write_profile(&r, argc, argv) < 0)
-		goto out;
 	print_summary(&r);
 	if (o->stats)
 		print_stats(&r);
-	code = o->command ? child_status(&r) : 0;
+	r.code = o->command ? child_status(&r) : 0;
 out:
 	run_free(&r);
-	return code;
+	return r.code;
 }

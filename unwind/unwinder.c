@@ -31,6 +31,7 @@ struct ctx {
 	const struct capture *c;
 	int no_fde;             /* find_proc_info found nothing for the last step */
 	int stack_short;        /* a read fell past the end of the stack copy */
+	int need_regs;          /* asked for a register a partial capture lacks */
 };
 
 static const struct module *find_module(struct unwinder *u, uint64_t addr)
@@ -126,9 +127,14 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp,
 static int access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *valp,
 		      int write, void *arg)
 {
-	const struct user_regs_struct *r = &((struct ctx *)arg)->c->regs;
+	struct ctx *x = arg;
+	const struct user_regs_struct *r = &x->c->regs;
 	if (write)
 		return -UNW_EREADONLYREG;
+	if (x->c->partial_regs && reg != UNW_X86_64_RSP && reg != UNW_X86_64_RIP) {
+		x->need_regs = 1;
+		return -UNW_EBADREG;
+	}
 	switch (reg) {
 	case UNW_X86_64_RAX: *valp = r->rax; break;
 	case UNW_X86_64_RDX: *valp = r->rdx; break;
@@ -224,7 +230,7 @@ enum unwind_status unwinder__unwind(struct unwinder *u, const struct capture *c,
 	for (;;) {
 		unw_word_t ip;
 		if (unw_get_reg(&cur, UNW_REG_IP, &ip) < 0 || ip == 0)
-			return UNWIND_PARTIAL;
+			return x.need_regs ? UNWIND_NEED_REGS : UNWIND_PARTIAL;
 		if (*n == max - 1) {
 			pcs[(*n)++] = UNWIND_PC_TRUNCATED;
 			return UNWIND_TRUNCATED;
@@ -243,6 +249,8 @@ enum unwind_status unwinder__unwind(struct unwinder *u, const struct capture *c,
 		 * in code built without frame pointers yields plausible, wrong
 		 * frames: stop there instead. */
 		if (r <= 0 || x.no_fde) {
+			if (x.need_regs)
+				return UNWIND_NEED_REGS;
 			if (x.stack_short) {
 				pcs[(*n)++] = UNWIND_PC_TRUNCATED;
 				return UNWIND_STACK_SHORT;

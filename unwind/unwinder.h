@@ -23,6 +23,8 @@ enum unwind_status {
 	UNWIND_PARTIAL,         /* stopped early: no unwind info or bad memory */
 	UNWIND_TRUNCATED,       /* cut at max depth, ends in UNWIND_PC_TRUNCATED */
 	UNWIND_STACK_SHORT,     /* ran past the stack copy; ends in UNWIND_PC_TRUNCATED */
+	UNWIND_NEED_REGS,       /* partial_regs capture, and a frame needed another
+				   register (RBP in frame-pointer code): take it stopped */
 };
 
 struct unwinder;
