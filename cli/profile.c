@@ -40,7 +40,7 @@ struct run {
 	struct stacks *st;
 	uint64_t *pcs;
 	uint64_t start_ns, start_real_ns, end_ns;
-	uint64_t missed, partial, truncated;
+	uint64_t missed, partial, truncated, short_copies;
 	const char *stop_reason;
 	pid_t tracer_tid;
 	int sampled;                    /* the tracer thread got to the end */
@@ -178,8 +178,10 @@ static int take_capture(void *arg, const struct capture *c)
 		r->partial++;
 	if (s == UNWIND_TRUNCATED)
 		r->truncated++;
-	if (s == UNWIND_STACK_SHORT)
+	if (s == UNWIND_STACK_SHORT) {
+		r->short_copies++;
 		target__stack_too_small(r->t, c->tid);
+	}
 	stacks__add(r->st, c->slot, r->pcs, depth);
 	return 0;
 }
@@ -324,11 +326,12 @@ static void print_stats(const struct run *r)
 			(double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
 	const struct target_stats *ts = target__stats(r->t);
 	fprintf(stderr, "cprof-attach: stats: pause per thread median %.1f us, p99 %.1f us; "
-		"%llu thread-samples stopped, %llu lost, %llu blocked captures retried; profiler CPU %.1f ms (%.2f ms per 1000 "
+		"%llu thread-samples stopped, %llu lost, %llu blocked captures retried, %llu stacks "
+		"deeper than their copy (copy grown); profiler CPU %.1f ms (%.2f ms per 1000 "
 		"thread-samples); peak RSS %ld KiB\n",
 		target__pause_quantile(r->t, 0.5), target__pause_quantile(r->t, 0.99),
 		(unsigned long long)ts->samples, (unsigned long long)ts->lost,
-		(unsigned long long)ts->blocked_retries, cpu_ms,
+		(unsigned long long)ts->blocked_retries, (unsigned long long)r->short_copies, cpu_ms,
 		ts->samples + ts->samples_blocked ?
 			cpu_ms * 1000.0 / (double)(ts->samples + ts->samples_blocked) : 0.0,
 		ru.ru_maxrss);
