@@ -1,0 +1,605 @@
+#!/usr/bin/env bash
+# bench/run.sh: what cprof-attach costs the program it profiles, and itself.
+# Run by `make bench` (after building ./cprof-attach).  Prints one table.
+#
+#   make bench                     # ~6 minutes: REPS=5
+#   QUICK=1 make bench             # ~2 minutes: fewer, shorter runs
+#   REPS=9 make bench              # more repetitions
+#   LONG=1 make bench              # also a 10-minute steady run (RSS series)
+#   KEEP=1 make bench              # keep the scratch directory (raw logs)
+#
+# Method.  bench/work.c does a fixed amount of CPU work over T threads and
+# times itself (CLOCK_MONOTONIC); it parks before the work and waits for
+# SIGUSR1, so each profiler attaches first and the timed region is profiled
+# from start to end (the profiler stops when the target exits).  The machine
+# is small and shared, so absolute times drift: every repetition runs the
+# workload alone and then under each tool, one right after the other (the
+# order rotates from one repetition to the next), and a slowdown is the
+# median over repetitions of (wall time under the tool / wall time alone, in
+# the same repetition).  Every other figure is a median over repetitions.
+#
+# bench/floor.c is the floor for the pause: a ptrace loop that only
+# interrupts and resumes (no registers, no stack copy), measured between the
+# same two points as cprof-attach --stats.  It runs twice: interrupting
+# every thread (the floor as specified), and with --running-only, only the
+# threads in state R, which are the ones cprof-attach stops (it samples
+# blocked threads from /proc without a stop, and interrupting a blocked
+# thread wakes it, which changes how long the running ones wait).
+#
+# Synchronization is always a bounded polling loop on something observable
+# (a ready file, /proc/PID/task/*/status TracerPid, perf's control ack);
+# the only plain sleeps are polling intervals and the LONG run's 10 s RSS
+# sampling period.
+set -euo pipefail
+export LC_ALL=C
+
+# ---- defaults (all can be overridden from the environment) ---------------
+REPS=${REPS:-5}                 # repetitions; every figure is a median over them
+QUICK=${QUICK:-0}               # 1: ~2-minute version
+LONG=${LONG:-0}                 # 1: add the steady run below
+WORK_SECS=${WORK_SECS:-3.5}     # target wall time of one workload run, alone
+THREADS=${THREADS-"1 8 64"}    # workload thread counts (slowdown, pause, cost)
+HZ=${HZ:-99}                    # the sampling rate
+HZ_HIGH=${HZ_HIGH:-999}         # the high rate, on the 1-thread workload
+FLOOR_THREADS=${FLOOR_THREADS-"1 8 64"}  # floor runs (pause floor, its slowdown)
+PEER_THREADS=${PEER_THREADS-"1 8"}       # perf and eu-stack runs
+MARG_THREADS=${MARG_THREADS:-8} # workload for the marginal-cost runs
+MARG_SHORT=${MARG_SHORT:-2}     # marginal cost: short run (s) ...
+MARG_LONG=${MARG_LONG:-8}       # ... and long run (s)
+LONG_SECS=${LONG_SECS:-600}     # LONG=1: steady run length (s) ...
+LONG_EVERY=${LONG_EVERY:-10}    # ... RSS sampled every LONG_EVERY s
+LONG_THREADS=${LONG_THREADS:-8}
+READY_TIMEOUT=${READY_TIMEOUT:-20}  # s, for any "is it ready" poll
+RUN_TIMEOUT=${RUN_TIMEOUT:-180}     # s, for any single run to finish
+CC=${CC:-cc}
+# Targets from issue 3.
+GOAL_SLOW_1=1.02 GOAL_SLOW_8=1.03 GOAL_SLOW_64=1.05
+GOAL_PAUSE=1.5 GOAL_RATE=0.97 GOAL_CPU=50
+
+if [ "$QUICK" = 1 ]; then
+	REPS=${QUICK_REPS:-3}
+	WORK_SECS=${QUICK_WORK_SECS:-1.2}
+	MARG_SHORT=1 MARG_LONG=3
+fi
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BENCH=$ROOT/bench
+BUILD=$BENCH/build
+CPROF=${CPROF:-$ROOT/cprof-attach}
+TMP=$(mktemp -d /tmp/cprof-bench.XXXXXX)
+DATA=$TMP/data              # "KEY VALUE" lines, one per measurement
+PIDS=()                     # everything we started, killed on exit
+T_START=$SECONDS
+
+cleanup() {
+	local rc=$? p
+	trap - EXIT INT TERM
+	for p in "${PIDS[@]}"; do
+		kill -KILL "$p" 2>/dev/null || true
+	done
+	wait 2>/dev/null || true
+	if [ "${KEEP:-0}" = 1 ] || [ $rc != 0 ]; then
+		echo "bench: raw logs kept in $TMP" >&2
+	else
+		rm -rf "$TMP"
+	fi
+	exit $rc
+}
+trap cleanup EXIT
+trap 'echo "bench: interrupted" >&2; exit 130' INT TERM
+
+die() {
+	echo "bench: FAILED: $*" >&2
+	exit 1
+}
+log() { echo "bench: $*" >&2; }
+
+# ---- small helpers -------------------------------------------------------
+rec() { echo "$1 $2" >>"$DATA"; }           # rec KEY VALUE
+vals() { awk -v k="$1" '$1 == k { print $2 }' "$DATA" 2>/dev/null; }
+# median KEY: median of the values recorded under KEY ("" if none)
+median() {
+	vals "$1" | sort -g | awk '{ v[NR] = $1 } END {
+		if (NR == 0) exit; m = int((NR + 1) / 2)
+		printf "%.6g\n", (NR % 2) ? v[m] : (v[m] + v[m + 1]) / 2 }'
+}
+range() { vals "$1" | sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { if (NR) printf "%.3f-%.3f", lo, hi }'; }
+calc() { awk "BEGIN { printf \"%s\", $* }" </dev/null; }   # calc 'sprintf(...)' or an expression
+fmt() { awk -v v="$2" "BEGIN { if (v == \"\") print \"n/a\"; else printf \"$1\", v }" </dev/null; }
+
+# alive PID: true while PID exists and is not a zombie
+alive() {
+	local s
+	read -r s 2>/dev/null <"/proc/$1/stat" || return 1
+	s=${s##*) }
+	s=${s%% *}
+	[ -n "$s" ] && [ "$s" != Z ] && [ "$s" != X ]
+}
+
+# wait_gone PID SECS WHAT: bounded wait for PID to end (then reap it with
+# `wait` to get its status)
+wait_gone() {
+	local pid=$1 limit=$(($(date +%s) + $2))
+	while alive "$pid"; do
+		[ "$(date +%s)" -lt $limit ] || die "$3 (PID $pid) still running after $2 s"
+		sleep 0.02
+	done
+}
+
+# reap PID: its exit status (PID must have ended)
+reap() {
+	local rc=0
+	wait "$1" || rc=$?
+	echo $rc
+}
+
+# start_work T UNITS TAG: starts the workload, waits until it is parked.
+# Sets WPID; the workload's stdout goes to $TMP/TAG.work.
+start_work() {
+	local t=$1 units=$2 tag=$3 ready=$TMP/$3.ready i
+	rm -f "$ready"
+	"$BUILD/work" "$t" "$units" "$ready" >"$TMP/$tag.work" 2>&1 &
+	WPID=$!
+	PIDS+=("$WPID")
+	for ((i = 0; i < READY_TIMEOUT * 100; i++)); do
+		[ -s "$ready" ] && break
+		alive "$WPID" || die "workload $tag exited before it was ready: $(cat "$TMP/$tag.work")"
+		sleep 0.01
+	done
+	[ -s "$ready" ] || die "workload $tag not ready after $READY_TIMEOUT s"
+	[ "$(cat "$ready")" = "$WPID" ] || die "workload $tag: ready file says $(cat "$ready"), expected $WPID"
+	# Every thread exists before the ready file is written.
+	local n
+	n=$(ls "/proc/$WPID/task" | wc -l)
+	[ "$n" -eq $((t + 1)) ] || die "workload $tag has $n threads, expected $((t + 1))"
+}
+
+# go_work: the timed region starts.
+go_work() { kill -USR1 "$WPID" || die "cannot start the workload (PID $WPID)"; }
+
+# finish_work TAG: waits for the workload, checks it, prints its wall time.
+finish_work() {
+	local tag=$1 rc line
+	wait_gone "$WPID" "$RUN_TIMEOUT" "workload $tag"
+	rc=$(reap "$WPID")
+	[ "$rc" = 0 ] || die "workload $tag exited $rc: $(cat "$TMP/$tag.work")"
+	line=$(grep '^wall_s ' "$TMP/$tag.work") || die "workload $tag printed no wall time"
+	set -- $line
+	WALL=$2 WSTART=$4 WEND=$6
+}
+
+# wait_traced W P WHAT: every thread of W is traced by a thread of P.
+wait_traced() {
+	local w=$1 p=$2 i tracers
+	for ((i = 0; i < READY_TIMEOUT * 100; i++)); do
+		alive "$p" || return 1
+		tracers=$(awk '/^TracerPid:/ { print $2 }' /proc/"$w"/task/*/status 2>/dev/null | sort -u)
+		if [ -n "$tracers" ] && [ "$(echo "$tracers" | wc -l)" = 1 ] && [ "$tracers" != 0 ] &&
+			[ -d "/proc/$p/task/$tracers" ]; then
+			return 0
+		fi
+		sleep 0.01
+	done
+	return 1
+}
+
+# ---- the runs --------------------------------------------------------------
+# Each run_* takes T, UNITS, HZ, a tag, and records under KEY.* .
+
+run_alone() { # T UNITS TAG: sets ALONE
+	start_work "$1" "$2" "$3"
+	go_work
+	finish_work "$3"
+	ALONE=$WALL
+}
+
+# run_ours T UNITS HZ TAG KEY
+run_ours() {
+	local t=$1 units=$2 hz=$3 tag=$4 key=$5 p rc err sum st
+	start_work "$t" "$units" "$tag"
+	"$CPROF" "$WPID" --hz "$hz" -o "$TMP/$tag.folded" --stats 2>"$TMP/$tag.err" &
+	p=$!
+	PIDS+=("$p")
+	wait_traced "$WPID" "$p" || die "cprof-attach ($tag) did not attach: $(cat "$TMP/$tag.err")"
+	go_work
+	finish_work "$tag"
+	wait_gone "$p" "$RUN_TIMEOUT" "cprof-attach ($tag)"
+	rc=$(reap "$p")
+	err=$TMP/$tag.err
+	[ "$rc" = 0 ] || die "cprof-attach ($tag) exited $rc: $(cat "$err")"
+	parse_ours "$err" "$tag"
+	[ "$S_REASON" = "target exited" ] || die "cprof-attach ($tag) stopped for another reason: $(cat "$err")"
+	[ "${S_SAMPLES:-0}" -gt 0 ] || die "cprof-attach ($tag): no samples: $(cat "$err")"
+	[ -s "$TMP/$tag.folded" ] || die "cprof-attach ($tag) wrote no profile"
+	awk -v d="$S_DUR" -v w="$WALL" 'BEGIN { exit !(d + 0.005 >= w) }' ||
+		die "cprof-attach ($tag) ran $S_DUR s, less than the timed region ($WALL s)"
+	rec "$key.wall" "$WALL"
+	rec "$key.samples" "$S_SAMPLES"
+	rec "$key.threads" "$S_THREADS"
+	rec "$key.dur" "$S_DUR"
+	rec "$key.hz" "$S_HZ"
+	rec "$key.rate" "$(calc "$S_HZ / $hz")"
+	rec "$key.per_thread" "$(calc "$S_SAMPLES / ($S_THREADS * $S_DUR) / $hz")"
+	rec "$key.missed" "$S_MISSED"
+	rec "$key.partial" "$S_PARTIAL"
+	rec "$key.pmed" "$S_PMED"
+	rec "$key.p99" "$S_P99"
+	rec "$key.cpu" "$S_CPU"
+	rec "$key.cpu1k" "$S_CPU1K"
+	rec "$key.rss" "$S_RSS"
+	rec "$key.lost" "${S_LOST:-0}"
+}
+
+# parse_ours FILE TAG: the summary and --stats lines -> S_* variables.
+parse_ours() {
+	local f=$1 tag=$2 sum st
+	sum=$(grep -E '^cprof-attach: [0-9]+ samples' "$f" | tail -1) || die "cprof-attach ($tag): no summary line: $(cat "$f")"
+	st=$(grep -E '^cprof-attach: stats:' "$f" | tail -1) || die "cprof-attach ($tag): no stats line: $(cat "$f")"
+	local re='^cprof-attach: ([0-9]+) samples, ([0-9]+) threads, ([0-9.]+) s, ([0-9.]+) Hz achieved \(([0-9]+) requested\), ([0-9]+) missed ticks, ([0-9]+) not fully unwound'
+	[[ $sum =~ $re ]] || die "cprof-attach ($tag): cannot parse the summary line: $sum"
+	S_SAMPLES=${BASH_REMATCH[1]} S_THREADS=${BASH_REMATCH[2]} S_DUR=${BASH_REMATCH[3]}
+	S_HZ=${BASH_REMATCH[4]} S_MISSED=${BASH_REMATCH[6]} S_PARTIAL=${BASH_REMATCH[7]}
+	S_REASON=$(echo "$sum" | sed -nE 's/.*, (target exited|duration reached|interrupted|terminated|hung up|stopped)[,].*/\1/p')
+	re='median ([0-9.]+) us, p99 ([0-9.]+) us'
+	[[ $st =~ $re ]] || die "cprof-attach ($tag): cannot parse the pause in: $st"
+	S_PMED=${BASH_REMATCH[1]} S_P99=${BASH_REMATCH[2]}
+	re='profiler CPU ([0-9.]+) ms \(([0-9.]+) ms per 1000'
+	[[ $st =~ $re ]] || die "cprof-attach ($tag): cannot parse the CPU time in: $st"
+	S_CPU=${BASH_REMATCH[1]} S_CPU1K=${BASH_REMATCH[2]}
+	re='peak RSS ([0-9]+) KiB'
+	[[ $st =~ $re ]] || die "cprof-attach ($tag): cannot parse the peak RSS in: $st"
+	S_RSS=${BASH_REMATCH[1]}
+	re='([0-9]+) lost'
+	S_LOST=0
+	[[ $st =~ $re ]] && S_LOST=${BASH_REMATCH[1]}
+	return 0
+}
+
+# run_floor T UNITS HZ TAG KEY [FLOOR OPTIONS]
+run_floor() {
+	local t=$1 units=$2 hz=$3 tag=$4 key=$5 p rc line re
+	shift 5
+	start_work "$t" "$units" "$tag"
+	rm -f "$TMP/$tag.fready"
+	"$BUILD/floor" "$WPID" --hz "$hz" --ready "$TMP/$tag.fready" "$@" >"$TMP/$tag.floor" 2>&1 &
+	p=$!
+	PIDS+=("$p")
+	local i
+	for ((i = 0; i < READY_TIMEOUT * 100; i++)); do
+		[ -s "$TMP/$tag.fready" ] && break
+		alive "$p" || die "floor ($tag) exited early: $(cat "$TMP/$tag.floor")"
+		sleep 0.01
+	done
+	[ -s "$TMP/$tag.fready" ] || die "floor ($tag) not ready after $READY_TIMEOUT s"
+	go_work
+	finish_work "$tag"
+	wait_gone "$p" "$RUN_TIMEOUT" "floor ($tag)"
+	rc=$(reap "$p")
+	[ "$rc" = 0 ] || die "floor ($tag) exited $rc: $(cat "$TMP/$tag.floor")"
+	line=$(grep '^floor:' "$TMP/$tag.floor") || die "floor ($tag) printed nothing"
+	re='median ([0-9.]+) us, p99 ([0-9.]+) us; ([0-9]+) thread-samples.* ([0-9.]+) Hz achieved'
+	[[ $line =~ $re ]] || die "floor ($tag): cannot parse: $line"
+	[ "${BASH_REMATCH[3]}" -gt 0 ] || die "floor ($tag): no samples: $line"
+	rec "$key.wall" "$WALL"
+	rec "$key.pmed" "${BASH_REMATCH[1]}"
+	rec "$key.p99" "${BASH_REMATCH[2]}"
+	rec "$key.hz" "${BASH_REMATCH[4]}"
+}
+
+# run_perf T UNITS TAG KEY: perf record, started with its events disabled,
+# enabled through its control FIFO (acknowledged) before the work starts.
+run_perf() {
+	local t=$1 units=$2 tag=$3 key=$4 p rc ack n
+	start_work "$t" "$units" "$tag"
+	rm -f "$TMP/$tag.ctl" "$TMP/$tag.ack"
+	mkfifo "$TMP/$tag.ctl" "$TMP/$tag.ack"
+	exec 7<>"$TMP/$tag.ctl" 8<>"$TMP/$tag.ack"
+	perf record -e task-clock -F "$HZ" --call-graph dwarf -p "$WPID" -o "$TMP/$tag.perf.data" \
+		-D -1 --control "fifo:$TMP/$tag.ctl,$TMP/$tag.ack" >"$TMP/$tag.perf" 2>&1 &
+	p=$!
+	PIDS+=("$p")
+	echo enable >&7
+	ack=
+	read -r -t "$READY_TIMEOUT" -u 8 ack || true
+	[ "$ack" = ack ] || die "perf ($tag) did not acknowledge 'enable': $(cat "$TMP/$tag.perf")"
+	go_work
+	finish_work "$tag"
+	wait_gone "$p" "$RUN_TIMEOUT" "perf ($tag)"
+	rc=$(reap "$p")
+	exec 7>&- 8>&-
+	[ "$rc" = 0 ] || die "perf ($tag) exited $rc: $(cat "$TMP/$tag.perf")"
+	n=$(sed -nE 's/.*\(([0-9]+) samples\).*/\1/p' "$TMP/$tag.perf")
+	[ "${n:-0}" -gt 0 ] || die "perf ($tag) recorded no samples: $(cat "$TMP/$tag.perf")"
+	rm -f "$TMP/$tag.perf.data"
+	rec "$key.wall" "$WALL"
+	rec "$key.samples" "$n"
+}
+
+# run_eustack T UNITS TAG KEY: eu-stack -p in a loop, as fast as it goes;
+# the work starts once the first snapshot is done.
+run_eustack() {
+	local t=$1 units=$2 tag=$3 key=$4 p i n ts=$TMP/$3.snaps w
+	start_work "$t" "$units" "$tag"
+	w=$WPID
+	: >"$ts"
+	(
+		while alive "$w"; do
+			if eu-stack -p "$w" >/dev/null 2>&1; then
+				echo "$EPOCHREALTIME" >>"$ts"
+			fi
+		done
+	) &
+	p=$!
+	PIDS+=("$p")
+	for ((i = 0; i < READY_TIMEOUT * 100; i++)); do
+		[ -s "$ts" ] && break
+		sleep 0.01
+	done
+	[ -s "$ts" ] || die "eu-stack ($tag): no snapshot within $READY_TIMEOUT s"
+	go_work
+	finish_work "$tag"
+	wait_gone "$p" "$RUN_TIMEOUT" "eu-stack loop ($tag)"
+	reap "$p" >/dev/null
+	n=$(awk -v a="$WSTART" -v b="$WEND" '$1 >= a && $1 <= b' "$ts" | wc -l)
+	[ "$n" -gt 0 ] || die "eu-stack ($tag): no snapshot during the timed region"
+	rec "$key.wall" "$WALL"
+	rec "$key.snaps_per_s" "$(calc "$n / ($WEND - $WSTART)")"
+}
+
+# run_marginal REP: one endless workload, profiled MARG_SHORT s then
+# MARG_LONG s; checks that the target keeps running after each detach.
+run_marginal() {
+	local tag=marg$1 p rc k cpu=() smp=()
+	start_work "$MARG_THREADS" 0 "$tag"
+	go_work
+	for k in "$MARG_SHORT" "$MARG_LONG"; do
+		"$CPROF" "$WPID" --hz "$HZ" --duration "$k" -o "$TMP/$tag.$k.folded" --stats 2>"$TMP/$tag.$k.err" &
+		p=$!
+		PIDS+=("$p")
+		wait_gone "$p" $((RUN_TIMEOUT + k)) "cprof-attach ($tag, $k s)"
+		rc=$(reap "$p")
+		[ "$rc" = 0 ] || die "cprof-attach ($tag, $k s) exited $rc: $(cat "$TMP/$tag.$k.err")"
+		parse_ours "$TMP/$tag.$k.err" "$tag"
+		[ "$S_REASON" = "duration reached" ] || die "cprof-attach ($tag, $k s): $(cat "$TMP/$tag.$k.err")"
+		[ "$S_SAMPLES" -gt 0 ] || die "cprof-attach ($tag, $k s): no samples"
+		alive "$WPID" || die "the workload died while profiled ($tag, $k s)"
+		[ "$(awk '/^TracerPid:/ { print $2 }' /proc/"$WPID"/task/*/status | sort -u)" = 0 ] ||
+			die "the workload is still traced after cprof-attach ended ($tag, $k s)"
+		grep -q '^State:[[:space:]]*[RS]' "/proc/$WPID/status" ||
+			die "the workload is not running after cprof-attach ended ($tag, $k s): $(grep State /proc/$WPID/status)"
+		cpu+=("$S_CPU")
+		smp+=("$S_SAMPLES")
+		rec "marg.$k.cpu1k" "$S_CPU1K"
+		rec "marg.$k.rss" "$S_RSS"
+	done
+	kill -KILL "$WPID"
+	wait "$WPID" 2>/dev/null || true
+	rec marg.cpu1k "$(calc "(${cpu[1]} - ${cpu[0]}) / (${smp[1]} - ${smp[0]}) * 1000")"
+}
+
+# run_long: LONG_SECS at HZ on an endless workload, RSS every LONG_EVERY s.
+run_long() {
+	local tag=long p rc t=0 rss series=()
+	start_work "$LONG_THREADS" 0 "$tag"
+	go_work
+	"$CPROF" "$WPID" --hz "$HZ" --duration "$LONG_SECS" -o "$TMP/$tag.folded" --stats 2>"$TMP/$tag.err" &
+	p=$!
+	PIDS+=("$p")
+	wait_traced "$WPID" "$p" || die "cprof-attach ($tag) did not attach: $(cat "$TMP/$tag.err")"
+	while alive "$p"; do
+		sleep "$LONG_EVERY"
+		t=$((t + LONG_EVERY))
+		rss=$(awk '/^VmRSS:/ { print $2 }' "/proc/$p/status" 2>/dev/null) || true
+		[ -n "$rss" ] && alive "$p" && series+=("$t:$rss") && log "long run: ${t}s VmRSS ${rss} KiB"
+	done
+	rc=$(reap "$p")
+	[ "$rc" = 0 ] || die "cprof-attach ($tag) exited $rc: $(cat "$TMP/$tag.err")"
+	parse_ours "$TMP/$tag.err" "$tag"
+	kill -KILL "$WPID"
+	wait "$WPID" 2>/dev/null || true
+	LONG_SERIES="${series[*]}"
+	LONG_SUMMARY="$S_SAMPLES samples, $S_HZ Hz achieved, peak RSS $S_RSS KiB, CPU $S_CPU1K ms/1000"
+}
+
+# ---- set-up ------------------------------------------------------------
+[ -x "$CPROF" ] || die "$CPROF not built (make)"
+mkdir -p "$BUILD"
+$CC -O2 -g -fomit-frame-pointer -pthread -Wall -Wextra -o "$BUILD/work" "$BENCH/work.c" ||
+	die "cannot build bench/work.c"
+$CC -O2 -g -Wall -Wextra -o "$BUILD/floor" "$BENCH/floor.c" || die "cannot build bench/floor.c"
+
+NCPU=$(nproc)
+RATE=$("$BUILD/work" --calibrate 1) || die "calibration failed"
+units_for() { calc "sprintf(\"%d\", $WORK_SECS * $RATE * ($1 < $NCPU ? $1 : $NCPU))"; }
+
+PERF_OK=0 PERF_NOTE=
+if ! command -v perf >/dev/null; then
+	PERF_NOTE="perf not installed"
+elif ! perf record -o "$TMP/true.perf.data" -e task-clock -- true >"$TMP/true.perf" 2>&1; then
+	PERF_NOTE="perf record does not work here: $(tail -1 "$TMP/true.perf")"
+else
+	PERF_OK=1
+fi
+EUSTACK_OK=0 EUSTACK_NOTE=
+if ! command -v eu-stack >/dev/null; then
+	EUSTACK_NOTE="eu-stack not installed"
+elif ! eu-stack -p $$ >/dev/null 2>&1; then
+	EUSTACK_NOTE="eu-stack -p does not work here"
+else
+	EUSTACK_OK=1
+fi
+[ -n "$PERF_NOTE" ] && log "skipping perf: $PERF_NOTE"
+[ -n "$EUSTACK_NOTE" ] && log "skipping eu-stack: $EUSTACK_NOTE"
+
+log "$REPS repetitions, ~$WORK_SECS s per workload run, $RATE work units/s/thread; scratch $TMP"
+
+contains() { [[ " $1 " == *" $2 "* ]]; }
+
+# ---- the repetitions ---------------------------------------------------
+for ((rep = 1; rep <= REPS; rep++)); do
+	for t in $THREADS; do
+		units=$(units_for "$t")
+		runs=(ours)
+		[ "$t" = 1 ] && runs+=(ours_high)
+		contains "$FLOOR_THREADS" "$t" && runs+=(floor floor_running)
+		contains "$PEER_THREADS" "$t" && [ $PERF_OK = 1 ] && runs+=(perf)
+		contains "$PEER_THREADS" "$t" && [ $EUSTACK_OK = 1 ] && runs+=(eustack)
+		# Alone first, then the tools; the tools' order rotates by repetition.
+		n=${#runs[@]}
+		order=()
+		for ((i = 0; i < n; i++)); do order+=("${runs[$(((i + rep) % n))]}"); done
+		run_alone "$t" "$units" "alone.$t.$rep"
+		alone=$ALONE
+		rec "alone.$t.wall" "$alone"
+		for r in "${order[@]}"; do
+			tag=$r.$t.$rep
+			case $r in
+			ours) run_ours "$t" "$units" "$HZ" "$tag" "ours.$t.$HZ" ;;
+			ours_high) run_ours "$t" "$units" "$HZ_HIGH" "$tag" "ours.$t.$HZ_HIGH" ;;
+			floor) run_floor "$t" "$units" "$HZ" "$tag" "floor.$t" ;;
+			floor_running) run_floor "$t" "$units" "$HZ" "$tag" "floorR.$t" --running-only ;;
+			perf) run_perf "$t" "$units" "$tag" "perf.$t" ;;
+			eustack) run_eustack "$t" "$units" "$tag" "eustack.$t" ;;
+			esac
+		done
+		# Paired slowdowns: this repetition's runs against its own alone run.
+		for key in "ours.$t.$HZ" "ours.$t.$HZ_HIGH" "floor.$t" "floorR.$t" "perf.$t" "eustack.$t"; do
+			w=$(awk -v k="$key.wall" '$1 == k { v = $2 } END { print v }' "$DATA")
+			c=$(awk -v k="$key.wall" '$1 == k { n++ } END { print n + 0 }' "$DATA")
+			[ -n "$w" ] && [ "$c" = "$rep" ] && rec "$key.slow" "$(calc "$w / $alone")"
+		done
+		log "rep $rep/$REPS, $t thread(s): done ($((SECONDS - T_START)) s)"
+	done
+	run_marginal "$rep"
+	log "rep $rep/$REPS, marginal cost: done ($((SECONDS - T_START)) s)"
+done
+LONG_SERIES= LONG_SUMMARY=
+if [ "$LONG" = 1 ]; then
+	log "long run: $LONG_SECS s at $HZ Hz, $LONG_THREADS threads"
+	run_long
+fi
+
+# ---- the table ---------------------------------------------------------
+ROWS=()
+row() { ROWS+=("$1|$2|$3"); }  # row METRIC MEASURED GOAL
+# verdict VALUE OP LIMIT -> "ok" or "MISSED"
+verdict() { awk -v v="$1" -v l="$3" -v op="$2" 'BEGIN {
+	if (v == "") { print "n/a"; exit }
+	ok = (op == "<=") ? (v <= l) : (v >= l); print ok ? "ok" : "MISSED" }'; }
+plural() { [ "$1" = 1 ] && echo "1 thread" || echo "$1 threads"; }
+
+for t in $THREADS; do
+	for hz in "$HZ" "$HZ_HIGH"; do
+		k=ours.$t.$hz
+		s=$(median "$k.slow")
+		[ -n "$s" ] || continue
+		goal=
+		if [ "$hz" = "$HZ" ]; then
+			eval "g=\${GOAL_SLOW_$t:-}"
+			[ -n "$g" ] && goal="<= ${g}x $(verdict "$s" '<=' "$g")"
+		fi
+		row "slowdown $(plural "$t") @${hz}Hz" \
+			"$(fmt %.3fx "$s") [$(range "$k.slow")] ($(fmt %.2f "$(median "alone.$t.wall")") s alone, $(fmt %.2f "$(median "$k.wall")") s profiled)" "$goal"
+	done
+done
+for t in $FLOOR_THREADS; do
+	contains "$THREADS" "$t" || continue
+	row "slowdown by the floor, $(plural "$t") @${HZ}Hz" \
+		"$(fmt %.3fx "$(median "floor.$t.slow")") [$(range "floor.$t.slow")]; running-only floor $(fmt %.3fx "$(median "floorR.$t.slow")") [$(range "floorR.$t.slow")]" ""
+done
+# cprof-attach's pause histogram has 1 us buckets up to 20 ms; its last
+# bucket holds everything longer, so a value there is a lower bound.
+CAP=20000
+us() { awk -v v="$1" -v c="$CAP" 'BEGIN { if (v == "") print "n/a"; else if (v >= c) printf ">=%.0f us (cap)", c; else printf "%.1f us", v }'; }
+# pause_row WHAT FLOORKEY GOAL?
+pause_row() {
+	local t=$1 q=$2 fk=$3 label=$4 withgoal=$5 o f r goal= lb=
+	o=$(median "ours.$t.$HZ.$q") f=$(median "$fk.$t.$q")
+	[ -n "$o" ] && [ -n "$f" ] || return 0
+	awk -v f="$f" 'BEGIN { exit !(f > 0) }' || return 0
+	r=$(calc "$o / $f")
+	awk -v v="$o" -v c="$CAP" 'BEGIN { exit !(v >= c) }' && lb=">="
+	if [ "$withgoal" = 1 ]; then
+		goal="<= ${GOAL_PAUSE}x $(verdict "$r" '<=' "$GOAL_PAUSE")"
+		[ -n "$lb" ] && [ "$(verdict "$r" '<=' "$GOAL_PAUSE")" = ok ] && goal="<= ${GOAL_PAUSE}x unknown (ours capped)"
+	fi
+	row "pause $([ "$q" = pmed ] && echo median || echo p99) (ours / $label) $(plural "$t") @${HZ}Hz" \
+		"$(us "$o") / $(fmt '%.1f us' "$f") = $lb$(fmt %.2fx "$r")" "$goal"
+}
+for t in $FLOOR_THREADS; do
+	contains "$THREADS" "$t" || continue
+	pause_row "$t" pmed floor "floor" 1
+	pause_row "$t" pmed floorR "running-only floor" 1
+	pause_row "$t" p99 floor "floor" 0
+	pause_row "$t" p99 floorR "running-only floor" 0
+done
+for t in $FLOOR_THREADS; do
+	contains "$THREADS" "$t" || continue
+	row "floors' own achieved tick rate, $(plural "$t") @${HZ}Hz" \
+		"$(fmt %.1f "$(median "floor.$t.hz")") Hz = $(fmt %.1f%% "$(calc "$(median "floor.$t.hz") / $HZ * 100")"); running-only $(fmt %.1f "$(median "floorR.$t.hz")") Hz = $(fmt %.1f%% "$(calc "$(median "floorR.$t.hz") / $HZ * 100")")" ""
+done
+for t in $THREADS; do
+	for hz in "$HZ" "$HZ_HIGH"; do
+		k=ours.$t.$hz
+		[ -n "$(median "$k.hz")" ] || continue
+		goal=
+		if { [ "$t" = 64 ] && [ "$hz" = "$HZ" ]; } || { [ "$t" = 1 ] && [ "$hz" = "$HZ_HIGH" ]; }; then
+			goal=">= $(calc "$GOAL_RATE * 100")% $(verdict "$(calc "$(median "$k.per_thread") < $(median "$k.rate") ? $(median "$k.per_thread") : $(median "$k.rate")")" '>=' "$GOAL_RATE")"
+		fi
+		row "achieved rate $(plural "$t") @${hz}Hz" \
+			"ticks $(fmt %.1f "$(median "$k.hz")") Hz = $(fmt %.1f%% "$(calc "$(median "$k.rate") * 100")"); samples/thread/s $(fmt %.1f%% "$(calc "$(median "$k.per_thread") * 100")") of $hz; missed ticks $(fmt %d "$(median "$k.missed")"); not fully unwound $(fmt %d "$(median "$k.partial")")" "$goal"
+	done
+done
+for t in $THREADS; do
+	for hz in "$HZ" "$HZ_HIGH"; do
+		k=ours.$t.$hz
+		c=$(median "$k.cpu1k")
+		[ -n "$c" ] || continue
+		row "profiler CPU per 1000 thread-samples, $(plural "$t") @${hz}Hz (whole run)" \
+			"$(fmt %.1f "$c") ms ($(fmt %.0f "$(median "$k.cpu")") ms for $(fmt %.0f "$(median "$k.samples")") samples); peak RSS $(fmt %.0f "$(median "$k.rss")") KiB" ""
+	done
+done
+c=$(median marg.cpu1k)
+row "profiler CPU per 1000 thread-samples, marginal" \
+	"$(fmt %.1f "$c") ms ((cpu${MARG_LONG}s - cpu${MARG_SHORT}s) / (samples${MARG_LONG}s - samples${MARG_SHORT}s), $(plural "$MARG_THREADS") @${HZ}Hz; whole-run ${MARG_SHORT}s $(fmt %.1f "$(median "marg.$MARG_SHORT.cpu1k")"), ${MARG_LONG}s $(fmt %.1f "$(median "marg.$MARG_LONG.cpu1k")"))" \
+	"<= $GOAL_CPU ms $(verdict "$c" '<=' "$GOAL_CPU")"
+row "profiler peak RSS, ${MARG_LONG} s, $(plural "$MARG_THREADS") @${HZ}Hz" "$(fmt %.0f "$(median "marg.$MARG_LONG.rss")") KiB (${MARG_SHORT} s: $(fmt %.0f "$(median "marg.$MARG_SHORT.rss")") KiB)" ""
+for t in $PEER_THREADS; do
+	contains "$THREADS" "$t" || continue
+	if [ $PERF_OK = 1 ]; then
+		row "perf record -F $HZ --call-graph dwarf: slowdown, $(plural "$t")" \
+			"$(fmt %.3fx "$(median "perf.$t.slow")") [$(range "perf.$t.slow")] ($(fmt %.0f "$(median "perf.$t.samples")") samples)" ""
+	else
+		row "perf record, $(plural "$t")" "skipped: $PERF_NOTE" ""
+	fi
+	if [ $EUSTACK_OK = 1 ]; then
+		row "eu-stack -p loop: slowdown, $(plural "$t")" \
+			"$(fmt %.3fx "$(median "eustack.$t.slow")") [$(range "eustack.$t.slow")], $(fmt %.1f "$(median "eustack.$t.snaps_per_s")") snapshots/s" ""
+	else
+		row "eu-stack, $(plural "$t")" "skipped: $EUSTACK_NOTE" ""
+	fi
+done
+if [ -n "$LONG_SUMMARY" ]; then
+	row "steady run ${LONG_SECS}s, $(plural "$LONG_THREADS") @${HZ}Hz" "$LONG_SUMMARY" ""
+	row "  VmRSS (s:KiB)" "$LONG_SERIES" ""
+fi
+
+w1=6 w2=8 w3=4
+for r in "${ROWS[@]}"; do
+	IFS='|' read -r a b c <<<"$r"
+	[ ${#a} -gt $w1 ] && w1=${#a}
+	[ ${#b} -gt $w2 ] && w2=${#b}
+	[ ${#c} -gt $w3 ] && w3=${#c}
+done
+echo
+echo "cprof-attach benchmark: medians of $REPS repetitions; [min-max] of the paired ratios; workload ~$WORK_SECS s alone"
+printf "%-${w1}s | %-${w2}s | %s\n" metric measured goal
+printf "%s-|-%s-|-%s\n" "$(printf '%*s' $w1 '' | tr ' ' -)" "$(printf '%*s' $w2 '' | tr ' ' -)" "$(printf '%*s' $w3 '' | tr ' ' -)"
+for r in "${ROWS[@]}"; do
+	IFS='|' read -r a b c <<<"$r"
+	printf "%-${w1}s | %-${w2}s | %s\n" "$a" "$b" "$c"
+done
+cp "$DATA" "$BUILD/last-run.data"   # every measurement, "KEY VALUE"
+rev=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
+git -C "$ROOT" diff --quiet HEAD -- . ':!bench' 2>/dev/null || rev="$rev+uncommitted changes"
+echo "machine: $NCPU CPUs ($(nproc --all) online), $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo), kernel $(uname -r); cprof-attach $rev; bench took $((SECONDS - T_START)) s"
