@@ -21,14 +21,15 @@
 #define STACK_COPY_MIN (32 * 1024)
 #define STACK_COPY_MAX (1024 * 1024)
 #define RED_ZONE 128
-#define TICK_TIMEOUT_NS (500 * 1000000ull)
+#define RELEASE_TIMEOUT_NS (200 * 1000000ull)
 #define DETACH_TIMEOUT_NS (2000 * 1000000ull)
 #define NAME_REFRESH_NS (1000 * 1000000ull)
 
 struct thread {
 	pid_t tid;
 	uint32_t slot;
-	int pending;                    /* interrupted this tick, not yet captured */
+	int pending;                    /* interrupted, not yet captured */
+	uint32_t pending_ticks;         /* ticks since it was interrupted, this one included */
 	int group_stopped;              /* in group-stop, restarted with LISTEN */
 	size_t stack_size;
 	uint64_t interrupt_ns;
@@ -58,7 +59,8 @@ struct target {
 	struct thread **buckets;
 	size_t nbuckets, nthreads;
 	size_t npending;
-	int in_tick;
+	capture_fn fn;
+	void *fn_arg;
 	struct slot_info *slots;
 	size_t nslots, slots_cap;
 	struct capture *caps;
@@ -152,8 +154,10 @@ static void thread_remove(struct target *t, pid_t tid)
 		struct thread *th = *pp;
 		if (th->tid != tid)
 			continue;
-		if (th->pending)
+		if (th->pending) {
 			t->npending--;
+			t->stats.lost += th->pending_ticks;
+		}
 		*pp = th->next;
 		thread_free(th);
 		t->nthreads--;
@@ -479,20 +483,45 @@ static void resume(struct thread *th, int sig)
 	ptrace(req, th->tid, 0, (void *)(long)(req == PTRACE_LISTEN ? 0 : sig));
 }
 
-/* Samples a pending thread that has just stopped and resumes it at once. */
+/* The pause histogram's bucket for US microseconds (see target.h). */
+static size_t hist_index(uint64_t us)
+{
+	if (us < PAUSE_HIST_EXACT)
+		return (size_t)us;
+	int e = 63 - __builtin_clzll(us);       /* 2^e <= us < 2^(e+1), e >= 10 */
+	if (e >= 32)
+		return PAUSE_HIST_BUCKETS - 1;
+	size_t sub = (size_t)(us >> (e - 6)) & (PAUSE_HIST_SUB - 1);
+	return PAUSE_HIST_EXACT + (size_t)(e - 10) * PAUSE_HIST_SUB + sub;
+}
+
+/* The middle of bucket I, in microseconds. */
+static double hist_value(size_t i)
+{
+	if (i < PAUSE_HIST_EXACT)
+		return (double)i + 0.5;
+	size_t e = 10 + (i - PAUSE_HIST_EXACT) / PAUSE_HIST_SUB;
+	size_t sub = (i - PAUSE_HIST_EXACT) % PAUSE_HIST_SUB;
+	double width = (double)(1ull << (e - 6));
+	return (double)(1ull << e) + ((double)sub + 0.5) * width;
+}
+
+/* Samples a pending thread that has just stopped and resumes it at once;
+ * the capture waits in t->caps for deliver(). */
 static void sample_stopped(struct target *t, struct thread *th)
 {
 	th->pending = 0;
 	t->npending--;
-	if (t->in_tick && capture(t, th) == 0) {
+	if (capture(t, th) == 0) {
 		struct capture *c = &t->caps[t->ncaps++];
+		c->ticks = th->pending_ticks;
 		resume(th, 0);
 		c->pause_ns = now_ns() - c->pause_ns;
-		uint64_t us = c->pause_ns / 1000;
-		t->stats.pause_hist[us < PAUSE_HIST_US ? us : PAUSE_HIST_US]++;
+		t->stats.pause_hist[hist_index(c->pause_ns / 1000)]++;
 		t->stats.samples++;
 		return;
 	}
+	t->stats.lost += th->pending_ticks;
 	resume(th, 0);
 }
 
@@ -564,12 +593,39 @@ static void on_status(struct target *t, pid_t tid, int status)
 	}
 }
 
-void target__poll(struct target *t)
+/* Handles the ptrace events that are waiting, without blocking. */
+static void reap(struct target *t)
 {
 	int status;
 	pid_t tid;
 	while ((tid = waitpid(-1, &status, __WALL | WNOHANG)) > 0)
 		on_status(t, tid, status);
+}
+
+/* Hands the captures taken so far to the capture function; their threads
+ * already run again.  Stops reported meanwhile are taken between two
+ * captures, so a thread that stops now waits for one unwind at most. */
+static void deliver(struct target *t)
+{
+	for (size_t i = 0; i < t->ncaps; i++) {
+		reap(t);
+		struct capture *c = &t->caps[i];
+		if (t->fn)
+			t->fn(t->fn_arg, c);
+	}
+	t->ncaps = 0;
+}
+
+void target__set_capture_fn(struct target *t, capture_fn fn, void *arg)
+{
+	t->fn = fn;
+	t->fn_arg = arg;
+}
+
+void target__poll(struct target *t)
+{
+	reap(t);
+	deliver(t);
 }
 
 /* Waits until no thread is pending or DEADLINE passes.  SIGCHLD is
@@ -690,14 +746,15 @@ static int capture_blocked(struct target *t, struct thread *th, const struct sna
 }
 
 /* Tries to sample TH without stopping it; returns 0 if FN took the sample. */
-static int sample_blocked(struct target *t, struct thread *th, capture_fn fn, void *arg)
+static int sample_blocked(struct target *t, struct thread *th)
 {
 	struct snapshot s;
 	for (int attempt = 0; attempt < 2; attempt++) {
 		if (blocked_snapshot(t, th, &s) != 1)
 			return -1;
 		if (capture_blocked(t, th, &s) == 0) {
-			if (fn(arg, &t->blocked) != 0)
+			t->blocked.ticks = 1;
+			if (!t->fn || t->fn(t->fn_arg, &t->blocked) != 0)
 				return -1;      /* needs registers: stop it */
 			t->stats.samples_blocked++;
 			return 0;
@@ -716,56 +773,42 @@ static void stoplist_add(struct target *t, size_t n, struct thread *th)
 	t->stoplist[n] = th;
 }
 
-/* Interrupts the running threads, and as each stops captures and resumes
- * it (on_event_stop -> sample_stopped): nobody waits for the others. */
-static void sample_stopping(struct target *t, size_t n)
+/* Interrupts the threads on the stop list.  Each is captured and resumed
+ * as it reports its stop (reap -> on_event_stop -> sample_stopped). */
+static void interrupt_all(struct target *t, size_t n)
 {
-	t->in_tick = 1;
 	for (size_t i = 0; i < n; i++) {
 		struct thread *th = t->stoplist[i];
 		th->interrupt_ns = now_ns();
 		if (ptrace(PTRACE_INTERRUPT, th->tid, 0, 0) < 0)
 			continue;       /* ESRCH: exiting; its exit event will come */
 		th->pending = 1;
+		th->pending_ticks = 1;
 		t->npending++;
 	}
-	wait_pending(t, now_ns() + TICK_TIMEOUT_NS);
-	t->in_tick = 0;
-	/* A thread that did not stop in time still reports its interrupt stop
-	 * later and is resumed then. */
-	FOR_EACH_THREAD(t, th, tmp) {
-		if (th->pending) {
-			th->pending = 0;
-			t->stats.lost++;
-		}
-	}
-	t->npending = 0;
 }
 
-size_t target__sample(struct target *t, capture_fn fn, void *arg)
+void target__sample(struct target *t)
 {
-	size_t nstop = 0, taken = 0;
-	t->ncaps = 0;
+	size_t nstop = 0;
 	if (!t->ready || t->end != TARGET_RUNNING)
-		return 0;
+		return;
 	t->stats.ticks++;
+	refresh_names(t);
 	/* Blocked threads first, while nobody is stopped, so that the stopped
 	 * ones do not wait for this work. */
 	FOR_EACH_THREAD(t, th, tmp) {
-		if (sample_blocked(t, th, fn, arg) == 0)
-			taken++;
-		else
+		if (th->pending) {
+			th->pending_ticks++;
+			t->stats.carried++;
+		} else if (sample_blocked(t, th) != 0) {
 			stoplist_add(t, nstop++, th);
+		}
 	}
 	/* Nothing polled ptrace events since the list was made, so every
 	 * thread on it is still in the table. */
-	if (nstop)
-		sample_stopping(t, nstop);
-	for (size_t i = 0; i < t->ncaps; i++)
-		if (fn(arg, &t->caps[i]) == 0)
-			taken++;
-	refresh_names(t);
-	return taken;
+	interrupt_all(t, nstop);
+	target__poll(t);
 }
 
 void target__stack_too_small(struct target *t, pid_t tid)
@@ -777,6 +820,14 @@ void target__stack_too_small(struct target *t, pid_t tid)
 
 void target__release(struct target *t)
 {
+	wait_pending(t, now_ns() + RELEASE_TIMEOUT_NS);
+	FOR_EACH_THREAD(t, th, tmp) {
+		if (th->pending) {
+			th->pending = 0;
+			t->stats.lost += th->pending_ticks;
+		}
+	}
+	t->npending = 0;
 	/* Names while the threads still exist. */
 	FOR_EACH_THREAD(t, th, tmp)
 		read_comm(t->pid, th->tid, t->slots[th->slot].name);
@@ -788,12 +839,12 @@ double target__pause_quantile(const struct target *t, double q)
 	if (!total)
 		return 0;
 	uint64_t rank = (uint64_t)(q * (double)(total - 1));
-	for (size_t i = 0; i <= PAUSE_HIST_US; i++) {
+	for (size_t i = 0; i < PAUSE_HIST_BUCKETS; i++) {
 		seen += t->stats.pause_hist[i];
 		if (seen > rank)
-			return (double)i + 0.5;
+			return hist_value(i);
 	}
-	return PAUSE_HIST_US;
+	return hist_value(PAUSE_HIST_BUCKETS - 1);
 }
 
 pid_t target__pid(const struct target *t) { return t->pid; }

@@ -2,14 +2,24 @@
  *
  * Every thread is seized with PTRACE_SEIZE (no SIGSTOP the target could
  * see) and PTRACE_O_TRACECLONE, so threads created later arrive seized.
- * One tick interrupts every thread, and as each one reports its stop its
- * registers and a copy of its stack are taken and it is resumed at once:
- * no thread waits for the others.  Everything else (unwinding,
- * symbolizing) happens on the copies, after the threads run again.
+ * A tick samples every thread.  A thread blocked in a system call is
+ * sampled from /proc without a stop.  A running thread is interrupted, and
+ * when it reports its stop its registers and a copy of its stack are taken
+ * and it is resumed at once: no thread waits for the others, and the tick
+ * does not wait for any thread.  Everything else (unwinding, symbolizing)
+ * happens on the copies, after the threads run again.
+ *
+ * A thread that waits for a CPU (more runnable threads than CPUs) stops
+ * only when the scheduler next runs it, which can be several ticks later.
+ * It runs no code of its own between the interrupt and the stop, so the
+ * capture taken then is where it was at each of those ticks: the capture
+ * stands for all of them (capture.ticks) and the thread is not interrupted
+ * again meanwhile.  Wall-clock time is accounted for, with fewer stops.
  *
  * The caller must block SIGCHLD (ptrace stops are reported by it) and
- * call target__poll() whenever SIGCHLD arrives, so that signals sent to
- * the target are passed on without waiting for the next tick.
+ * call target__poll() whenever SIGCHLD arrives: stops are handled there,
+ * and signals sent to the target are passed on without waiting for the
+ * next tick.
  *
  * Detaching: every call on a target must come from one thread, the tracer,
  * and the tracees are detached when that thread exits.  The kernel then
@@ -41,22 +51,30 @@ struct capture {
 	size_t stack_want;              /* bytes asked for; len < want: end of mapping */
 	unsigned char *stack;
 	uint64_t pause_ns;              /* stop requested -> thread resumed; 0 if not stopped */
+	uint32_t ticks;                 /* ticks this capture stands for (see above) */
 };
 
 /* Takes a capture: returns 0 when done with it, -EAGAIN when it needs the
  * registers a stop gives (the thread is then stopped and captured again). */
 typedef int (*capture_fn)(void *arg, const struct capture *c);
 
-#define PAUSE_HIST_US 20000            /* pauses of 20 ms and more share the last bucket */
+/* Pauses are counted in a log-linear histogram: 1 us buckets below
+ * 1024 us, then 64 buckets per power of two (at most 1.6% wide) up to
+ * 2^32 us. */
+#define PAUSE_HIST_EXACT 1024
+#define PAUSE_HIST_SUB 64
+#define PAUSE_HIST_BUCKETS (PAUSE_HIST_EXACT + (32 - 10) * PAUSE_HIST_SUB)
 
 struct target_stats {
 	uint64_t ticks;
 	uint64_t samples;               /* captures taken while stopped */
 	uint64_t samples_blocked;       /* captures of blocked threads, not stopped */
 	uint64_t blocked_retries;       /* blocked captures torn by a wake-up, retried */
-	uint64_t lost;                  /* threads that did not stop within a tick */
+	uint64_t carried;               /* thread-ticks covered by a later capture */
+	uint64_t lost;                  /* thread-ticks without a capture: the thread
+					   exited, or the run ended, before it stopped */
 	uint64_t threads_seen;
-	uint64_t pause_hist[PAUSE_HIST_US + 1];  /* pauses, by whole microseconds */
+	uint64_t pause_hist[PAUSE_HIST_BUCKETS];
 };
 
 /* The pause (stop requested -> resumed) below which a fraction Q of all
@@ -83,27 +101,33 @@ void target__free(struct target *t);             /* accepts NULL */
 
 pid_t target__pid(const struct target *t);
 
-/* Handles every pending ptrace event without blocking. */
+/* Where captures go: FN(ARG, capture), always after the thread runs again. */
+void target__set_capture_fn(struct target *t, capture_fn fn, void *arg);
+
+/* Handles every pending ptrace event without blocking, then hands the
+ * captures of the threads that stopped to the capture function. */
 void target__poll(struct target *t);
 
-/* Takes one sample of every thread and hands each capture to FN.
+/* Starts one tick: samples every thread.
  *
  * A thread blocked in a system call is sampled without being stopped (a
  * stop can make calls like epoll_wait return EINTR to the target): its SP
  * and PC come from /proc/PID/task/TID/syscall, its stack is copied while
  * it stays blocked, and the copy is kept only if the thread did not move
- * meanwhile.  FN sees such a capture at once; if it returns -EAGAIN (SP
- * and PC were not enough to unwind) the thread is stopped instead.
- * Running threads are interrupted, captured and resumed one by one; FN
- * sees their captures after all of them run again.  Returns the number of
- * captures FN accepted. */
-size_t target__sample(struct target *t, capture_fn fn, void *arg);
+ * meanwhile.  The capture function sees such a capture at once; if it
+ * returns -EAGAIN (SP and PC were not enough to unwind) the thread is
+ * stopped instead.  Running threads are interrupted; their captures come
+ * through target__poll() as they stop.  A thread still stopping from an
+ * earlier tick is not interrupted again: its capture will count this tick
+ * too. */
+void target__sample(struct target *t);
 
 /* The unwinder ran out of the stack copy for TID: copy more next time. */
 void target__stack_too_small(struct target *t, pid_t tid);
 
-/* Reads what is still needed from the threads (their names) before the
- * tracer thread exits and so detaches them. */
+/* Takes the captures of threads still stopping (waiting at most a short
+ * while) and reads what is still needed from the threads (their names)
+ * before the tracer thread exits and so detaches them. */
 void target__release(struct target *t);
 
 enum target_end target__end(const struct target *t);

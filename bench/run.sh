@@ -228,6 +228,11 @@ run_ours() {
 	rec "$key.cpu1k" "$S_CPU1K"
 	rec "$key.rss" "$S_RSS"
 	rec "$key.lost" "${S_LOST:-0}"
+	rec "$key.stopped" "$S_STOPPED"
+	rec "$key.blocked" "$S_BLOCKED"
+	rec "$key.carried" "$S_CARRIED"
+	rec "$key.captures_per_thread" "$(calc "($S_STOPPED + $S_BLOCKED) / ($S_THREADS * $S_DUR) / $hz")"
+	rec "$key.cpu1k_captures" "$(calc "$S_CPU * 1000 / ($S_STOPPED + $S_BLOCKED)")"
 }
 
 # parse_ours FILE TAG: the summary and --stats lines -> S_* variables.
@@ -249,9 +254,10 @@ parse_ours() {
 	re='peak RSS ([0-9]+) KiB'
 	[[ $st =~ $re ]] || die "cprof-attach ($tag): cannot parse the peak RSS in: $st"
 	S_RSS=${BASH_REMATCH[1]}
-	re='([0-9]+) lost'
-	S_LOST=0
-	[[ $st =~ $re ]] && S_LOST=${BASH_REMATCH[1]}
+	re='([0-9]+) thread-samples: ([0-9]+) stopped, ([0-9]+) blocked, ([0-9]+) carried by a later stop, ([0-9]+) lost'
+	[[ $st =~ $re ]] || die "cprof-attach ($tag): cannot parse the thread-samples in: $st"
+	S_STOPPED=${BASH_REMATCH[2]} S_BLOCKED=${BASH_REMATCH[3]} S_CARRIED=${BASH_REMATCH[4]}
+	S_LOST=${BASH_REMATCH[5]}
 	return 0
 }
 
@@ -349,7 +355,7 @@ run_eustack() {
 # run_marginal REP: one endless workload, profiled MARG_SHORT s then
 # MARG_LONG s; checks that the target keeps running after each detach.
 run_marginal() {
-	local tag=marg$1 p rc k cpu=() smp=()
+	local tag=marg$1 p rc k cpu=() smp=() cap=()
 	start_work "$MARG_THREADS" 0 "$tag"
 	go_work
 	for k in "$MARG_SHORT" "$MARG_LONG"; do
@@ -369,12 +375,14 @@ run_marginal() {
 			die "the workload is not running after cprof-attach ended ($tag, $k s): $(grep State /proc/$WPID/status)"
 		cpu+=("$S_CPU")
 		smp+=("$S_SAMPLES")
+		cap+=("$((S_STOPPED + S_BLOCKED))")
 		rec "marg.$k.cpu1k" "$S_CPU1K"
 		rec "marg.$k.rss" "$S_RSS"
 	done
 	kill -KILL "$WPID"
 	wait "$WPID" 2>/dev/null || true
 	rec marg.cpu1k "$(calc "(${cpu[1]} - ${cpu[0]}) / (${smp[1]} - ${smp[0]}) * 1000")"
+	rec marg.cpu1k_captures "$(calc "(${cpu[1]} - ${cpu[0]}) / (${cap[1]} - ${cap[0]}) * 1000")"
 }
 
 # run_long: LONG_SECS at HZ on an endless workload, RSS every LONG_EVERY s.
@@ -507,9 +515,9 @@ for t in $FLOOR_THREADS; do
 	row "slowdown by the floor, $(plural "$t") @${HZ}Hz" \
 		"$(fmt %.3fx "$(median "floor.$t.slow")") [$(range "floor.$t.slow")]; running-only floor $(fmt %.3fx "$(median "floorR.$t.slow")") [$(range "floorR.$t.slow")]" ""
 done
-# cprof-attach's pause histogram has 1 us buckets up to 20 ms; its last
+# cprof-attach's pause histogram is log-linear up to 2^32 us; its last
 # bucket holds everything longer, so a value there is a lower bound.
-CAP=20000
+CAP=4294967296
 us() { awk -v v="$1" -v c="$CAP" 'BEGIN { if (v == "") print "n/a"; else if (v >= c) printf ">=%.0f us (cap)", c; else printf "%.1f us", v }'; }
 # pause_row WHAT FLOORKEY GOAL?
 pause_row() {
@@ -547,7 +555,7 @@ for t in $THREADS; do
 			goal=">= $(calc "$GOAL_RATE * 100")% $(verdict "$(calc "$(median "$k.per_thread") < $(median "$k.rate") ? $(median "$k.per_thread") : $(median "$k.rate")")" '>=' "$GOAL_RATE")"
 		fi
 		row "achieved rate $(plural "$t") @${hz}Hz" \
-			"ticks $(fmt %.1f "$(median "$k.hz")") Hz = $(fmt %.1f%% "$(calc "$(median "$k.rate") * 100")"); samples/thread/s $(fmt %.1f%% "$(calc "$(median "$k.per_thread") * 100")") of $hz; missed ticks $(fmt %d "$(median "$k.missed")"); not fully unwound $(fmt %d "$(median "$k.partial")")" "$goal"
+			"ticks $(fmt %.1f "$(median "$k.hz")") Hz = $(fmt %.1f%% "$(calc "$(median "$k.rate") * 100")"); samples/thread/s $(fmt %.1f%% "$(calc "$(median "$k.per_thread") * 100")") of $hz, of which captures $(fmt %.1f%% "$(calc "$(median "$k.captures_per_thread") * 100")") (rest: carried by a thread's later stop, $(fmt %d "$(median "$k.carried")")); missed ticks $(fmt %d "$(median "$k.missed")"); not fully unwound $(fmt %d "$(median "$k.partial")")" "$goal"
 	done
 done
 for t in $THREADS; do
@@ -556,12 +564,12 @@ for t in $THREADS; do
 		c=$(median "$k.cpu1k")
 		[ -n "$c" ] || continue
 		row "profiler CPU per 1000 thread-samples, $(plural "$t") @${hz}Hz (whole run)" \
-			"$(fmt %.1f "$c") ms ($(fmt %.0f "$(median "$k.cpu")") ms for $(fmt %.0f "$(median "$k.samples")") samples); peak RSS $(fmt %.0f "$(median "$k.rss")") KiB" ""
+			"$(fmt %.1f "$c") ms ($(fmt %.0f "$(median "$k.cpu")") ms for $(fmt %.0f "$(median "$k.samples")") samples; per 1000 captures $(fmt %.1f "$(median "$k.cpu1k_captures")") ms); peak RSS $(fmt %.0f "$(median "$k.rss")") KiB" ""
 	done
 done
-c=$(median marg.cpu1k)
+c=$(median marg.cpu1k_captures)
 row "profiler CPU per 1000 thread-samples, marginal" \
-	"$(fmt %.1f "$c") ms ((cpu${MARG_LONG}s - cpu${MARG_SHORT}s) / (samples${MARG_LONG}s - samples${MARG_SHORT}s), $(plural "$MARG_THREADS") @${HZ}Hz; whole-run ${MARG_SHORT}s $(fmt %.1f "$(median "marg.$MARG_SHORT.cpu1k")"), ${MARG_LONG}s $(fmt %.1f "$(median "marg.$MARG_LONG.cpu1k")"))" \
+	"$(fmt %.1f "$c") ms per 1000 captures, $(fmt %.1f "$(median marg.cpu1k)") ms per 1000 thread-samples ((cpu${MARG_LONG}s - cpu${MARG_SHORT}s) / (n${MARG_LONG}s - n${MARG_SHORT}s), $(plural "$MARG_THREADS") @${HZ}Hz; whole-run ${MARG_SHORT}s $(fmt %.1f "$(median "marg.$MARG_SHORT.cpu1k")"), ${MARG_LONG}s $(fmt %.1f "$(median "marg.$MARG_LONG.cpu1k")"))" \
 	"<= $GOAL_CPU ms $(verdict "$c" '<=' "$GOAL_CPU")"
 row "profiler peak RSS, ${MARG_LONG} s, $(plural "$MARG_THREADS") @${HZ}Hz" "$(fmt %.0f "$(median "marg.$MARG_LONG.rss")") KiB (${MARG_SHORT} s: $(fmt %.0f "$(median "marg.$MARG_SHORT.rss")") KiB)" ""
 for t in $PEER_THREADS; do

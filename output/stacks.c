@@ -38,7 +38,8 @@ void stacks__free(struct stacks *st)
 	free(st);
 }
 
-int stacks__add(struct stacks *st, uint32_t slot, const uint64_t *pcs, size_t n)
+int stacks__add(struct stacks *st, uint32_t slot, const uint64_t *pcs, size_t n,
+		uint64_t count)
 {
 	if (n + 1 > st->key_cap) {
 		st->key_cap = n + 64;
@@ -55,8 +56,8 @@ int stacks__add(struct stacks *st, uint32_t slot, const uint64_t *pcs, size_t n)
 		memset(st->counts + st->cap, 0, (cap - st->cap) * sizeof(*st->counts));
 		st->cap = cap;
 	}
-	st->counts[id]++;
-	st->total++;
+	st->counts[id] += count;
+	st->total += count;
 	return 0;
 }
 

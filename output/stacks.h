@@ -13,9 +13,10 @@ struct stacks;
 struct stacks *stacks__new(void);
 void stacks__free(struct stacks *st);            /* accepts NULL */
 
-/* Counts one sample of thread SLOT with PCS[0..N) (innermost first).
+/* Counts COUNT samples of thread SLOT with PCS[0..N) (innermost first).
  * Returns 0 or -ENOMEM. */
-int stacks__add(struct stacks *st, uint32_t slot, const uint64_t *pcs, size_t n);
+int stacks__add(struct stacks *st, uint32_t slot, const uint64_t *pcs, size_t n,
+		uint64_t count);
 
 size_t stacks__unique(const struct stacks *st);
 uint64_t stacks__total(const struct stacks *st);

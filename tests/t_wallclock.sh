@@ -41,4 +41,36 @@ if start_target wallclock; then
 	stop_target "$pid"
 fi
 
+# More CPU-bound threads than CPUs: most burners wait for a CPU at each
+# tick and stop only when next scheduled.  Each must still be counted at
+# every tick (its capture stands for the ticks it waited through), so
+# every thread gets about rate x time samples and the burners their share.
+if start_target crowd; then
+	pid=$TARGET_PID
+	n=$(($(thread_count "$pid") - 1))
+	out=$TMP/crowd.folded
+	prof "$TMP/crowd" "$pid" --hz 99 --duration 3 --threads --stats -o "$out"
+	check_ran "crowd" "$TMP/crowd" "$out"
+	diag "$(grep stats: "$TMP/crowd.err")"
+	total=$(folded_total "$out")
+	burn=$(folded_count "$out" 'burn_crowd')
+	secs=$(summary_field "$TMP/crowd.err" seconds)
+	achieved=$(summary_field "$TMP/crowd.err" achieved)
+	expect=$(awk -v a="$achieved" -v s="$secs" -v n="$n" 'BEGIN { printf "%d", a * s * (n + 1) }')
+	DETAIL="$total samples, ticks x threads = $expect ($n burners + main)" \
+		check "crowd: every thread counted at every tick (samples within 3% of ticks x threads)" \
+		within "$total" "$expect" "$((expect * 3 / 100))"
+	p=$(pct "$burn" "$total")
+	want=$(awk -v n="$n" 'BEGIN { printf "%.1f", 100 * n / (n + 1) }')
+	DETAIL="$p% of $total samples in burn_crowd" \
+		check "crowd: burners' share is $want% +- 3" within "$p" "$want" 3
+	per_thread=$(awk '{ split($0, f, ";"); c[f[1]] += $NF } END { for (t in c) print c[t] }' "$out" | sort -n)
+	least=$(head -n 1 <<<"$per_thread")
+	each=$(awk -v a="$achieved" -v s="$secs" 'BEGIN { printf "%d", a * s }')
+	DETAIL="per-thread counts: $(tr '\n' ' ' <<<"$per_thread"); ticks $each" \
+		check "crowd: the least-sampled thread has at least 95% of the ticks" \
+		"[ $((least * 100)) -ge $((each * 95)) ]"
+	stop_target "$pid"
+fi
+
 done_testing

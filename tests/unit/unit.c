@@ -120,10 +120,10 @@ static void test_stacks(void)
 {
 	struct stacks *st = stacks__new();
 	uint64_t a[] = { 1, 2, 3 }, b[] = { 1, 2 };
-	stacks__add(st, 0, a, 3);
-	stacks__add(st, 0, a, 3);
-	stacks__add(st, 1, a, 3);
-	stacks__add(st, 0, b, 2);
+	stacks__add(st, 0, a, 3, 1);
+	stacks__add(st, 0, a, 3, 1);
+	stacks__add(st, 1, a, 3, 1);
+	stacks__add(st, 0, b, 2, 1);
 	uint32_t slot;
 	const uint64_t *pcs;
 	size_t n;
@@ -132,7 +132,7 @@ static void test_stacks(void)
 	check(stacks__unique(st) == 3 && stacks__total(st) == 4, "stacks: counted by (thread, stack)");
 	check(slot == 0 && n == 3 && pcs[2] == 3 && count == 2, "stacks: first stack read back");
 	for (int i = 0; i < 100000; i++)
-		stacks__add(st, 0, a, 3);
+		stacks__add(st, 0, a, 3, 1);
 	check(stacks__unique(st) == 3, "stacks: memory grows with unique stacks, not samples");
 	stacks__free(st);
 }
@@ -146,9 +146,9 @@ static void test_pprof(void)
 	struct symbolizer *sym = symbolizer__new(ms, err, sizeof(err));
 	struct stacks *st = stacks__new();
 	uint64_t a[] = { 0x1000, 0x2000 }, b[] = { 0x1000, 0x3000, 0x2000 };
-	stacks__add(st, 0, a, 2);
-	stacks__add(st, 1, b, 3);
-	stacks__add(st, 1, b, 3);
+	stacks__add(st, 0, a, 2, 1);
+	stacks__add(st, 1, b, 3, 1);
+	stacks__add(st, 1, b, 3, 1);
 	struct thread_label threads[] = { { 10, "main" }, { 11, "worker" } };
 	struct profile_info info = { .period_ns = 10101010, .start_ns = 1, .duration_ns = 2,
 				     .comment = "cmd", .threads = threads, .nthreads = 2 };
