@@ -2,7 +2,7 @@
 # runs every test, `make demo` installs what is missing and profiles the demo.
 # Quiet by default; `make V=1` shows the full commands.
 
-PKGS     := libunwind-generic libdw libelf libprotobuf-c zlib
+PKGS     := libunwind-generic libdw libelf libprotobuf-c zlib jansson
 CC       ?= cc
 CFLAGS   ?= -O2 -g
 WARN     := -Wall -Wextra -Wshadow -Wno-unused-parameter
@@ -34,7 +34,7 @@ SRCS := util/intern.c util/strbuf.c util/timeutil.c \
         attach/maps.c attach/target.c \
         unwind/unwinder.c \
         dwarf/symbolizer.c \
-        output/stacks.c output/folded.c output/pprof.c output/svg.c \
+        output/stacks.c output/folded.c output/pprof.c output/svg.c output/speedscope.c \
         cli/options.c cli/profile.c
 MAIN := cli/main.c
 OBJS := $(SRCS:%.c=build/%.o) build/output/profile.pb-c.o

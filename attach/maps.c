@@ -93,6 +93,11 @@ size_t modules__count(const struct modules *ms)
 	return ms->n;
 }
 
+pid_t modules__pid(const struct modules *ms)
+{
+	return ms->pid;
+}
+
 const struct module *modules__at(const struct modules *ms, size_t i)
 {
 	return ms->mods[i];

@@ -61,6 +61,7 @@ const struct module *modules__find(const struct modules *ms, uint64_t addr);
 /* The module of the program itself (/proc/PID/exe), or NULL. */
 const struct module *modules__main(const struct modules *ms);
 size_t modules__count(const struct modules *ms);
+pid_t modules__pid(const struct modules *ms);
 const struct module *modules__at(const struct modules *ms, size_t i);
 
 /* Copies LEN bytes at runtime address ADDR of module M from its image.

@@ -34,7 +34,10 @@ struct thread {
 	size_t stack_size;
 	uint64_t interrupt_ns;
 	uint64_t name_read_ns;
-	int sys_fd, sched_fd;           /* /proc/PID/task/TID/{syscall,schedstat}, or -1 */
+	int sys_fd, sched_fd, stat_fd;  /* /proc/PID/task/TID/{syscall,schedstat,stat}, or -1 */
+	uint64_t cpu_ns;                /* its CPU time (schedstat) at its last capture */
+	char stop_state;                /* the state its stop-capture reports */
+	int selected;                   /* sampled (see target__set_filter) */
 	struct thread *next;            /* hash chain */
 };
 
@@ -43,6 +46,7 @@ struct thread {
 struct snapshot {
 	char line[256];                 /* the syscall file */
 	uint64_t runs;                  /* schedstat: times it was scheduled in */
+	uint64_t cpu_ns;                /* schedstat: CPU time */
 	uint64_t sp, pc;
 };
 
@@ -61,6 +65,8 @@ struct target {
 	size_t npending;
 	capture_fn fn;
 	void *fn_arg;
+	thread_filter_fn filter;
+	void *filter_arg;
 	struct slot_info *slots;
 	size_t nslots, slots_cap;
 	struct capture *caps;
@@ -118,12 +124,16 @@ static void read_comm(pid_t pid, pid_t tid, char name[16])
 	name[strcspn(name, "\n")] = '\0';
 }
 
+static uint64_t read_cpu_ns(struct target *t, struct thread *th);
+
 static struct thread *thread_add(struct target *t, pid_t tid)
 {
 	struct thread *th = xcalloc(1, sizeof(*th));
 	th->tid = tid;
 	th->stack_size = STACK_COPY_MIN;
-	th->sys_fd = th->sched_fd = -1;
+	th->sys_fd = th->sched_fd = th->stat_fd = -1;
+	th->stop_state = 'R';
+	th->selected = !t->filter;      /* else decided once its name is read */
 	if (t->nslots == t->slots_cap) {
 		t->slots_cap = t->slots_cap ? t->slots_cap * 2 : 64;
 		t->slots = xrealloc(t->slots, t->slots_cap * sizeof(*t->slots));
@@ -136,6 +146,7 @@ static struct thread *thread_add(struct target *t, pid_t tid)
 	th->next = *bucket(t, tid);
 	*bucket(t, tid) = th;
 	t->stats.threads_seen++;
+	th->cpu_ns = read_cpu_ns(t, th);   /* CPU time counts from here */
 	return th;
 }
 
@@ -145,6 +156,8 @@ static void thread_free(struct thread *th)
 		close(th->sys_fd);
 	if (th->sched_fd >= 0)
 		close(th->sched_fd);
+	if (th->stat_fd >= 0)
+		close(th->stat_fd);
 	free(th);
 }
 
@@ -515,6 +528,7 @@ static void sample_stopped(struct target *t, struct thread *th)
 	if (capture(t, th) == 0) {
 		struct capture *c = &t->caps[t->ncaps++];
 		c->ticks = th->pending_ticks;
+		c->state = th->stop_state;
 		resume(th, 0);
 		c->pause_ns = now_ns() - c->pause_ns;
 		t->stats.pause_hist[hist_index(c->pause_ns / 1000)]++;
@@ -610,6 +624,13 @@ static void deliver(struct target *t)
 	for (size_t i = 0; i < t->ncaps; i++) {
 		reap(t);
 		struct capture *c = &t->caps[i];
+		struct thread *th = thread_find(t, c->tid);
+		c->cpu_ns = 0;
+		if (th) {
+			uint64_t cpu = read_cpu_ns(t, th);
+			c->cpu_ns = cpu > th->cpu_ns ? cpu - th->cpu_ns : 0;
+			th->cpu_ns = cpu;
+		}
 		if (t->fn)
 			t->fn(t->fn_arg, c);
 	}
@@ -620,6 +641,16 @@ void target__set_capture_fn(struct target *t, capture_fn fn, void *arg)
 {
 	t->fn = fn;
 	t->fn_arg = arg;
+}
+
+void target__set_filter(struct target *t, thread_filter_fn fn, void *arg)
+{
+	t->filter = fn;
+	t->filter_arg = arg;
+	FOR_EACH_THREAD(t, th, tmp) {
+		th->selected = !fn;
+		th->name_read_ns = 0;   /* decide at the next tick */
+	}
 }
 
 void target__poll(struct target *t)
@@ -659,6 +690,8 @@ static void refresh_names(struct target *t)
 			continue;
 		th->name_read_ns = now;
 		read_comm(t->pid, th->tid, t->slots[th->slot].name);
+		if (t->filter)
+			th->selected = t->filter(t->filter_arg, th->tid, t->slots[th->slot].name) != 0;
 	}
 }
 
@@ -698,7 +731,7 @@ static int blocked_snapshot(struct target *t, struct thread *th, struct snapshot
 	if (n <= 0 || strncmp(s->line, "running", 7) == 0)
 		return n <= 0 ? -1 : 0;
 	if (read_task_file(t, th->tid, "schedstat", &th->sched_fd, sched, sizeof(sched)) <= 0 ||
-	    sscanf(sched, "%*u %*u %" SCNu64, &s->runs) != 1)
+	    sscanf(sched, "%" SCNu64 " %*u %" SCNu64, &s->cpu_ns, &s->runs) != 2)
 		return -1;
 	char *last = strrchr(s->line, ' '), *end;
 	if (!last || last == s->line)
@@ -745,17 +778,45 @@ static int capture_blocked(struct target *t, struct thread *th, const struct sna
 	return n > 0 && blocked_snapshot(t, th, &after) == 1 && same_snapshot(before, &after) ? 0 : -1;
 }
 
+/* The CPU time TH has used (schedstat's first field), or its last value. */
+static uint64_t read_cpu_ns(struct target *t, struct thread *th)
+{
+	char buf[128];
+	uint64_t ns;
+	if (read_task_file(t, th->tid, "schedstat", &th->sched_fd, buf, sizeof(buf)) <= 0 ||
+	    sscanf(buf, "%" SCNu64, &ns) != 1)
+		return th->cpu_ns;
+	return ns;
+}
+
+/* TH's state letter from its stat file ("TID (COMM) S ..."), or '?'. */
+static char read_state(struct target *t, struct thread *th)
+{
+	char buf[512];
+	if (read_task_file(t, th->tid, "stat", &th->stat_fd, buf, sizeof(buf)) <= 0)
+		return '?';
+	char *p = strrchr(buf, ')');
+	return p && p[1] == ' ' && p[2] ? p[2] : '?';
+}
+
 /* Tries to sample TH without stopping it; returns 0 if FN took the sample. */
 static int sample_blocked(struct target *t, struct thread *th)
 {
 	struct snapshot s;
+	th->stop_state = 'R';
 	for (int attempt = 0; attempt < 2; attempt++) {
 		if (blocked_snapshot(t, th, &s) != 1)
 			return -1;
 		if (capture_blocked(t, th, &s) == 0) {
-			t->blocked.ticks = 1;
-			if (!t->fn || t->fn(t->fn_arg, &t->blocked) != 0)
+			struct capture *c = &t->blocked;
+			c->ticks = 1;
+			c->state = read_state(t, th);
+			c->cpu_ns = s.cpu_ns > th->cpu_ns ? s.cpu_ns - th->cpu_ns : 0;
+			if (!t->fn || t->fn(t->fn_arg, c) != 0) {
+				th->stop_state = c->state;
 				return -1;      /* needs registers: stop it */
+			}
+			th->cpu_ns = s.cpu_ns;
 			t->stats.samples_blocked++;
 			return 0;
 		}
@@ -798,6 +859,8 @@ void target__sample(struct target *t)
 	/* Blocked threads first, while nobody is stopped, so that the stopped
 	 * ones do not wait for this work. */
 	FOR_EACH_THREAD(t, th, tmp) {
+		if (!th->selected)
+			continue;
 		if (th->pending) {
 			th->pending_ticks++;
 			t->stats.carried++;

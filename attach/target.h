@@ -52,6 +52,8 @@ struct capture {
 	unsigned char *stack;
 	uint64_t pause_ns;              /* stop requested -> thread resumed; 0 if not stopped */
 	uint32_t ticks;                 /* ticks this capture stands for (see above) */
+	char state;                     /* /proc state: R running, S sleeping, D disk wait, T stopped */
+	uint64_t cpu_ns;                /* CPU time the thread used since its previous capture */
 };
 
 /* Takes a capture: returns 0 when done with it, -EAGAIN when it needs the
@@ -103,6 +105,13 @@ pid_t target__pid(const struct target *t);
 
 /* Where captures go: FN(ARG, capture), always after the thread runs again. */
 void target__set_capture_fn(struct target *t, capture_fn fn, void *arg);
+
+/* Which threads are sampled: FN(ARG, TID, NAME) returns non-zero for those
+ * that are.  Asked again whenever a thread's name is re-read (about once a
+ * second: threads name themselves after they start).  Without a filter,
+ * every thread is sampled. */
+typedef int (*thread_filter_fn)(void *arg, pid_t tid, const char *name);
+void target__set_filter(struct target *t, thread_filter_fn fn, void *arg);
 
 /* Handles every pending ptrace event without blocking, then hands the
  * captures of the threads that stopped to the capture function. */

@@ -20,5 +20,7 @@ int main(int argc, char **argv)
 		printf("cprof-attach %s\n", CPROF_VERSION);
 		return 0;
 	}
-	return profile__run(&o, argc, argv);
+	int code = o.convert ? profile__convert(&o) : profile__run(&o, argc, argv);
+	options__free(&o);
+	return code;
 }

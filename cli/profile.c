@@ -6,6 +6,7 @@
 #include <math.h>
 #include <poll.h>
 #include <pthread.h>
+#include <regex.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -40,7 +41,9 @@ struct run {
 	struct stacks *st;
 	uint64_t *pcs;
 	uint64_t start_ns, start_real_ns, end_ns;
-	uint64_t missed, partial, truncated, short_copies;
+	uint64_t missed, partial, truncated, short_copies, idle_dropped;
+	uint64_t status_ns;             /* when the live status line was last drawn */
+	int status_shown;
 	const char *stop_reason;
 	pid_t tracer_tid;
 	int sampled;                    /* the tracer thread got to the end */
@@ -175,6 +178,10 @@ static int take_capture(void *arg, const struct capture *c)
 {
 	struct run *r = arg;
 	size_t depth;
+	if (r->o->no_idle && c->state != 'R' && c->state != 'D') {
+		r->idle_dropped += c->ticks;    /* sleeping or stopped: not wanted */
+		return 0;
+	}
 	enum unwind_status s = unwinder__unwind(r->uw, c, r->pcs, (size_t)r->o->max_depth + 1, &depth);
 	if (s == UNWIND_NEED_REGS)
 		return -EAGAIN;
@@ -186,8 +193,64 @@ static int take_capture(void *arg, const struct capture *c)
 		r->short_copies++;
 		target__stack_too_small(r->t, c->tid);
 	}
-	stacks__add(r->st, c->slot, r->pcs, depth, c->ticks);
+	struct stack st = { .slot = c->slot, .state = c->state, .pcs = r->pcs, .n = depth,
+			    .count = c->ticks, .cpu_ns = c->cpu_ns };
+	stacks__add(r->st, &st);
 	return 0;
+}
+
+/* --tid and --threads-matching (a thread_filter_fn, see attach/target.h). */
+static int wanted_thread(void *arg, pid_t tid, const char *name)
+{
+	const struct options *o = arg;
+	if (o->ntids) {
+		size_t i = 0;
+		while (i < o->ntids && o->tids[i] != tid)
+			i++;
+		if (i == o->ntids)
+			return 0;
+	}
+	return !o->threads_matching || regexec(&o->threads_re, name, 0, NULL, 0) == 0;
+}
+
+/* --tid names threads that must exist, checked before anything attaches. */
+static int check_tids(const struct options *o)
+{
+	for (size_t i = 0; i < o->ntids; i++) {
+		char fn[64];
+		struct stat st;
+		snprintf(fn, sizeof(fn), "/proc/%d/task/%d", o->pid, o->tids[i]);
+		if (stat(fn, &st) < 0) {
+			errorf("--tid %d: no such thread in process %d", o->tids[i], o->pid);
+			return -ESRCH;
+		}
+	}
+	return 0;
+}
+
+/* The live status line: on a terminal, unless --quiet; redrawn once a
+ * second in place, erased at the end. */
+static void show_status(struct run *r, int final)
+{
+	if (r->o->quiet || !isatty(STDERR_FILENO))
+		return;
+	uint64_t now = now_ns();
+	if (final) {
+		if (r->status_shown)
+			fputs("\r\033[K", stderr);
+		return;
+	}
+	if (now - r->status_ns < 1000000000ull)
+		return;
+	r->status_ns = now;
+	r->status_shown = 1;
+	const struct target_stats *ts = target__stats(r->t);
+	double secs = (double)(now - r->start_ns) / 1e9;
+	fprintf(stderr, "\r\033[Kcprof-attach: %.0f s, %llu samples, %llu threads, %.1f Hz "
+		"(Ctrl-C to stop and write %s)", secs, (unsigned long long)stacks__total(r->st),
+		(unsigned long long)ts->threads_seen, secs > 0 ? (double)ts->ticks / secs : 0.0,
+		r->output);
+	fflush(stderr);
 }
 
 static void tick(struct run *r)
@@ -236,6 +299,7 @@ static void sample_loop(struct run *r)
 			read_signals(r);
 		if (fds[1].revents)
 			tick(r);
+		show_status(r, 0);
 		/* Events seen inside a tick are handled there; check the end
 		 * after both. */
 		if (target__end(r->t) == TARGET_EXITED)
@@ -263,8 +327,22 @@ static char *command_line(int argc, char **argv)
 	return sb.s ? sb.s : xstrdup("");
 }
 
+typedef int (*writer_fn)(int, const struct stacks *, struct symbolizer *,
+			 const struct profile_info *, char *, size_t);
+
+static writer_fn writer_for(enum out_format f)
+{
+	switch (f) {
+	case FORMAT_PPROF: return pprof__write;
+	case FORMAT_SVG: return svg__write;
+	case FORMAT_SPEEDSCOPE: return speedscope__write;
+	default: return folded__write;
+	}
+}
+
 static int write_profile(struct run *r, int argc, char **argv)
 {
+	symbolizer__set_debug_dirs(r->o->debug_dirs, r->o->ndebug_dirs);
 	struct symbolizer *sym = symbolizer__new(r->ms, r->err, sizeof(r->err));
 	if (!sym) {
 		errorf("%s", r->err);
@@ -280,11 +358,9 @@ static int write_profile(struct run *r, int argc, char **argv)
 		.threads = labels,
 		.nthreads = target__nslots(r->t),
 		.thread_root = r->o->thread_root,
+		.weight_cpu = r->o->cpu,
 	};
-	int (*writer)(int, const struct stacks *, struct symbolizer *, const struct profile_info *,
-		     char *, size_t) = r->o->format == FORMAT_PPROF ? pprof__write :
-				       r->o->format == FORMAT_SVG ? svg__write : folded__write;
-	int e = writer(r->out_fd, r->st, sym, &info, r->err, sizeof(r->err));
+	int e = writer_for(r->o->format)(r->out_fd, r->st, sym, &info, r->err, sizeof(r->err));
 	if (e == 0 && fsync(r->out_fd) < 0) {
 		e = -errno;
 		snprintf(r->err, sizeof(r->err), "%s", strerror(errno));
@@ -314,6 +390,8 @@ static void print_summary(const struct run *r)
 		total ? 100.0 * (double)r->partial / (double)total : 0.0);
 	if (r->truncated)
 		fprintf(stderr, ", %llu cut at --max-depth", (unsigned long long)r->truncated);
+	if (r->idle_dropped)
+		fprintf(stderr, ", %llu idle dropped (--no-idle)", (unsigned long long)r->idle_dropped);
 	fprintf(stderr, ", %llu taken without stopping the thread, %s, wrote %s\n",
 		(unsigned long long)ts->samples_blocked,
 		r->stop_reason ? r->stop_reason : "stopped", r->output);
@@ -425,6 +503,8 @@ static void *tracer_main(void *arg)
 		return NULL;
 	}
 	target__set_capture_fn(r->t, take_capture, r);
+	if (r->o->ntids || r->o->threads_matching)
+		target__set_filter(r->t, wanted_thread, (void *)r->o);
 	if (start_timer(r) < 0) {
 		errorf("cannot start the timer: %s", strerror(errno));
 		return NULL;
@@ -433,6 +513,7 @@ static void *tracer_main(void *arg)
 	r->start_real_ns = realtime_ns();
 	sample_loop(r);
 	r->end_ns = now_ns();
+	show_status(r, 1);
 	target__release(r->t);
 	r->sampled = 1;
 	return NULL;
@@ -446,7 +527,7 @@ int profile__run(const struct options *o, int argc, char **argv)
 		snprintf(r.output, sizeof(r.output), "%s", o->output);
 	else
 		snprintf(r.output, sizeof(r.output), "cprof-%d.pprof", o->pid);
-	if (open_output(&r) < 0)
+	if (open_output(&r) < 0 || (o->ntids && check_tids(o) < 0))
 		goto out;
 	/* Signals are blocked before the tracer thread starts, so both threads
 	 * have them blocked and only the signalfd sees them. */
@@ -471,6 +552,84 @@ int profile__run(const struct options *o, int argc, char **argv)
 		print_stats(&r);
 	r.code = o->command ? child_status(&r) : 0;
 out:
+	run_free(&r);
+	return r.code;
+}
+
+/* Adds one folded line ("root;...;leaf COUNT") to ST; returns 0, or -1 if
+ * it is not one. */
+static int add_folded_line(struct stacks *st, struct symbolizer *names, char *line,
+			   uint64_t **pcs, size_t *cap)
+{
+	line[strcspn(line, "\r\n")] = '\0';
+	char *sp = strrchr(line, ' '), *end;
+	if (!sp || sp == line)
+		return -1;
+	errno = 0;
+	unsigned long long count = strtoull(sp + 1, &end, 10);
+	if (errno || end == sp + 1 || *end)
+		return -1;
+	*sp = '\0';
+	size_t n = 1;
+	for (char *p = line; *p; p++)
+		n += *p == ';';
+	if (n > *cap) {
+		*cap = n * 2;
+		*pcs = xrealloc(*pcs, *cap * sizeof(**pcs));
+	}
+	size_t i = n;
+	for (char *frame = line, *next; frame; frame = next) {
+		next = strchr(frame, ';');
+		if (next)
+			*next++ = '\0';
+		(*pcs)[--i] = symbolizer__name_addr(names, frame);  /* leaf first */
+	}
+	struct stack s = { .state = 'R', .pcs = *pcs, .n = n, .count = count };
+	return stacks__add(st, &s) < 0 ? -1 : 0;
+}
+
+int profile__convert(const struct options *o)
+{
+	struct run r = { .o = o, .out_fd = -1, .sig_fd = -1, .timer_fd = -1, .code = 1 };
+	snprintf(r.output, sizeof(r.output), "%s", o->output);
+	FILE *in = strcmp(o->convert, "-") == 0 ? stdin : fopen(o->convert, "re");
+	if (!in) {
+		errorf("cannot read %s: %s", o->convert, strerror(errno));
+		return 1;
+	}
+	struct symbolizer *names = symbolizer__new_names();
+	r.st = stacks__new();
+	char *line = NULL;
+	size_t len = 0, cap = 0, lineno = 0;
+	uint64_t *pcs = NULL;
+	int bad = 0;
+	while (!bad && getline(&line, &len, in) > 0) {
+		lineno++;
+		if (line[0] == '\n' || line[0] == '#')
+			continue;
+		if (add_folded_line(r.st, names, line, &pcs, &cap) < 0) {
+			errorf("%s:%zu: not a folded stack (\"frame;frame;... COUNT\")", o->convert, lineno);
+			bad = 1;
+		}
+	}
+	if (in != stdin)
+		fclose(in);
+	if (!bad && open_output(&r) == 0) {
+		struct profile_info info = { .period_ns = 1000000000ull / (uint64_t)o->hz,
+					     .comment = o->convert };
+		int e = writer_for(o->format)(r.out_fd, r.st, names, &info, r.err, sizeof(r.err));
+		if (e == 0 && (e = name_output(&r)) < 0)
+			snprintf(r.err, sizeof(r.err), "%s", strerror(-e));
+		if (e < 0) {
+			errorf("cannot write %s: %s", r.output, r.err);
+		} else {
+			r.tmp[0] = '\0';
+			r.code = 0;
+		}
+	}
+	free(line);
+	free(pcs);
+	symbolizer__free(names);
 	run_free(&r);
 	return r.code;
 }

@@ -10,4 +10,8 @@
  * on stderr), or in launch mode the command's own exit status. */
 int profile__run(const struct options *o, int argc, char **argv);
 
+/* --convert: folded stacks from a file (or - for stdin) to the svg or
+ * speedscope file -o names.  Returns the exit code. */
+int profile__convert(const struct options *o);
+
 #endif

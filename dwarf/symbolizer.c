@@ -30,9 +30,18 @@ struct symbolizer {
 	size_t nentries, entries_cap;
 	struct sym_frame *frames;
 	size_t nframes, frames_cap;
+	struct jit_sym *jit;            /* /tmp/perf-PID.map, sorted by start */
+	size_t njit;
+	int jit_loaded;
+	struct intern *names;           /* symbolizer__new_names(): address - 1 -> name */
 };
 
-static char *debuginfo_path;
+struct jit_sym {
+	uint64_t start, end;
+	const char *name;
+};
+
+static char *debuginfo_path;     /* NULL: libdwfl's default, ":.debug:/usr/lib/debug" */
 static const Dwfl_Callbacks callbacks = {
 	.find_elf = dwfl_build_id_find_elf,
 	.find_debuginfo = dwfl_standard_find_debuginfo,
@@ -96,12 +105,43 @@ struct symbolizer *symbolizer__new(const struct modules *ms, char *err, size_t e
 	return s;
 }
 
+void symbolizer__set_debug_dirs(const char *const *dirs, size_t n)
+{
+	struct strbuf sb = { 0 };
+	strbuf__addf(&sb, ":.debug:/usr/lib/debug");
+	for (size_t i = 0; i < n; i++)
+		strbuf__addf(&sb, ":%s", dirs[i]);
+	free(debuginfo_path);
+	debuginfo_path = sb.s;
+}
+
+struct symbolizer *symbolizer__new_names(void)
+{
+	struct symbolizer *s = xcalloc(1, sizeof(*s));
+	s->strings = intern__new();
+	s->addrs = intern__new();
+	s->names = intern__new();
+	if (!s->strings || !s->addrs || !s->names) {
+		symbolizer__free(s);
+		return NULL;
+	}
+	return s;
+}
+
+uint64_t symbolizer__name_addr(struct symbolizer *s, const char *name)
+{
+	int64_t id = intern__add(s->names, name, strlen(name) + 1, NULL);
+	return id < 0 ? 0 : (uint64_t)id + 1;
+}
+
 void symbolizer__free(struct symbolizer *s)
 {
 	if (!s)
 		return;
 	if (s->dwfl)
 		dwfl_end(s->dwfl);
+	intern__free(s->names);
+	free(s->jit);
 	intern__free(s->strings);
 	intern__free(s->addrs);
 	free(s->entries);
@@ -111,12 +151,95 @@ void symbolizer__free(struct symbolizer *s)
 
 const struct module *symbolizer__main_module(const struct symbolizer *s)
 {
-	return modules__main(s->ms);
+	return s->ms ? modules__main(s->ms) : NULL;
 }
 
 const struct module *symbolizer__module(const struct symbolizer *s, uint64_t addr)
 {
-	return modules__find(s->ms, addr);
+	return s->ms ? modules__find(s->ms, addr) : NULL;
+}
+
+static int by_start(const void *a, const void *b)
+{
+	const struct jit_sym *x = a, *y = b;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* The perf map the target wrote: /tmp/perf-PID.map, PID as the target
+ * itself sees it (its last NSpid), in its own /tmp (its mount namespace). */
+static FILE *open_perf_map(pid_t pid)
+{
+	char fn[128], line[256];
+	long nspid = pid;
+	snprintf(fn, sizeof(fn), "/proc/%d/status", (int)pid);
+	FILE *f = fopen(fn, "re");
+	while (f && fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "NSpid:", 6) == 0) {
+			char *last = strrchr(line, '\t');
+			if (last)
+				nspid = strtol(last + 1, NULL, 10);
+		}
+	}
+	if (f)
+		fclose(f);
+	snprintf(fn, sizeof(fn), "/proc/%d/root/tmp/perf-%ld.map", (int)pid, nspid);
+	f = fopen(fn, "re");
+	if (!f) {
+		snprintf(fn, sizeof(fn), "/tmp/perf-%d.map", (int)pid);
+		f = fopen(fn, "re");
+	}
+	return f;
+}
+
+static void load_perf_map(struct symbolizer *s)
+{
+	size_t cap = 0;
+	char *line = NULL;
+	size_t len = 0;
+	s->jit_loaded = 1;
+	FILE *f = open_perf_map(modules__pid(s->ms));
+	if (!f)
+		return;
+	while (getline(&line, &len, f) > 0) {
+		char *end;
+		uint64_t start = strtoull(line, &end, 16);
+		if (*end != ' ')
+			continue;
+		uint64_t size = strtoull(end + 1, &end, 16);
+		if (*end != ' ' || !size)
+			continue;
+		char *name = end + 1;
+		name[strcspn(name, "\n")] = '\0';
+		if (!*name)
+			continue;
+		if (s->njit == cap) {
+			cap = cap ? cap * 2 : 256;
+			s->jit = xrealloc(s->jit, cap * sizeof(*s->jit));
+		}
+		s->jit[s->njit++] = (struct jit_sym){ start, start + size, str(s, name) };
+	}
+	free(line);
+	fclose(f);
+	qsort(s->jit, s->njit, sizeof(*s->jit), by_start);
+}
+
+/* ADDR's name in the perf map; later entries win (code is regenerated). */
+static const char *jit_name(struct symbolizer *s, uint64_t addr)
+{
+	if (!s->jit_loaded)
+		load_perf_map(s);
+	size_t lo = 0, hi = s->njit;
+	while (lo < hi) {               /* first entry starting above ADDR */
+		size_t mid = lo + (hi - lo) / 2;
+		if (s->jit[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i-- > 0;)
+		if (addr < s->jit[i].end)
+			return s->jit[i].name;
+	return NULL;
 }
 
 static const char *demangled(struct symbolizer *s, const char *name)
@@ -216,6 +339,11 @@ static void resolve(struct symbolizer *s, uint64_t addr)
 		push(s, str(s, "[truncated]"), NULL, 0);
 		return;
 	}
+	if (s->names) {
+		const char *n = addr ? intern__key(s->names, (size_t)(addr - 1), NULL) : NULL;
+		push(s, n && *n ? str(s, n) : str(s, "[unknown]"), NULL, 0);
+		return;
+	}
 	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, addr);
 	const struct module *m = modules__find(s->ms, addr);
 	const char *file = NULL, *name = NULL;
@@ -236,7 +364,8 @@ static void resolve(struct symbolizer *s, uint64_t addr)
 			snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, m->name, addr - m->bias);
 		else
 			snprintf(buf, sizeof(buf), "[unknown]+0x%" PRIx64, addr);
-		name = str(s, buf);
+		name = m ? NULL : jit_name(s, addr);
+		name = name ? name : str(s, buf);
 	}
 	push(s, name, file, line);
 }

@@ -23,8 +23,22 @@ struct sym_frame {
 
 struct symbolizer;
 
-/* MS must outlive the symbolizer. */
+/* MS must outlive the symbolizer.  Code in no module (JIT compilers,
+ * interpreters) is named from the target's /tmp/perf-PID.map when it
+ * wrote one (perf's convention: "START SIZE NAME" lines, hex). */
 struct symbolizer *symbolizer__new(const struct modules *ms, char *err, size_t errlen);
+
+/* Directories to search for separate debug files besides the standard ones
+ * (the module's own directory, its .debug/, /usr/lib/debug): by build ID
+ * (DIR/.build-id/xx/rest.debug) and by .gnu_debuglink.  For all
+ * symbolizers created afterwards; DIRS must be absolute. */
+void symbolizer__set_debug_dirs(const char *const *dirs, size_t n);
+
+/* A symbolizer without modules, for stacks whose frames are names already
+ * (folded input): symbolizer__name_addr() gives each name an address that
+ * symbolizer__lookup() turns back into it. */
+struct symbolizer *symbolizer__new_names(void);
+uint64_t symbolizer__name_addr(struct symbolizer *s, const char *name);
 void symbolizer__free(struct symbolizer *s);     /* accepts NULL */
 
 /* Frames for ADDR (a PC already adjusted to lie inside its instruction,

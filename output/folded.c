@@ -69,17 +69,17 @@ int folded__write(int fd, const struct stacks *st, struct symbolizer *sym,
 	/* Different PC sequences can read the same once symbolized (two PCs in
 	 * one function): merge them, so each line is unique. */
 	for (size_t i = 0; i < nu && r == 0; i++) {
-		uint32_t slot;
-		const uint64_t *pcs;
-		size_t n;
-		uint64_t count;
-		stacks__get(st, i, &slot, &pcs, &n, &count);
-		build_line(&sb, sym, info, slot, pcs, n);
+		struct stack s;
+		stacks__get(st, i, &s);
+		uint64_t w = stack_weight(info, &s);
+		if (!w)
+			continue;
+		build_line(&sb, sym, info, s.slot, s.pcs, s.n);
 		int64_t id = intern__add(lines, sb.s ? sb.s : "", sb.len, NULL);
 		if (id < 0)
 			r = (int)id;
 		else
-			counts[id] += count;
+			counts[id] += w;
 	}
 	size_t nl = r == 0 ? intern__count(lines) : 0;
 	const char **sorted = xcalloc(nl ? nl : 1, sizeof(*sorted));

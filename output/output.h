@@ -25,7 +25,15 @@ struct profile_info {
 	const struct thread_label *threads;     /* indexed by stack slot */
 	size_t nthreads;
 	int thread_root;                /* folded: thread as the root frame */
+	int weight_cpu;                 /* folded, svg: weigh by CPU time (us), not samples */
 };
+
+/* What a stack weighs in folded output and flame graphs: its samples, or
+ * with --cpu the CPU time its thread used, in microseconds. */
+static inline uint64_t stack_weight(const struct profile_info *info, const struct stack *s)
+{
+	return info->weight_cpu ? s->cpu_ns / 1000 : s->count;
+}
 
 /* Each returns 0, or a negative errno with a reason in ERR. */
 int folded__write(int fd, const struct stacks *st, struct symbolizer *sym,
@@ -35,5 +43,8 @@ int pprof__write(int fd, const struct stacks *st, struct symbolizer *sym,
 /* An interactive flame graph: one self-contained SVG. */
 int svg__write(int fd, const struct stacks *st, struct symbolizer *sym,
 	       const struct profile_info *info, char *err, size_t errlen);
+/* speedscope's JSON format, one profile per thread. */
+int speedscope__write(int fd, const struct stacks *st, struct symbolizer *sym,
+		      const struct profile_info *info, char *err, size_t errlen);
 
 #endif

@@ -129,24 +129,25 @@ static Label *label(struct builder *b, const char *key, const char *s, int64_t n
 	return lb;
 }
 
-static void add_sample(struct builder *b, const struct profile_info *info, uint32_t slot,
-		       const uint64_t *pcs, size_t n, uint64_t count)
+static void add_sample(struct builder *b, const struct profile_info *info,
+		       const struct stack *st)
 {
 	Sample *s = xmalloc(sizeof(*s));
 	perftools__profiles__sample__init(s);
-	s->n_location_id = n;
-	s->location_id = xcalloc(n, sizeof(*s->location_id));
-	for (size_t i = 0; i < n; i++)
-		s->location_id[i] = location_id(b, pcs[i]);   /* leaf first, as ours */
-	s->n_value = 2;
-	s->value = xcalloc(2, sizeof(*s->value));
-	s->value[0] = (int64_t)count;
-	s->value[1] = (int64_t)(count * info->period_ns);
-	if (slot < info->nthreads) {
-		s->n_label = 2;
-		s->label = xcalloc(2, sizeof(*s->label));
-		s->label[0] = label(b, "thread", info->threads[slot].name, 0);
-		s->label[1] = label(b, "tid", NULL, info->threads[slot].tid);
+	s->n_location_id = st->n;
+	s->location_id = xcalloc(st->n ? st->n : 1, sizeof(*s->location_id));
+	for (size_t i = 0; i < st->n; i++)
+		s->location_id[i] = location_id(b, st->pcs[i]);   /* leaf first, as ours */
+	s->n_value = 3;
+	s->value = xcalloc(3, sizeof(*s->value));
+	s->value[0] = (int64_t)st->count;
+	s->value[1] = (int64_t)(st->count * info->period_ns);
+	s->value[2] = (int64_t)st->cpu_ns;
+	s->label = xcalloc(3, sizeof(*s->label));
+	s->label[s->n_label++] = label(b, "state", stacks__state_name(st->state), 0);
+	if (st->slot < info->nthreads) {
+		s->label[s->n_label++] = label(b, "thread", info->threads[st->slot].name, 0);
+		s->label[s->n_label++] = label(b, "tid", NULL, info->threads[st->slot].tid);
 	}
 	vec_push(&b->samples, s);
 }
@@ -164,10 +165,13 @@ static void build(struct builder *b, Profile *p, const struct stacks *st,
 		  const struct profile_info *info)
 {
 	string_id(b, "");
-	p->n_sample_type = 2;
-	p->sample_type = xcalloc(2, sizeof(*p->sample_type));
+	/* One profile, two views: -sample_index=wall (the default) and
+	 * -sample_index=cpu. */
+	p->n_sample_type = 3;
+	p->sample_type = xcalloc(3, sizeof(*p->sample_type));
 	p->sample_type[0] = value_type(b, "samples", "count");
 	p->sample_type[1] = value_type(b, "wall", "nanoseconds");
+	p->sample_type[2] = value_type(b, "cpu", "nanoseconds");
 	p->period_type = value_type(b, "wall", "nanoseconds");
 	p->period = (int64_t)info->period_ns;
 	p->default_sample_type = string_id(b, "wall");
@@ -181,12 +185,9 @@ static void build(struct builder *b, Profile *p, const struct stacks *st,
 	/* pprof takes the first mapping for the main binary ("File: ..."). */
 	mapping_id(b, symbolizer__main_module(b->sym));
 	for (size_t i = 0; i < stacks__unique(st); i++) {
-		uint32_t slot;
-		const uint64_t *pcs;
-		size_t n;
-		uint64_t count;
-		stacks__get(st, i, &slot, &pcs, &n, &count);
-		add_sample(b, info, slot, pcs, n, count);
+		struct stack s;
+		stacks__get(st, i, &s);
+		add_sample(b, info, &s);
 	}
 	p->n_sample = b->samples.n;
 	p->sample = (Sample **)b->samples.v;

@@ -7,10 +7,12 @@
 #include "util/intern.h"
 #include "util/strbuf.h"
 
-/* Key layout: [slot:u64][pc0][pc1]...; u64 for the slot keeps PCs aligned. */
+/* Key layout: [slot | state << 32][pc0][pc1]...; a u64 head keeps the PCs
+ * aligned. */
 struct stacks {
 	struct intern *in;
 	uint64_t *counts;
+	uint64_t *cpu;
 	size_t cap;
 	uint64_t total;
 	uint64_t *key;
@@ -34,30 +36,33 @@ void stacks__free(struct stacks *st)
 		return;
 	intern__free(st->in);
 	free(st->counts);
+	free(st->cpu);
 	free(st->key);
 	free(st);
 }
 
-int stacks__add(struct stacks *st, uint32_t slot, const uint64_t *pcs, size_t n,
-		uint64_t count)
+int stacks__add(struct stacks *st, const struct stack *s)
 {
-	if (n + 1 > st->key_cap) {
-		st->key_cap = n + 64;
+	if (s->n + 1 > st->key_cap) {
+		st->key_cap = s->n + 64;
 		st->key = xrealloc(st->key, st->key_cap * sizeof(*st->key));
 	}
-	st->key[0] = slot;
-	memcpy(st->key + 1, pcs, n * sizeof(*pcs));
-	int64_t id = intern__add(st->in, st->key, (n + 1) * sizeof(*st->key), NULL);
+	st->key[0] = s->slot | (uint64_t)(unsigned char)s->state << 32;
+	memcpy(st->key + 1, s->pcs, s->n * sizeof(*s->pcs));
+	int64_t id = intern__add(st->in, st->key, (s->n + 1) * sizeof(*st->key), NULL);
 	if (id < 0)
 		return (int)id;
 	if ((size_t)id >= st->cap) {
 		size_t cap = st->cap ? st->cap * 2 : 256;
 		st->counts = xrealloc(st->counts, cap * sizeof(*st->counts));
+		st->cpu = xrealloc(st->cpu, cap * sizeof(*st->cpu));
 		memset(st->counts + st->cap, 0, (cap - st->cap) * sizeof(*st->counts));
+		memset(st->cpu + st->cap, 0, (cap - st->cap) * sizeof(*st->cpu));
 		st->cap = cap;
 	}
-	st->counts[id] += count;
-	st->total += count;
+	st->counts[id] += s->count;
+	st->cpu[id] += s->cpu_ns;
+	st->total += s->count;
 	return 0;
 }
 
@@ -71,13 +76,27 @@ uint64_t stacks__total(const struct stacks *st)
 	return st->total;
 }
 
-void stacks__get(const struct stacks *st, size_t i, uint32_t *slot, const uint64_t **pcs,
-		 size_t *n, uint64_t *count)
+void stacks__get(const struct stacks *st, size_t i, struct stack *out)
 {
 	size_t len;
 	const uint64_t *k = intern__key(st->in, i, &len);
-	*slot = (uint32_t)k[0];
-	*pcs = k + 1;
-	*n = len / sizeof(*k) - 1;
-	*count = st->counts[i];
+	out->slot = (uint32_t)k[0];
+	out->state = (char)(k[0] >> 32);
+	out->pcs = k + 1;
+	out->n = len / sizeof(*k) - 1;
+	out->count = st->counts[i];
+	out->cpu_ns = st->cpu[i];
+}
+
+const char *stacks__state_name(char state)
+{
+	switch (state) {
+	case 'R': return "running";
+	case 'S': return "sleeping";
+	case 'D': return "disk wait";
+	case 'T': case 't': return "stopped";
+	case 'Z': return "zombie";
+	case 'I': return "idle";
+	default: return "unknown";
+	}
 }

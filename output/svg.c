@@ -1,7 +1,7 @@
 /* svg: an interactive flame graph in one self-contained SVG file.
  *
  * The stacks are merged into a tree (a frame's width is the samples under
- * it: wall time), laid out root at the bottom and children sorted by name,
+ * it: wall time; with --cpu, the CPU time), laid out root at the bottom and children sorted by name,
  * as flamegraph.pl does, and coloured by module.  A small embedded script
  * gives hover details, click to zoom, and search (click "Search" or
  * Ctrl-F). */
@@ -77,13 +77,15 @@ static void build_tree(struct tree *t, const struct stacks *st, struct symbolize
 		       const struct profile_info *info)
 {
 	for (size_t i = 0; i < stacks__unique(st); i++) {
-		uint32_t slot;
-		const uint64_t *pcs;
-		size_t n;
-		uint64_t count;
-		stacks__get(st, i, &slot, &pcs, &n, &count);
+		struct stack s;
+		stacks__get(st, i, &s);
+		uint64_t count = stack_weight(info, &s);
+		const uint64_t *pcs = s.pcs;
+		size_t n = s.n;
+		if (!count)
+			continue;
 		t->nodes[0].count += count;
-		uint32_t at = thread_node(t, info, slot);
+		uint32_t at = thread_node(t, info, s.slot);
 		if (at)
 			t->nodes[at].count += count;
 		for (size_t k = n; k-- > 0;) {
@@ -138,6 +140,7 @@ struct emit {
 	struct strbuf *sb;
 	double total;
 	uint32_t *kids;                 /* scratch for sorting children */
+	const char *unit;               /* "samples", or "us CPU" with --cpu */
 };
 
 static int by_name(const void *a, const void *b, void *arg)
@@ -159,9 +162,9 @@ static void emit_frame(struct emit *e, uint32_t id, double x)
 	add_escaped(e->sb, name, 4096);
 	if (id && *nd->module)
 		strbuf__addf(e->sb, " [%s]", nd->module);
-	strbuf__addf(e->sb, " (%" PRIu64 " samples, %.2f%%)</title>"
+	strbuf__addf(e->sb, " (%" PRIu64 " %s, %.2f%%)</title>"
 		     "<rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"%d\" fill=\"rgb(%d,%d,%d)\" "
-		     "rx=\"2\"/><text x=\"%.2f\" y=\"%.0f\">", nd->count,
+		     "rx=\"2\"/><text x=\"%.2f\" y=\"%.0f\">", nd->count, e->unit,
 		     100.0 * (double)nd->count / e->total, x, y, w, FRAME_H - 1, r, g, b, x + 3,
 		     y + FRAME_H - 4);
 	size_t fit = w > 3 * CHAR_W ? (size_t)((w - 6) / CHAR_W) : 0;
@@ -206,7 +209,7 @@ static const char script[] =
 	"const frames = Array.from(document.querySelectorAll('g.f'));\n"
 	"const details = document.getElementById('details');\n"
 	"const matched = document.getElementById('matched');\n"
-	"function nameOf(g) { return g.querySelector('title').textContent.replace(/ (\\[[^\\]]*\\] )?\\(\\d+ samples.*$/, ''); }\n"
+	"function nameOf(g) { return g.querySelector('title').textContent.replace(/ (\\[[^\\]]*\\] )?\\(\\d+ (samples|us CPU).*$/, ''); }\n"
 	"function fit(g, w) {\n"
 	"  const t = g.querySelector('text'), n = nameOf(g), c = Math.floor((w - 6) / CW);\n"
 	"  t.textContent = w < 3 * CW ? '' : (n.length <= c ? n : n.slice(0, Math.max(0, c - 2)) + '..');\n"
@@ -290,7 +293,8 @@ int svg__write(int fd, const struct stacks *st, struct symbolizer *sym,
 	build_tree(&t, st, sym, info);
 	write_svg(&sb, &t, info);
 	if (t.nodes[0].count) {
-		struct emit e = { &t, &sb, (double)t.nodes[0].count, NULL };
+		struct emit e = { &t, &sb, (double)t.nodes[0].count, NULL,
+				  info->weight_cpu ? "us CPU" : "samples" };
 		emit_tree(&e, 0, 0);
 	}
 	strbuf__addf(&sb, "%s</svg>\n", script);

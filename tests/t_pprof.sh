@@ -27,8 +27,8 @@ if start_target wallclock; then
 	rawrc=$?
 	DETAIL="exit $rawrc: $(head -c 300 <<<"$raw")" \
 		check "pprof -raw reads it" "[ $rawrc = 0 ] && grep -q '^Samples:' <<<\"\$raw\""
-	check "pprof -raw: sample types samples/count and wall/nanoseconds" \
-		"grep -qE '^samples/count wall/nanoseconds' <<<\"\$raw\""
+	check "pprof -raw: sample types samples/count, wall/nanoseconds (default), cpu/nanoseconds" \
+		"grep -qE '^samples/count wall/nanoseconds\\[dflt\\] cpu/nanoseconds\$' <<<\"\$raw\""
 	check "pprof -raw: period type wall/nanoseconds" \
 		"grep -qx 'PeriodType: wall nanoseconds' <<<\"\$raw\""
 	period=$(sed -n 's/^Period: //p' <<<"$raw")
@@ -38,11 +38,11 @@ if start_target wallclock; then
 	# Every sample: wall = count x period, and labels thread + tid that match
 	# the target's real threads.
 	samples=$(awk '/^Samples:/ { on = 1; next } /^Locations/ { on = 0 }
-		on && /^ +[0-9]+ +[0-9]+:/ { if (c != "") print c, w, th, tid
-			c = $1; w = $2; sub(/:$/, "", w); th = ""; tid = "" }
+		on && /^ +[0-9]+ +[0-9]+ +[0-9]+:/ { if (c != "") print c, w, th, tid, cpu
+			c = $1; w = $2; cpu = $3; sub(/:$/, "", cpu); th = ""; tid = "" }
 		on && /thread:\[/ { th = $0; sub(/.*thread:\[/, "", th); sub(/\].*/, "", th) }
 		on && /tid:\[/ { tid = $0; sub(/.*tid:\[/, "", tid); sub(/\].*/, "", tid) }
-		END { if (c != "") print c, w, th, tid }' <<<"$raw")
+		END { if (c != "") print c, w, th, tid, cpu }' <<<"$raw")
 	badwall=$(awk -v p="$period" '{ d = $2 - $1 * p; if (d < 0) d = -d; if (d > $1) print }' <<<"$samples" | head -3)
 	DETAIL="$badwall" check "pprof: every sample's wall value = count x period" \
 		"[ -n '$period' ] && [ -n \"\$samples\" ] && [ -z \"\$badwall\" ]"

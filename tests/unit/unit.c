@@ -116,24 +116,37 @@ static void test_options(void)
 	check(parse("cprof-attach --help", &o, err) == 0 && o.help, "options: --help");
 }
 
+/* Adds COUNT samples of thread SLOT in STATE with PCS[0..N), CPU ns. */
+static void add(struct stacks *st, uint32_t slot, char state, const uint64_t *pcs, size_t n,
+		uint64_t count, uint64_t cpu)
+{
+	struct stack s = { .slot = slot, .state = state, .pcs = pcs, .n = n, .count = count,
+			   .cpu_ns = cpu };
+	stacks__add(st, &s);
+}
+
 static void test_stacks(void)
 {
 	struct stacks *st = stacks__new();
 	uint64_t a[] = { 1, 2, 3 }, b[] = { 1, 2 };
-	stacks__add(st, 0, a, 3, 1);
-	stacks__add(st, 0, a, 3, 1);
-	stacks__add(st, 1, a, 3, 1);
-	stacks__add(st, 0, b, 2, 1);
-	uint32_t slot;
-	const uint64_t *pcs;
-	size_t n;
-	uint64_t count;
-	stacks__get(st, 0, &slot, &pcs, &n, &count);
+	add(st, 0, 'R', a, 3, 1, 100);
+	add(st, 0, 'R', a, 3, 1, 50);
+	add(st, 1, 'R', a, 3, 1, 0);
+	add(st, 0, 'R', b, 2, 1, 0);
+	struct stack s;
+	stacks__get(st, 0, &s);
 	check(stacks__unique(st) == 3 && stacks__total(st) == 4, "stacks: counted by (thread, stack)");
-	check(slot == 0 && n == 3 && pcs[2] == 3 && count == 2, "stacks: first stack read back");
+	check(s.slot == 0 && s.state == 'R' && s.n == 3 && s.pcs[2] == 3 && s.count == 2 &&
+	      s.cpu_ns == 150, "stacks: first stack read back, counts and CPU summed");
+	add(st, 0, 'S', a, 3, 5, 0);
+	stacks__get(st, 3, &s);
+	check(stacks__unique(st) == 4 && s.state == 'S' && s.count == 5 && stacks__total(st) == 9,
+	      "stacks: the state is part of the key; a capture may count several ticks");
 	for (int i = 0; i < 100000; i++)
-		stacks__add(st, 0, a, 3, 1);
-	check(stacks__unique(st) == 3, "stacks: memory grows with unique stacks, not samples");
+		add(st, 0, 'R', a, 3, 1, 1);
+	check(stacks__unique(st) == 4, "stacks: memory grows with unique stacks, not samples");
+	check(strcmp(stacks__state_name('D'), "disk wait") == 0 &&
+	      strcmp(stacks__state_name('t'), "stopped") == 0, "stacks: state names");
 	stacks__free(st);
 }
 
@@ -146,9 +159,9 @@ static void test_pprof(void)
 	struct symbolizer *sym = symbolizer__new(ms, err, sizeof(err));
 	struct stacks *st = stacks__new();
 	uint64_t a[] = { 0x1000, 0x2000 }, b[] = { 0x1000, 0x3000, 0x2000 };
-	stacks__add(st, 0, a, 2, 1);
-	stacks__add(st, 1, b, 3, 1);
-	stacks__add(st, 1, b, 3, 1);
+	add(st, 0, 'S', a, 2, 1, 0);
+	add(st, 1, 'R', b, 3, 1, 7000000);
+	add(st, 1, 'R', b, 3, 1, 3000000);
 	struct thread_label threads[] = { { 10, "main" }, { 11, "worker" } };
 	struct profile_info info = { .period_ns = 10101010, .start_ns = 1, .duration_ns = 2,
 				     .comment = "cmd", .threads = threads, .nthreads = 2 };
@@ -169,22 +182,29 @@ static void test_pprof(void)
 	if (!p)
 		goto out;
 	check(p->n_string_table > 0 && p->string_table[0][0] == '\0', "pprof: string_table[0] is \"\"");
-	check(p->n_sample_type == 2 && strcmp(p->string_table[p->sample_type[0]->type], "samples") == 0 &&
-	      strcmp(p->string_table[p->sample_type[1]->unit], "nanoseconds") == 0,
-	      "pprof: sample types samples/count, wall/nanoseconds");
+	check(p->n_sample_type == 3 && strcmp(p->string_table[p->sample_type[0]->type], "samples") == 0 &&
+	      strcmp(p->string_table[p->sample_type[1]->type], "wall") == 0 &&
+	      strcmp(p->string_table[p->sample_type[1]->unit], "nanoseconds") == 0 &&
+	      strcmp(p->string_table[p->sample_type[2]->type], "cpu") == 0 &&
+	      strcmp(p->string_table[p->sample_type[2]->unit], "nanoseconds") == 0 &&
+	      strcmp(p->string_table[p->default_sample_type], "wall") == 0,
+	      "pprof: sample types samples/count, wall/nanoseconds, cpu/nanoseconds; default wall");
 	check(p->period == 10101010 && p->period_type &&
 	      strcmp(p->string_table[p->period_type->type], "wall") == 0, "pprof: period and its type");
 	int ok = p->n_sample == 2;
-	uint64_t total = 0;
+	uint64_t total = 0, cpu = 0;
 	for (size_t i = 0; ok && i < p->n_sample; i++) {
-		ok = p->sample[i]->n_value == 2 && p->sample[i]->n_label == 2;
+		ok = p->sample[i]->n_value == 3 && p->sample[i]->n_label == 3 &&
+		     strcmp(p->string_table[p->sample[i]->label[0]->key], "state") == 0;
 		total += (uint64_t)p->sample[i]->value[0];
+		cpu += (uint64_t)p->sample[i]->value[2];
 		ok = ok && p->sample[i]->value[1] == p->sample[i]->value[0] * 10101010;
 		for (size_t j = 0; ok && j < p->sample[i]->n_location_id; j++)
 			ok = p->sample[i]->location_id[j] >= 1 &&
 			     p->sample[i]->location_id[j] <= p->n_location;
 	}
-	check(ok && total == 3, "pprof: samples have 2 values, labels, valid location ids");
+	check(ok && total == 3 && cpu == 10000000,
+	      "pprof: samples have 3 values, state/thread/tid labels, valid location ids");
 	ok = p->n_location == 3;
 	for (size_t i = 0; ok && i < p->n_location; i++)
 		ok = p->location[i]->id == i + 1 && p->location[i]->n_line >= 1 &&
