@@ -334,6 +334,15 @@ static void explain_seize_error(pid_t pid, int e, char *err, size_t errlen)
 		 "the process may be set-uid or non-dumpable)", pid);
 }
 
+/* Has thread TID exited, or begun to (PF_EXITING)? */
+static int thread_exiting(pid_t tid)
+{
+	char state;
+	unsigned long flags;
+	return read_stat(tid, &state, &flags) < 0 || state == 'Z' || state == 'X' ||
+	       (flags & 0x4);
+}
+
 static int seize(pid_t tid)
 {
 	return ptrace(PTRACE_SEIZE, tid, 0, (void *)(long)OPTIONS) == 0 ? 0 : -errno;
@@ -342,7 +351,9 @@ static int seize(pid_t tid)
 /* Seizes every thread in /proc/PID/task, re-reading the list until a pass
  * finds no new thread (threads started by not-yet-seized threads during
  * the walk).  A thread started by a seized one is seized by the kernel
- * (TRACECLONE), so our own SEIZE of it fails with EPERM: that is fine. */
+ * (TRACECLONE), so our own SEIZE of it fails with EPERM: that is fine (its
+ * TracerPid is then this thread, the tracer).  A thread that is exiting
+ * also gives EPERM, and is skipped. */
 static int seize_all(struct target *t)
 {
 	char dn[64];
@@ -362,9 +373,9 @@ static int seize_all(struct target *t)
 			if (read_stat(tid, &state, &flags) == 0 && (state == 'Z' || state == 'X'))
 				continue;       /* an exited thread (e.g. after pthread_exit in main) */
 			int r = seize(tid);
-			if (r == -ESRCH)
-				continue;
-			if (r < 0 && status_field(tid, "TracerPid") != getpid()) {
+			if (r == -ESRCH || (r < 0 && thread_exiting(tid)))
+				continue;       /* gone, or going: SEIZE refuses those with EPERM */
+			if (r < 0 && status_field(tid, "TracerPid") != gettid()) {
 				closedir(d);
 				return r;
 			}
@@ -519,9 +530,10 @@ static double hist_value(size_t i)
 	return (double)(1ull << e) + ((double)sub + 0.5) * width;
 }
 
-/* Samples a pending thread that has just stopped and resumes it at once;
- * the capture waits in t->caps for deliver(). */
-static void sample_stopped(struct target *t, struct thread *th)
+/* Samples a pending thread that has just stopped and resumes it at once
+ * (with SIG, a signal of its own being delivered); the capture waits in
+ * t->caps for deliver(). */
+static void sample_stopped(struct target *t, struct thread *th, int sig)
 {
 	th->pending = 0;
 	t->npending--;
@@ -529,14 +541,25 @@ static void sample_stopped(struct target *t, struct thread *th)
 		struct capture *c = &t->caps[t->ncaps++];
 		c->ticks = th->pending_ticks;
 		c->state = th->stop_state;
-		resume(th, 0);
+		resume(th, sig);
 		c->pause_ns = now_ns() - c->pause_ns;
 		t->stats.pause_hist[hist_index(c->pause_ns / 1000)]++;
 		t->stats.samples++;
 		return;
 	}
 	t->stats.lost += th->pending_ticks;
-	resume(th, 0);
+	resume(th, sig);
+}
+
+/* A pending thread reported some other stop first (a clone event, a signal
+ * of its own): any ptrace stop consumes a pending PTRACE_INTERRUPT, so no
+ * interrupt stop will follow.  It is stopped now, so this is its sample. */
+static int took_other_stop(struct target *t, struct thread *th, int sig)
+{
+	if (!th->pending)
+		return 0;
+	sample_stopped(t, th, sig);
+	return 1;
 }
 
 static int is_stop_signal(int sig)
@@ -551,7 +574,7 @@ static void on_event_stop(struct target *t, struct thread *th, int sig)
 	 * stay a stop: we restart it with PTRACE_LISTEN, never CONT. */
 	th->group_stopped = is_stop_signal(sig);
 	if (th->pending)
-		sample_stopped(t, th);
+		sample_stopped(t, th, 0);
 	else
 		resume(th, 0);
 }
@@ -572,22 +595,33 @@ static void on_stopped(struct target *t, pid_t tid, int status)
 	case PTRACE_EVENT_CLONE:
 		if (ptrace(PTRACE_GETEVENTMSG, tid, 0, &msg) == 0 && !thread_find(t, (pid_t)msg))
 			thread_add(t, (pid_t)msg);
-		resume(th, 0);
+		if (!took_other_stop(t, th, 0))
+			resume(th, 0);
 		return;
 	case PTRACE_EVENT_EXEC:
 		/* exec() replaced the program: every other thread is gone and the
-		 * maps are new.  Launch mode expects one (our own execvp). */
+		 * maps are new.  Launch mode expects one (our own execvp).  Never
+		 * sample the new image with the old maps: a pending sample is
+		 * dropped. */
 		if (t->launched && !t->ready)
 			t->ready = 1;
 		else if (t->end == TARGET_RUNNING)
 			t->end = TARGET_EXECED;
+		if (th->pending) {
+			th->pending = 0;
+			t->npending--;
+			t->stats.lost += th->pending_ticks;
+		}
 		resume(th, 0);
 		return;
 	case 0:
-		resume(th, sig);     /* signal-delivery-stop: the signal is the target's */
+		/* signal-delivery-stop: the signal is the target's */
+		if (!took_other_stop(t, th, sig))
+			resume(th, sig);
 		return;
 	default:
-		resume(th, 0);
+		if (!took_other_stop(t, th, 0))
+			resume(th, 0);
 	}
 }
 

@@ -41,8 +41,10 @@ struct run {
 	struct stacks *st;
 	uint64_t *pcs;
 	uint64_t start_ns, start_real_ns, end_ns;
-	uint64_t missed, partial, truncated, short_copies, idle_dropped;
+	uint64_t missed, partial, truncated, rooted, short_copies, idle_dropped;
 	uint64_t status_ns;             /* when the live status line was last drawn */
+	uint64_t period_ns, next_slot, next_tick_ns;  /* the ticks' schedule, see arm_next_tick */
+	uint64_t rng;
 	int status_shown;
 	const char *stop_reason;
 	pid_t tracer_tid;
@@ -148,17 +150,39 @@ static int setup_timer(struct run *r)
 	return r->timer_fd < 0 ? -errno : 0;
 }
 
+/* A fixed-period sampler locks step with periodic work in the target (a
+ * loop that switches every 10 ms, sampled every 10 ms, is always caught in
+ * the same phase).  So tick K fires at a random moment of its own slot:
+ * start + (K + u) x period, u uniform in [0, 1).  Slots never drift, the
+ * average rate is exactly the rate asked for, and no phase is favoured.
+ * The gap between two ticks is between 0 and two periods. */
+static uint64_t next_random(struct run *r)
+{
+	r->rng ^= r->rng << 13;         /* xorshift64 */
+	r->rng ^= r->rng >> 7;
+	r->rng ^= r->rng << 17;
+	return r->rng;
+}
+
+static int arm_next_tick(struct run *r)
+{
+	uint64_t u = next_random(r) % r->period_ns;
+	r->next_tick_ns = r->start_ns + r->next_slot * r->period_ns + u;
+	struct itimerspec its = {
+		.it_value = { (time_t)(r->next_tick_ns / 1000000000ull),
+			      (long)(r->next_tick_ns % 1000000000ull) },
+	};
+	return timerfd_settime(r->timer_fd, TFD_TIMER_ABSTIME, &its, NULL) < 0 ? -errno : 0;
+}
+
 /* Starts the ticks, once attached and ready: attaching is not sampling
- * time.  A periodic timerfd does not drift: a late tick shows up as more
- * than one expiration, which we count as missed rather than stretch. */
+ * time.  Call with r->start_ns set. */
 static int start_timer(struct run *r)
 {
-	uint64_t period = 1000000000ull / (uint64_t)r->o->hz;
-	struct itimerspec its = {
-		.it_interval = { (time_t)(period / 1000000000ull), (long)(period % 1000000000ull) },
-		.it_value = { (time_t)(period / 1000000000ull), (long)(period % 1000000000ull) },
-	};
-	return timerfd_settime(r->timer_fd, 0, &its, NULL) < 0 ? -errno : 0;
+	r->period_ns = 1000000000ull / (uint64_t)r->o->hz;
+	r->rng = r->start_ns ^ ((uint64_t)getpid() << 32) ^ 0x9e3779b97f4a7c15ull;
+	r->next_slot = 0;
+	return arm_next_tick(r);
 }
 
 static int start_target(struct run *r)
@@ -185,10 +209,14 @@ static int take_capture(void *arg, const struct capture *c)
 	enum unwind_status s = unwinder__unwind(r->uw, c, r->pcs, (size_t)r->o->max_depth + 1, &depth);
 	if (s == UNWIND_NEED_REGS)
 		return -EAGAIN;
+	/* Counted in samples (a capture can stand for several ticks), as the
+	 * summary's total is. */
 	if (s == UNWIND_PARTIAL || s == UNWIND_STACK_SHORT)
-		r->partial++;
+		r->partial += c->ticks;
 	if (s == UNWIND_TRUNCATED)
-		r->truncated++;
+		r->truncated += c->ticks;
+	if (s == UNWIND_COMPLETE)
+		r->rooted += c->ticks;
 	if (s == UNWIND_STACK_SHORT) {
 		r->short_copies++;
 		target__stack_too_small(r->t, c->tid);
@@ -253,13 +281,20 @@ static void show_status(struct run *r, int final)
 	fflush(stderr);
 }
 
+/* A tick is due.  If we are so late that later slots have ended too, those
+ * ticks are missed (counted, not stretched into a lower rate). */
 static void tick(struct run *r)
 {
 	uint64_t expirations;
 	if (read(r->timer_fd, &expirations, sizeof(expirations)) != sizeof(expirations))
 		return;
-	if (expirations > 1)
-		r->missed += expirations - 1;
+	uint64_t now = now_ns();
+	r->next_slot++;
+	while (r->start_ns + (r->next_slot + 1) * r->period_ns <= now) {
+		r->next_slot++;
+		r->missed++;
+	}
+	arm_next_tick(r);
 	if (!target__ready(r->t))
 		return;
 	if (modules__count(r->ms) == 0)
@@ -383,11 +418,13 @@ static void print_summary(const struct run *r)
 	uint64_t total = stacks__total(r->st);
 	double secs = (double)(r->end_ns - r->start_ns) / 1e9;
 	fprintf(stderr, "cprof-attach: %llu samples, %llu threads, %.2f s, %.1f Hz achieved "
-		"(%d requested), %llu missed ticks, %llu not fully unwound (%.1f%%)",
+		"(%d requested), %llu missed ticks, %llu not fully unwound (%.1f%%), "
+		"%.1f%% reached their root",
 		(unsigned long long)total, (unsigned long long)ts->threads_seen, secs,
 		secs > 0 ? (double)ts->ticks / secs : 0.0, r->o->hz,
 		(unsigned long long)r->missed, (unsigned long long)r->partial,
-		total ? 100.0 * (double)r->partial / (double)total : 0.0);
+		total ? 100.0 * (double)r->partial / (double)total : 0.0,
+		total ? 100.0 * (double)r->rooted / (double)total : 0.0);
 	if (r->truncated)
 		fprintf(stderr, ", %llu cut at --max-depth", (unsigned long long)r->truncated);
 	if (r->idle_dropped)
@@ -505,11 +542,11 @@ static void *tracer_main(void *arg)
 	target__set_capture_fn(r->t, take_capture, r);
 	if (r->o->ntids || r->o->threads_matching)
 		target__set_filter(r->t, wanted_thread, (void *)r->o);
+	r->start_ns = now_ns();
 	if (start_timer(r) < 0) {
 		errorf("cannot start the timer: %s", strerror(errno));
 		return NULL;
 	}
-	r->start_ns = now_ns();
 	r->start_real_ns = realtime_ns();
 	sample_loop(r);
 	r->end_ns = now_ns();
