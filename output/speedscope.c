@@ -1,0 +1,124 @@
+/* speedscope: the JSON file format of https://www.speedscope.app, written
+ * with jansson.
+ *
+ * One "sampled" profile per thread, so speedscope's thread picker shows
+ * each; frames are shared, one per function (and source file), so all
+ * views merge by function as a flame graph does.  A sample lists frame
+ * indices root first; its weight is wall time (samples x period) or, with
+ * --cpu, the CPU time its thread used, in nanoseconds. */
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "output/output.h"
+#include "util/intern.h"
+#include "util/strbuf.h"
+
+struct builder {
+	struct symbolizer *sym;
+	struct intern *frame_keys;      /* "func\0file" -> frame index */
+	json_t *frames;
+	json_t **profiles;              /* by thread slot, created on first use */
+	uint64_t *ends;                 /* each profile's total weight */
+	size_t nslots;
+};
+
+static size_t frame_index(struct builder *b, const struct sym_frame *f)
+{
+	struct strbuf key = { 0 };
+	strbuf__addf(&key, "%s%c%s", f->func, 0, f->file ? f->file : "");
+	int added;
+	int64_t id = intern__add(b->frame_keys, key.s, key.len, &added);
+	strbuf__free(&key);
+	if (id < 0)
+		return 0;
+	if (added) {
+		json_t *fr = json_pack("{s:s}", "name", f->func);
+		if (f->file)
+			json_object_set_new(fr, "file", json_string(f->file));
+		json_array_append_new(b->frames, fr);
+	}
+	return (size_t)id;
+}
+
+static json_t *profile_for(struct builder *b, const struct profile_info *info, uint32_t slot)
+{
+	if (slot >= b->nslots) {
+		size_t n = slot + 1;
+		b->profiles = xrealloc(b->profiles, n * sizeof(*b->profiles));
+		b->ends = xrealloc(b->ends, n * sizeof(*b->ends));
+		memset(b->profiles + b->nslots, 0, (n - b->nslots) * sizeof(*b->profiles));
+		memset(b->ends + b->nslots, 0, (n - b->nslots) * sizeof(*b->ends));
+		b->nslots = n;
+	}
+	if (!b->profiles[slot]) {
+		char name[64];
+		if (slot < info->nthreads)
+			snprintf(name, sizeof(name), "%s (%d)", info->threads[slot].name,
+				 info->threads[slot].tid);
+		else
+			snprintf(name, sizeof(name), "all");
+		b->profiles[slot] = json_pack("{s:s, s:s, s:s, s:i, s:[], s:[]}", "type", "sampled",
+					      "name", name, "unit", "nanoseconds", "startValue", 0,
+					      "samples", "weights");
+	}
+	return b->profiles[slot];
+}
+
+static void add_stack(struct builder *b, const struct profile_info *info, const struct stack *s)
+{
+	uint64_t w = info->weight_cpu ? s->cpu_ns : s->count * info->period_ns;
+	if (!w)
+		return;
+	json_t *p = profile_for(b, info, s->slot);
+	json_t *stack = json_array();
+	/* Root first: the outermost PC, and of its frames the outermost
+	 * (symbolizer__lookup gives inlined frames innermost first). */
+	for (size_t k = s->n; k-- > 0;) {
+		const struct sym_frame *f;
+		size_t nf = symbolizer__lookup(b->sym, s->pcs[k], &f);
+		for (size_t j = nf; j-- > 0;)
+			json_array_append_new(stack, json_integer((json_int_t)frame_index(b, &f[j])));
+	}
+	json_array_append_new(json_object_get(p, "samples"), stack);
+	json_array_append_new(json_object_get(p, "weights"), json_integer((json_int_t)w));
+	b->ends[s->slot] += w;
+}
+
+int speedscope__write(int fd, const struct stacks *st, struct symbolizer *sym,
+		      const struct profile_info *info, char *err, size_t errlen)
+{
+	struct builder b = { .sym = sym, .frame_keys = intern__new(), .frames = json_array() };
+	json_t *profiles = json_array();
+	for (size_t i = 0; i < stacks__unique(st); i++) {
+		struct stack s;
+		stacks__get(st, i, &s);
+		add_stack(&b, info, &s);
+	}
+	for (size_t i = 0; i < b.nslots; i++) {
+		if (!b.profiles[i])
+			continue;
+		json_object_set_new(b.profiles[i], "endValue", json_integer((json_int_t)b.ends[i]));
+		json_array_append_new(profiles, b.profiles[i]);
+	}
+	json_t *root = json_pack("{s:s, s:{s:o}, s:o, s:s, s:i, s:s}",
+				 "$schema", "https://www.speedscope.app/file-format-schema.json",
+				 "shared", "frames", b.frames, "profiles", profiles,
+				 "name", info->comment ? info->comment : "cprof-attach",
+				 "activeProfileIndex", 0, "exporter", "cprof-attach " CPROF_VERSION);
+	int r = 0;
+	if (!root || !b.frame_keys) {
+		r = -ENOMEM;
+		snprintf(err, errlen, "building the speedscope JSON: out of memory");
+	} else if (json_dumpfd(root, fd, JSON_COMPACT) != 0) {
+		r = errno ? -errno : -EIO;
+		snprintf(err, errlen, "writing the speedscope JSON: %s", strerror(-r));
+	}
+	json_decref(root);
+	intern__free(b.frame_keys);
+	free(b.profiles);
+	free(b.ends);
+	return r;
+}
