@@ -305,6 +305,9 @@ static void tick(struct run *r)
 static void read_signals(struct run *r)
 {
 	struct signalfd_siginfo si;
+	/* Most wake-ups are SIGCHLD for a stopped thread: take it (and resume
+	 * the thread) before reading the signalfd, which can wait. */
+	target__poll(r->t);
 	while (read(r->sig_fd, &si, sizeof(si)) == sizeof(si)) {
 		if (si.ssi_signo == SIGCHLD)
 			continue;
