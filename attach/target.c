@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/intern.h"
 #include "util/strbuf.h"
 #include "util/timeutil.h"
 
@@ -24,6 +25,12 @@
 #define RELEASE_TIMEOUT_NS (200 * 1000000ull)
 #define DETACH_TIMEOUT_NS (2000 * 1000000ull)
 #define NAME_REFRESH_NS (1000 * 1000000ull)
+#define NAME_EARLY_READS 8
+/* Threads that get a label of their own in the profile.  A target that
+ * keeps creating threads (one per request) would otherwise grow our memory
+ * with every thread it ever had: past this many, new threads share one
+ * label per thread name ("NAME", no TID). */
+#define MAX_THREAD_SLOTS 4096
 
 struct thread {
 	pid_t tid;
@@ -34,10 +41,13 @@ struct thread {
 	size_t stack_size;
 	uint64_t interrupt_ns;
 	uint64_t name_read_ns;
+	unsigned name_reads;
 	int sys_fd, sched_fd, stat_fd;  /* /proc/PID/task/TID/{syscall,schedstat,stat}, or -1 */
 	uint64_t cpu_ns;                /* its CPU time (schedstat) at its last capture */
 	char stop_state;                /* the state its stop-capture reports */
 	int selected;                   /* sampled (see target__set_filter) */
+	int pooled;                     /* shares its name's slot (MAX_THREAD_SLOTS) */
+	char name[16];
 	struct thread *next;            /* hash chain */
 };
 
@@ -69,6 +79,8 @@ struct target {
 	void *filter_arg;
 	struct slot_info *slots;
 	size_t nslots, slots_cap;
+	struct intern *pool_names;      /* name -> index in pool_slots */
+	uint32_t *pool_slots;
 	struct capture *caps;
 	size_t ncaps, caps_cap;
 	struct capture blocked;         /* scratch for a blocked thread's capture */
@@ -126,6 +138,43 @@ static void read_comm(pid_t pid, pid_t tid, char name[16])
 
 static uint64_t read_cpu_ns(struct target *t, struct thread *th);
 
+static uint32_t new_slot(struct target *t, pid_t tid, const char *name)
+{
+	if (t->nslots == t->slots_cap) {
+		t->slots_cap = t->slots_cap ? t->slots_cap * 2 : 64;
+		t->slots = xrealloc(t->slots, t->slots_cap * sizeof(*t->slots));
+	}
+	uint32_t slot = (uint32_t)t->nslots++;
+	t->slots[slot] = (struct slot_info){ .tid = tid };
+	snprintf(t->slots[slot].name, sizeof(t->slots[slot].name), "%s", name);
+	return slot;
+}
+
+/* The slot threads named NAME share once MAX_THREAD_SLOTS are used. */
+static uint32_t pool_slot(struct target *t, const char *name)
+{
+	if (!t->pool_names)
+		t->pool_names = intern__new();
+	int added;
+	int64_t id = intern__add(t->pool_names, name, strlen(name), &added);
+	if (id < 0)
+		return 0;
+	if (added) {
+		t->pool_slots = xrealloc(t->pool_slots, ((size_t)id + 1) * sizeof(*t->pool_slots));
+		t->pool_slots[id] = new_slot(t, 0, name);
+	}
+	return t->pool_slots[id];
+}
+
+/* TH's name changed (or was read for the first time): its label follows. */
+static void name_changed(struct target *t, struct thread *th)
+{
+	if (th->pooled)
+		th->slot = pool_slot(t, th->name);
+	else
+		memcpy(t->slots[th->slot].name, th->name, sizeof(th->name));
+}
+
 static struct thread *thread_add(struct target *t, pid_t tid)
 {
 	struct thread *th = xcalloc(1, sizeof(*th));
@@ -134,13 +183,9 @@ static struct thread *thread_add(struct target *t, pid_t tid)
 	th->sys_fd = th->sched_fd = th->stat_fd = -1;
 	th->stop_state = 'R';
 	th->selected = !t->filter;      /* else decided once its name is read */
-	if (t->nslots == t->slots_cap) {
-		t->slots_cap = t->slots_cap ? t->slots_cap * 2 : 64;
-		t->slots = xrealloc(t->slots, t->slots_cap * sizeof(*t->slots));
-	}
-	th->slot = (uint32_t)t->nslots++;
-	t->slots[th->slot] = (struct slot_info){ .tid = tid };
-	snprintf(t->slots[th->slot].name, 16, "%d", tid);
+	snprintf(th->name, sizeof(th->name), "%d", tid);
+	th->pooled = t->nslots >= MAX_THREAD_SLOTS;
+	th->slot = th->pooled ? pool_slot(t, "?") : new_slot(t, tid, th->name);
 	if (++t->nthreads > t->nbuckets * 2)
 		rehash(t);
 	th->next = *bucket(t, tid);
@@ -213,6 +258,8 @@ void target__free(struct target *t)
 	free(t->stoplist);
 	free(t->buckets);
 	free(t->slots);
+	intern__free(t->pool_names);
+	free(t->pool_slots);
 	free(t);
 }
 
@@ -683,7 +730,7 @@ void target__set_filter(struct target *t, thread_filter_fn fn, void *arg)
 	t->filter_arg = arg;
 	FOR_EACH_THREAD(t, th, tmp) {
 		th->selected = !fn;
-		th->name_read_ns = 0;   /* decide at the next tick */
+		th->name_reads = 0;     /* decide at the next tick */
 	}
 }
 
@@ -715,17 +762,21 @@ static void wait_pending(struct target *t, uint64_t deadline)
 }
 
 /* Thread names change (pthread_setname_np usually runs just after the
- * thread starts): re-read each about once a second, outside any pause. */
+ * thread starts): re-read at each of a thread's first NAME_EARLY_READS
+ * ticks, then about once a second; outside any pause. */
 static void refresh_names(struct target *t)
 {
 	uint64_t now = now_ns();
 	FOR_EACH_THREAD(t, th, tmp) {
-		if (th->name_read_ns && now - th->name_read_ns < NAME_REFRESH_NS)
+		if (th->name_reads >= NAME_EARLY_READS &&
+		    now - th->name_read_ns < NAME_REFRESH_NS)
 			continue;
+		th->name_reads++;
 		th->name_read_ns = now;
-		read_comm(t->pid, th->tid, t->slots[th->slot].name);
+		read_comm(t->pid, th->tid, th->name);
+		name_changed(t, th);
 		if (t->filter)
-			th->selected = t->filter(t->filter_arg, th->tid, t->slots[th->slot].name) != 0;
+			th->selected = t->filter(t->filter_arg, th->tid, th->name) != 0;
 	}
 }
 
@@ -926,8 +977,11 @@ void target__release(struct target *t)
 	}
 	t->npending = 0;
 	/* Names while the threads still exist. */
-	FOR_EACH_THREAD(t, th, tmp)
-		read_comm(t->pid, th->tid, t->slots[th->slot].name);
+	FOR_EACH_THREAD(t, th, tmp) {
+		read_comm(t->pid, th->tid, th->name);
+		if (!th->pooled)
+			name_changed(t, th);
+	}
 }
 
 double target__pause_quantile(const struct target *t, double q)

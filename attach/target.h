@@ -143,6 +143,9 @@ enum target_end target__end(const struct target *t);
 int target__exit_status(const struct target *t);  /* waitpid status of the leader */
 int target__ready(const struct target *t);        /* launch mode: exec done */
 
+/* Thread labels of the captures (capture.slot).  A slot is one thread, or
+ * once there have been very many threads, all later threads of one name:
+ * then its TID is 0. */
 size_t target__nslots(const struct target *t);
 pid_t target__slot_tid(const struct target *t, uint32_t slot);
 const char *target__slot_name(const struct target *t, uint32_t slot);

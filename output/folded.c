@@ -26,7 +26,7 @@ static void build_line(struct strbuf *sb, struct symbolizer *sym, const struct p
 	strbuf__reset(sb);
 	if (info->thread_root && slot < info->nthreads) {
 		char root[64];
-		snprintf(root, sizeof(root), "%s (%d)", info->threads[slot].name, info->threads[slot].tid);
+		thread_label_text(&info->threads[slot], root, sizeof(root));
 		add_frame(sb, root);
 	}
 	/* PCs are innermost first, and so are each PC's inlined frames: walk

@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "dwarf/symbolizer.h"
@@ -27,6 +28,16 @@ struct profile_info {
 	int thread_root;                /* folded: thread as the root frame */
 	int weight_cpu;                 /* folded, svg: weigh by CPU time (us), not samples */
 };
+
+/* "NAME (TID)", the thread's label in folded output and flame graphs;
+ * "NAME (other threads)" for a label shared by many threads (TID 0). */
+static inline void thread_label_text(const struct thread_label *l, char *buf, size_t size)
+{
+	if (l->tid)
+		snprintf(buf, size, "%s (%d)", l->name, (int)l->tid);
+	else
+		snprintf(buf, size, "%s (other threads)", l->name);
+}
 
 /* What a stack weighs in folded output and flame graphs: its samples, or
  * with --cpu the CPU time its thread used, in microseconds. */

@@ -147,7 +147,8 @@ static void add_sample(struct builder *b, const struct profile_info *info,
 	s->label[s->n_label++] = label(b, "state", stacks__state_name(st->state), 0);
 	if (st->slot < info->nthreads) {
 		s->label[s->n_label++] = label(b, "thread", info->threads[st->slot].name, 0);
-		s->label[s->n_label++] = label(b, "tid", NULL, info->threads[st->slot].tid);
+		if (info->threads[st->slot].tid)        /* 0: many threads of that name */
+			s->label[s->n_label++] = label(b, "tid", NULL, info->threads[st->slot].tid);
 	}
 	vec_push(&b->samples, s);
 }

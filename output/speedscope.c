@@ -56,8 +56,7 @@ static json_t *profile_for(struct builder *b, const struct profile_info *info, u
 	if (!b->profiles[slot]) {
 		char name[64];
 		if (slot < info->nthreads)
-			snprintf(name, sizeof(name), "%s (%d)", info->threads[slot].name,
-				 info->threads[slot].tid);
+			thread_label_text(&info->threads[slot], name, sizeof(name));
 		else
 			snprintf(name, sizeof(name), "all");
 		b->profiles[slot] = json_pack("{s:s, s:s, s:s, s:i, s:[], s:[]}", "type", "sampled",

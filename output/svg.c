@@ -68,7 +68,7 @@ static uint32_t thread_node(struct tree *t, const struct profile_info *info, uin
 	char name[64];
 	if (!info->thread_root || slot >= info->nthreads)
 		return 0;
-	snprintf(name, sizeof(name), "%s (%d)", info->threads[slot].name, info->threads[slot].tid);
+	thread_label_text(&info->threads[slot], name, sizeof(name));
 	int64_t id = intern__add(t->names, name, strlen(name), NULL);
 	return id < 0 ? 0 : child(t, 0, intern__key(t->names, (size_t)id, NULL), "[thread]");
 }

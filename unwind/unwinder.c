@@ -214,10 +214,50 @@ void unwinder__flush(struct unwinder *u)
 	unw_flush_cache(u->as, 0, 0);
 }
 
+/* glibc's __clone3 ends its FDE just before its syscall instruction (in the
+ * child the unwind info would be wrong), so a parent stopped in clone3 has
+ * a PC without one, and its stack would end there.  Such a syscall stub
+ * has pushed nothing: its return address is at SP.  When the innermost PC
+ * has no FDE and follows a syscall instruction, C's caller frame is made
+ * into ALT (PC = the word at SP, SP + 8, the other registers as they are:
+ * a syscall keeps the callee-saved ones), if that address is code in a
+ * known module.  Anything else still ends the stack. */
+static int after_syscall(struct unwinder *u, uint64_t pc)
+{
+	unsigned char insn[2];
+	const struct module *m = find_module(u, pc - 2);
+	return m && module__read(m, pc - 2, insn, 2) == 0 && insn[0] == 0x0f && insn[1] == 0x05;
+}
+
+/* A thread just born from clone/clone3: it is at its first instruction, on
+ * an empty stack.  That is its root. */
+static int newborn(struct unwinder *u, const struct capture *c)
+{
+	return !c->partial_regs && c->regs.rax == 0 &&
+	       (c->regs.orig_rax == 56 || c->regs.orig_rax == 435) && after_syscall(u, c->regs.rip);
+}
+
+static int syscall_stub_caller(struct unwinder *u, const struct capture *c, struct capture *alt)
+{
+	uint64_t pc = c->regs.rip, sp = c->regs.rsp, ra;
+	if (!after_syscall(u, pc))
+		return -1;
+	if (sp < c->stack_addr || sp - c->stack_addr + 8 > c->stack_len)
+		return -1;
+	memcpy(&ra, c->stack + (sp - c->stack_addr), 8);
+	if (!find_module(u, ra))
+		return -1;
+	*alt = *c;
+	alt->regs.rip = ra;
+	alt->regs.rsp = sp + 8;
+	return 0;
+}
+
 enum unwind_status unwinder__unwind(struct unwinder *u, const struct capture *c,
 				    uint64_t *pcs, size_t max, size_t *n)
 {
 	struct ctx x = { .u = u, .c = c };
+	struct capture alt;
 	unw_cursor_t cur;
 	int ret_addr = 0;               /* is the current frame's PC a return address? */
 	*n = 0;
@@ -248,6 +288,13 @@ enum unwind_status unwinder__unwind(struct unwinder *u, const struct capture *c,
 		/* Without an FDE libunwind falls back to guessing with RBP, which
 		 * in code built without frame pointers yields plausible, wrong
 		 * frames: stop there instead. */
+		if (x.no_fde && *n == 1 && x.c == c && newborn(u, c))
+			return UNWIND_COMPLETE;
+		if (x.no_fde && *n == 1 && x.c == c && syscall_stub_caller(u, c, &alt) == 0 &&
+		    (x = (struct ctx){ .u = u, .c = &alt }, unw_init_remote(&cur, u->as, &x) == 0)) {
+			ret_addr = 1;
+			continue;
+		}
 		if (r <= 0 || x.no_fde) {
 			if (x.need_regs)
 				return UNWIND_NEED_REGS;
