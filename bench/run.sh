@@ -137,18 +137,25 @@ reap() {
 
 # start_work T UNITS TAG: starts the workload, waits until it is parked.
 # Sets WPID; the workload's stdout goes to $TMP/TAG.work.
+# wait_ready FILE PID WHAT LOG: polls until FILE has content; dies if PID
+# exits first (showing LOG) or after READY_TIMEOUT s.
+wait_ready() {
+	local file=$1 pid=$2 what=$3 logf=$4 i
+	for ((i = 0; i < READY_TIMEOUT * 100; i++)); do
+		[ -s "$file" ] && return 0
+		alive "$pid" || die "$what exited before it was ready: $(cat "$logf")"
+		sleep 0.01
+	done
+	die "$what not ready after $READY_TIMEOUT s"
+}
+
 start_work() {
-	local t=$1 units=$2 tag=$3 ready=$TMP/$3.ready i
+	local t=$1 units=$2 tag=$3 ready=$TMP/$3.ready
 	rm -f "$ready"
 	"$BUILD/work" "$t" "$units" "$ready" >"$TMP/$tag.work" 2>&1 &
 	WPID=$!
 	PIDS+=("$WPID")
-	for ((i = 0; i < READY_TIMEOUT * 100; i++)); do
-		[ -s "$ready" ] && break
-		alive "$WPID" || die "workload $tag exited before it was ready: $(cat "$TMP/$tag.work")"
-		sleep 0.01
-	done
-	[ -s "$ready" ] || die "workload $tag not ready after $READY_TIMEOUT s"
+	wait_ready "$ready" "$WPID" "workload $tag" "$TMP/$tag.work"
 	[ "$(cat "$ready")" = "$WPID" ] || die "workload $tag: ready file says $(cat "$ready"), expected $WPID"
 	# Every thread exists before the ready file is written.
 	local n
@@ -272,13 +279,7 @@ run_floor() {
 	"$BUILD/floor" "$WPID" --hz "$hz" --ready "$TMP/$tag.fready" "$@" >"$TMP/$tag.floor" 2>&1 &
 	p=$!
 	PIDS+=("$p")
-	local i
-	for ((i = 0; i < READY_TIMEOUT * 100; i++)); do
-		[ -s "$TMP/$tag.fready" ] && break
-		alive "$p" || die "floor ($tag) exited early: $(cat "$TMP/$tag.floor")"
-		sleep 0.01
-	done
-	[ -s "$TMP/$tag.fready" ] || die "floor ($tag) not ready after $READY_TIMEOUT s"
+	wait_ready "$TMP/$tag.fready" "$p" "floor ($tag)" "$TMP/$tag.floor"
 	go_work
 	finish_work "$tag"
 	wait_gone "$p" "$RUN_TIMEOUT" "floor ($tag)"
