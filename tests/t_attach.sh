@@ -5,12 +5,21 @@
 # created while sampling are sampled; forking targets are not disturbed.
 . "$(dirname "$0")/lib.sh"
 
+# check_reason LABEL ERRFILE REASON: the summary line names why it stopped.
+check_reason() {
+	local line
+	line=$(summary "$2")
+	DETAIL="summary: ${line:-none}" check "$1: the summary says '$3'" \
+		"grep -qF ', $3, wrote ' <<<\"\$line\""
+}
+
 # --- ended by --duration ------------------------------------------------------
 if start_target wallclock; then
 	pid=$TARGET_PID
 	n=$(thread_count "$pid")
 	prof "$TMP/dur" "$pid" --duration 1 -o "$TMP/dur.folded"
 	check_ran "duration" "$TMP/dur" "$TMP/dur.folded"
+	check_reason "duration" "$TMP/dur.err" "duration reached"
 	secs=$(summary_field "$TMP/dur.err" seconds)
 	DETAIL="summary says ${secs:-?} s" check "duration: ran about 1 s" \
 		"[ -n '$secs' ] && within '$secs' 1 0.3"
@@ -30,6 +39,8 @@ for sig in INT TERM; do
 		kill -"$sig" "$PROF_PID"
 		prof_wait 10
 		check_ran "SIG$sig" "$TMP/sig$sig" "$out"
+		check_reason "SIG$sig" "$TMP/sig$sig.err" \
+			"$([ $sig = INT ] && echo interrupted || echo terminated)"
 		DETAIL="$(head -c 300 "$TMP/sig$sig.err")" \
 			check "SIG$sig: exactly one line on stderr" \
 			"[ \$(wc -l <'$TMP/sig$sig.err') = 1 ]"
@@ -49,6 +60,7 @@ if start_target exiter 1.5 0; then
 		wait_until 10 gone "$pid"
 	prof_wait 5
 	check_ran "target exit" "$TMP/exit" "$out"
+	check_reason "target exit" "$TMP/exit.err" "target exited"
 	n=$(folded_count "$out" 'exiter_work')
 	DETAIL="exiter_work in $n samples" check "target exit: profile has exiter_work" \
 		"[ '$n' -gt 0 ]"

@@ -3,7 +3,10 @@
 # every signal sent to the target reaches it (none dropped, none added), a
 # SIGSTOP stays a stop (and is still a stop after detaching), a SIGTERM
 # kills it, and sampling a thread blocked in epoll_wait never makes the
-# call fail with EINTR.
+# call fail with EINTR.  Standard signals (SIGTERM, SIGINT, SIGUSR1,
+# SIGALRM, SIGCHLD) sent N times, one at a time, reach their handlers
+# exactly N times; SIGSTOP and SIGCONT stop and continue the target while
+# it stays profiled.
 . "$(dirname "$0")/lib.sh"
 
 report_has() { grep -q "$2" "$1" 2>/dev/null; }
@@ -98,6 +101,75 @@ if start_target wallclock; then
 			"[ $rc = 143 ]"
 		prof_wait 10
 		check_ran "SIGTERM to the target" "$TMP/term" "$out"
+	fi
+	kill -KILL "$PROF_PID" 2>/dev/null
+	stop_target "$pid"
+fi
+
+# --- standard signals, one at a time, each reaching its handler once ------------
+# sigcount counts SIGTERM, SIGINT, SIGUSR1, SIGALRM, SIGCHLD and SIGCONT in
+# handlers (on a running and on a sleeping thread).  Standard signals do not
+# queue, so each is sent only once the last one is counted: N sent, N handled.
+N=20
+sig_count() { sed -nE "s/.*(^| )$2=([0-9]+).*/\2/p" "$1" 2>/dev/null; }
+_count_is() { [ "$(sig_count "$1" "$2")" = "$3" ]; }
+if start_target sigcount; then
+	pid=$TARGET_PID
+	n=$(thread_count "$pid")
+	report=$TARGET_READY.report
+	out=$TMP/count.folded
+	prof_bg "$TMP/count" "$pid" --threads -o "$out"
+	if wait_attached "$pid"; then
+		for sig in TERM INT USR1 ALRM CHLD; do
+			got=ok
+			for i in $(seq 1 $N); do
+				kill -"$sig" "$pid"
+				if ! wait_until 5 _count_is "$report" "$sig" "$i"; then
+					got="after sending #$i the count is $(sig_count "$report" "$sig")"
+					break
+				fi
+			done
+			DETAIL="$got; report: $(cat "$report" 2>/dev/null)" \
+				check "SIG$sig sent $N times while profiled: handled exactly $N times" \
+				"[ '$got' = ok ]"
+		done
+
+		# SIGSTOP and SIGCONT while profiled (the profiler stays attached).
+		kill -STOP "$pid"
+		wait_until 3 all_stopped "$pid"
+		states=$(for t in $(tids "$pid"); do echo -n "$t:$(proc_state "$pid" "$t") "; done)
+		DETAIL="states $states" check "SIGSTOP while profiled: every thread stops" all_stopped "$pid"
+		t0=$(cpu_ticks "$pid")
+		sleep 0.5 # stay stopped for 50 ticks of sampling
+		t1=$(cpu_ticks "$pid")
+		DETAIL="CPU ticks $t0 -> $t1" \
+			check "SIGSTOP while profiled: stays stopped through sampling (no CPU used)" \
+			"[ \$(( $t1 - $t0 )) -le 2 ] && all_stopped $pid"
+		check "SIGSTOP while profiled: the profiler is still attached" all_traced "$pid"
+		kill -CONT "$pid"
+		DETAIL="states: $(for t in $(tids "$pid"); do echo -n "$t:$(proc_state "$pid" "$t") "; done)" \
+			check "SIGCONT while profiled: every thread runs again" wait_until 3 not_stopped "$pid"
+		check "SIGCONT while profiled: target makes progress" progresses "$pid"
+		check "SIGCONT while profiled: the profiler is still attached" all_traced "$pid"
+		DETAIL="report: $(cat "$report" 2>/dev/null)" \
+			check "SIGCONT while profiled: its handler ran once" wait_until 5 _count_is "$report" CONT 1
+
+		kill -INT "$PROF_PID"
+		prof_wait 10
+		check_ran "standard signals" "$TMP/count" "$out"
+		for name in sig-burn sig-sleep; do
+			c=$(folded_count "$out" "^$name \\([0-9]+\\);")
+			DETAIL="$c samples" check "standard signals: thread $name sampled" "[ '$c' -gt 0 ]"
+		done
+		# After detaching: one more of each, and nothing else arrived late.
+		for sig in TERM INT USR1 ALRM CHLD; do
+			kill -"$sig" "$pid"
+			wait_until 5 _count_is "$report" "$sig" $((N + 1))
+		done
+		DETAIL="report: $(cat "$report" 2>/dev/null)" \
+			check "after detach: exactly $N + 1 of each signal, no duplicates" \
+			"grep -qx 'TERM=$((N + 1)) INT=$((N + 1)) USR1=$((N + 1)) ALRM=$((N + 1)) CHLD=$((N + 1)) CONT=1' '$report'"
+		check_unharmed "standard signals" "$pid" "$n"
 	fi
 	kill -KILL "$PROF_PID" 2>/dev/null
 	stop_target "$pid"

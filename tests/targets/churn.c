@@ -1,0 +1,166 @@
+/* churn READY RATE CREATORS WORK_US: threads coming and going.
+ *
+ * CREATORS threads ("creator"), each creating a thread ("brief") and
+ * joining it, RATE times a second (paced on absolute deadlines, so the rate
+ * holds even when one is late; RATE 0: as fast as it can).  Each brief
+ * thread spins WORK_US microseconds in brief_work() and ends.  The main
+ * thread waits in pthread_join.  READY is written once every creator runs;
+ * READY.count holds the number of threads created so far, rewritten on
+ * each SIGUSR1 (taken by sigwaitinfo in a thread of its own, "counter");
+ * READY.creators the creators' TIDs, written before READY.
+ *
+ *   churn READY 100 1 500   100 short-lived threads a second
+ *   churn READY 0 2 0       two creators, clone() after clone() */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <time.h>
+#include "ready.h"
+
+static const char *ready;
+static long rate, work_ns;
+static atomic_long created;
+static atomic_int started, slots;
+static pid_t creator_tids[64];
+static volatile unsigned long sink;
+
+static long elapsed_ns(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (t.tv_sec - t0->tv_sec) * 1000000000L + (t.tv_nsec - t0->tv_nsec);
+}
+
+__attribute__((noinline)) static void brief_work(void)
+{
+	struct timespec t0;
+	unsigned long x = 9;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		x = x * 6364136223846793005UL + 1442695040888963407UL;
+		sink = x;
+	} while (elapsed_ns(&t0) < work_ns);
+}
+
+static void *brief_main(void *arg)
+{
+	pthread_setname_np(pthread_self(), "brief");
+	brief_work();
+	return arg;
+}
+
+__attribute__((noinline)) static void create_and_join(void)
+{
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, brief_main, NULL) == 0) {
+		atomic_fetch_add(&created, 1);
+		pthread_join(t, NULL);
+	}
+}
+
+static void next_deadline(struct timespec *d)
+{
+	d->tv_nsec += 1000000000L / rate;
+	while (d->tv_nsec >= 1000000000L) {
+		d->tv_nsec -= 1000000000L;
+		d->tv_sec++;
+	}
+}
+
+__attribute__((noinline)) static void creator_loop(void)
+{
+	struct timespec next;
+
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	creator_tids[atomic_fetch_add(&slots, 1)] = gettid();
+	atomic_fetch_add(&started, 1);
+	for (;;) {
+		create_and_join();
+		if (rate <= 0)
+			continue;
+		next_deadline(&next);
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) != 0)
+			;
+	}
+}
+
+static void *creator_main(void *arg)
+{
+	pthread_setname_np(pthread_self(), "creator");
+	creator_loop();
+	return arg;
+}
+
+static void write_count(void)
+{
+	char path[4200], tmp[4300];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s.count", ready);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "w");
+	if (!f)
+		return;
+	fprintf(f, "%ld\n", atomic_load(&created));
+	if (fclose(f) == 0)
+		rename(tmp, path);
+}
+
+static void write_creators(int n)
+{
+	char path[4200];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s.creators", ready);
+	f = fopen(path, "w");
+	if (!f)
+		return;
+	for (int i = 0; i < n; i++)
+		fprintf(f, "%d\n", (int)creator_tids[i]);
+	fclose(f);
+}
+
+static void *counter_main(void *arg)
+{
+	sigset_t *set = arg;
+	siginfo_t si;
+
+	pthread_setname_np(pthread_self(), "counter");
+	for (;;)
+		if (sigwaitinfo(set, &si) == SIGUSR1)
+			write_count();
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	int ncreators = argc > 3 ? atoi(argv[3]) : 1;
+	struct timespec ms = { 0, 1000 * 1000 };
+	pthread_t creators[64], counter;
+	sigset_t set;
+
+	ready = ready_path(argc, argv);
+	rate = argc > 2 ? atol(argv[2]) : 100;
+	work_ns = (argc > 4 ? atol(argv[4]) : 500) * 1000L;
+	if (ncreators < 1 || ncreators > 64)
+		return 2;
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	if (pthread_create(&counter, NULL, counter_main, &set))
+		return 98;
+	for (int i = 0; i < ncreators; i++)
+		if (pthread_create(&creators[i], NULL, creator_main, NULL))
+			return 98;
+	while (atomic_load(&started) < ncreators)
+		nanosleep(&ms, NULL);
+	write_creators(ncreators);
+	write_count();
+	ready_announce(ready);
+	pthread_join(creators[0], NULL);
+	return 0;
+}
