@@ -90,9 +90,13 @@ bench: cprof-attach
 	@bash bench/run.sh
 
 install: cprof-attach
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions
 	install -m 755 cprof-attach $(DESTDIR)$(PREFIX)/bin/cprof-attach
+	install -m 755 contrib/folded2svg $(DESTDIR)$(PREFIX)/bin/cprof-folded2svg
 	install -m 644 contrib/cprof-attach.1 $(DESTDIR)$(PREFIX)/share/man/man1/cprof-attach.1
+	install -m 644 contrib/cprof-attach.bash-completion \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/cprof-attach
 
 clean:
 	rm -rf build cprof-attach tests/bin

@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# Issue 5, packaging: `make install PREFIX=... DESTDIR=...` puts the
+# profiler, cprof-folded2svg, the man page and the bash completion in their
+# places; the installed man page renders without warnings and documents
+# every option of --help; the completion offers those options, the
+# --format values, PIDs by name, a process's threads, files; and
+# cprof-folded2svg writes what --convert writes.
+. "$(dirname "$0")/lib.sh"
+
+DEST=$TMP/dest
+P=/usr/local
+# -o cprof-attach: install the profiler as built, never rebuild it here.
+# (Not the jobserver of a `make check` we may run under.)
+unset MAKEFLAGS MFLAGS MAKELEVEL
+make -C "$ROOT" --no-print-directory -s -o cprof-attach install PREFIX=$P DESTDIR="$DEST" \
+	>"$TMP/install.log" 2>&1
+rc=$?
+DETAIL="exit $rc: $(tail -3 "$TMP/install.log" | tr '\n' '|')" \
+	check "make install PREFIX=$P DESTDIR=...: exit 0" "[ $rc = 0 ]"
+for f in "bin/cprof-attach 755" "bin/cprof-folded2svg 755" \
+	"share/man/man1/cprof-attach.1 644" \
+	"share/bash-completion/completions/cprof-attach 644"; do
+	path=$DEST$P/${f% *} mode=${f#* }
+	have=$(stat -c %a "$path" 2>/dev/null)
+	DETAIL="mode ${have:-missing}" check "installed $P/${f% *}, mode $mode" "[ '$have' = '$mode' ]"
+done
+check "installed cprof-attach is the one built" "cmp -s '$ROOT/cprof-attach' '$DEST$P/bin/cprof-attach'"
+v=$("$DEST$P/bin/cprof-attach" --version 2>&1)
+DETAIL="$v" check "installed cprof-attach runs (--version)" "[[ '$v' =~ ^cprof-attach\ [0-9]+\.[0-9]+\.[0-9]+$ ]]"
+make -C "$ROOT" --no-print-directory -s -o cprof-attach install PREFIX=/opt/cprof DESTDIR="$TMP/dest2" \
+	>/dev/null 2>&1
+check "PREFIX=/opt/cprof: files under /opt/cprof" \
+	"[ -x '$TMP/dest2/opt/cprof/bin/cprof-attach' ] && [ -f '$TMP/dest2/opt/cprof/share/man/man1/cprof-attach.1' ]"
+
+# --- the man page ---------------------------------------------------------------
+MAN=$DEST$P/share/man/man1/cprof-attach.1
+w=$(groff -man -ww -z "$MAN" 2>&1)
+DETAIL="$w" check "man page: groff -man -ww -z, no warning" "[ -f '$MAN' ] && [ -z \"\$w\" ]"
+MANWIDTH=80 man -l "$MAN" >"$TMP/man.txt" 2>"$TMP/man.err" </dev/null
+rc=$?
+DETAIL="exit $rc: $(head -c 300 "$TMP/man.err")" \
+	check "man page: man -l renders it, nothing on stderr" "[ $rc = 0 ] && [ ! -s '$TMP/man.err' ]"
+col -b <"$TMP/man.txt" >"$TMP/man.plain" 2>/dev/null || cp "$TMP/man.txt" "$TMP/man.plain"
+for sec in NAME SYNOPSIS DESCRIPTION OPTIONS "OUTPUT FORMATS" "READING A PROFILE" "EXIT STATUS" EXAMPLES "SEE ALSO"; do
+	check "man page: section $sec" "grep -q '^$sec\$' '$TMP/man.plain'"
+done
+# The options: the words starting with - on --help's option lines (those
+# that start with one, before the examples).
+HELP_OPTS=$("$CPROF" --help | sed '/^examples:/,$d' | grep -E '^ +-' |
+	sed -E 's/^ +//; s/   .*//' | grep -oE '(^|[ ,])--?[a-z][a-z-]*' | sed 's/^[ ,]*//' | sort -u)
+missing=$(for o in $HELP_OPTS; do grep -qE -- "(^|[ ,])$o( |,|\$)" "$TMP/man.plain" || echo "$o"; done)
+DETAIL="not in the man page: $(tr '\n' ' ' <<<"$missing")" \
+	check "man page: every option of --help ($(wc -w <<<"$HELP_OPTS") of them) is documented" \
+	"[ -n '$HELP_OPTS' ] && [ -z \"\$missing\" ]"
+FORMATS=$("$CPROF" 1 --format nosuch 2>&1 | sed -nE 's/.*--format must be (.*), not .*/\1/p' |
+	sed 's/,\| or / /g' | tr -s ' ' '\n' | sort)
+missing=$(for f in $FORMATS; do grep -qE "^ +$f( |\$)" "$TMP/man.plain" || echo "$f"; done)
+DETAIL="formats $(tr '\n' ' ' <<<"$FORMATS"); missing: $missing" \
+	check "man page: every output format (from --format's error) has an entry" \
+	"[ -n '$FORMATS' ] && [ -z \"\$missing\" ]"
+missing=$(for f in $FORMATS; do "$CPROF" --help | sed -n '/--format/,/--duration/p' | grep -qw "$f" || echo "$f"; done)
+DETAIL="--format in --help: $("$CPROF" --help | sed -n '/--format/,/--duration/p' | head -2 | tr -s ' \n' ' '); missing: $missing" \
+	check "--help: --format names every format the profiler accepts" "[ -z \"\$missing\" ]"
+for code in 0 1 2 127; do
+	check "man page: exit status $code" "sed -n '/^EXIT STATUS/,/^[A-Z]/p' '$TMP/man.plain' | grep -qE '^ +$code( |\$)'"
+done
+
+# --- the bash completion -----------------------------------------------------------
+COMPL=$DEST$P/share/bash-completion/completions/cprof-attach
+# complete WORD...: what the completion offers for the command line
+# "cprof-attach WORD..." (the last word is the one completed), one per line.
+complete_line() {
+	bash --norc --noprofile -c '
+		. "$1" || exit 9
+		shift
+		COMP_WORDS=(cprof-attach "$@"); COMP_CWORD=$#
+		COMP_LINE="${COMP_WORDS[*]}"; COMP_POINT=${#COMP_LINE}; COMPREPLY=()
+		_cprof_attach
+		printf "%s\n" "${COMPREPLY[@]}"' _ "$COMPL" "$@" 2>&1
+}
+r=$(bash --norc --noprofile -c '. "$1" && complete -p cprof-attach' _ "$COMPL" 2>&1)
+DETAIL="$r" check "completion: registers for cprof-attach" "grep -q '_cprof_attach cprof-attach' <<<'$r'"
+got=$(complete_line - | grep -v '^--$' | sort -u)
+missing=$(comm -23 <(echo "$HELP_OPTS") <(echo "$got") | tr '\n' ' ')
+extra=$(comm -13 <(echo "$HELP_OPTS") <(echo "$got") | tr '\n' ' ')
+DETAIL="missing: $missing; not in --help: $extra" \
+	check "completion: '-' offers exactly the options of --help" "[ -z '$missing$extra' ]"
+got=$(complete_line --format '' | sort | tr '\n' ' ')
+DETAIL="offered: $got; formats: $(tr '\n' ' ' <<<"$FORMATS")" \
+	check "completion: --format offers the formats the profiler accepts" \
+	"[ '$got' = \"\$(tr '\\n' ' ' <<<\"\$FORMATS\")\" ]"
+got=$(complete_line --format s | sort | tr '\n' ' ')
+check "completion: --format s -> speedscope svg" "[ '$got' = 'speedscope svg ' ]"
+mkdir -p "$TMP/files"
+touch "$TMP/files/prof.folded" "$TMP/files/prof.svg" "$TMP/files/other"
+for opt in -o --output --convert; do
+	got=$(cd "$TMP/files" && complete_line "$opt" pro | sort | tr '\n' ' ')
+	DETAIL="offered: $got" check "completion: $opt completes file names" \
+		"[ '$got' = 'prof.folded prof.svg ' ]"
+done
+got=$(complete_line --debug-dir "$TMP/fi")
+DETAIL="offered: $got" check "completion: --debug-dir completes directories" "[ '$got' = '$TMP/files' ]"
+
+if start_target wallclock; then
+	pid=$TARGET_PID
+	got=$(complete_line "$pid")
+	DETAIL="offered: $(head -5 <<<"$got" | tr '\n' '|')" \
+		check "completion: a PID prefix completes to the PID" \
+		"grep -qxE '$pid( wallclock)?' <<<\"\$got\""
+	got=$(complete_line '')
+	DETAIL="$(wc -l <<<"$got") offered: $(head -5 <<<"$got" | tr '\n' '|')" \
+		check "completion: PIDs are listed with their process names" \
+		"grep -qx '$pid wallclock' <<<\"\$got\" && grep -qx '1 [^ ].*' <<<\"\$got\""
+	got=$(complete_line wallcl)
+	DETAIL="offered: $(tr '\n' '|' <<<"$got")" \
+		check "completion: a process name completes to its PID" \
+		"grep -qxE '$pid( wallclock)?' <<<\"\$got\" && ! grep -qv 'wallclock\\|^[0-9]*\$' <<<\"\$got\""
+	expected=$(for t in $(tids "$pid"); do echo "$t $(cat "/proc/$pid/task/$t/comm")"; done | sort)
+	got=$(complete_line "$pid" --tid '' | sort)
+	DETAIL="offered: $(tr '\n' '|' <<<"$got"); threads: $(tr '\n' '|' <<<"$expected")" \
+		check "completion: $pid --tid lists its threads with their names" "[ \"\$got\" = \"\$expected\" ]"
+	got=$(complete_line "$pid" --tid sle)
+	sleeper=$(awk '$2 == "sleeper" { print $1 }' <<<"$expected")
+	DETAIL="offered: $got" check "completion: --tid sle -> the sleeper's TID" "[ '$got' = '$sleeper' ]"
+	got=$(complete_line "$pid" '')
+	DETAIL="offered: $(head -3 <<<"$got" | tr '\n' '|')" \
+		check "completion: no second PID after the PID" "[ -z \"\$got\" ]"
+	stop_target "$pid"
+fi
+got=$(complete_line -- ech)
+DETAIL="offered: $(tr '\n' ' ' <<<"$got")" check "completion: after --, commands" "grep -qx echo <<<\"\$got\""
+
+# --- cprof-folded2svg ----------------------------------------------------------------
+F2S=$DEST$P/bin/cprof-folded2svg
+printf '%s\n' 'main;parse;lex 30' 'main;parse 10' 'main;eval;call;eval 25' >"$TMP/in.folded"
+(cd "$TMP" && "$F2S" in.folded)
+rc=$?
+DETAIL="exit $rc" check "cprof-folded2svg IN.folded: writes IN.svg" "[ $rc = 0 ] && [ -s '$TMP/in.svg' ]"
+(cd "$TMP" && "$DEST$P/bin/cprof-attach" --convert in.folded -o ref.svg)
+check "cprof-folded2svg: the same SVG as cprof-attach --convert" "cmp -s '$TMP/in.svg' '$TMP/ref.svg'"
+check "cprof-folded2svg: the frames are in it" \
+	"grep -q '<title>lex \\[' '$TMP/in.svg' || grep -q '<title>lex (30 samples' '$TMP/in.svg'"
+"$F2S" <"$TMP/in.folded" >"$TMP/stdout.svg"
+rc=$?
+DETAIL="exit $rc; $(head -c 100 "$TMP/stdout.svg")" \
+	check "cprof-folded2svg < IN > OUT: SVG on standard output" \
+	"[ $rc = 0 ] && grep -q '^<svg ' '$TMP/stdout.svg' && grep -q '<title>lex (30 samples' '$TMP/stdout.svg'"
+"$F2S" "$TMP/in.folded" "$TMP/named.out"
+check "cprof-folded2svg IN OUT (any name): an SVG" "grep -q '^<svg ' '$TMP/named.out'"
+printf '%s\n' 'a;b 1' 'not folded' >"$TMP/bad.folded"
+"$F2S" "$TMP/bad.folded" "$TMP/bad.svg" 2>"$TMP/bad.err"
+rc=$?
+DETAIL="exit $rc: $(cat "$TMP/bad.err")" \
+	check "cprof-folded2svg on bad input: the profiler's one-line error, non-zero exit" \
+	"[ $rc != 0 ] && [ \$(grep -c . '$TMP/bad.err') = 1 ] && grep -q 'bad.folded:2' '$TMP/bad.err' && [ ! -e '$TMP/bad.svg' ]"
+"$F2S" --help >"$TMP/help.out" 2>&1
+check "cprof-folded2svg --help: usage" "[ \$? = 0 ] && grep -q 'folded2svg IN.folded' '$TMP/help.out'"
+
+done_testing
