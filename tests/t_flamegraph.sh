@@ -1,0 +1,328 @@
+#!/usr/bin/env bash
+# Issue 5, the flame graph in a real browser: -o out.svg opened in headless
+# Chromium.  The screenshot shows each expected frame in its own colour at
+# the place the SVG gives it; the DOM after load has the function names and
+# the embedded script raised no error; clicking a frame zooms (also on the
+# screenshot), "Reset zoom" restores, hovering fills the details line, and
+# Search (the button and Ctrl-F) highlights and reports the matched share.
+# Then speedscope itself (its npm release, run in the same browser) imports
+# our speedscope file.
+#
+# Chromium: Debian's package "chromium"; installed here when missing and we
+# are root (apt-get), else the checks are skipped with the reason.
+# speedscope: npm package speedscope@SPEEDSCOPE_VERSION, cached in
+# build/tests/speedscope; skipped when npm cannot fetch it.
+. "$(dirname "$0")/lib.sh"
+
+SPEEDSCOPE_VERSION=1.20.0
+
+find_chromium() {
+	local c
+	for c in chromium chromium-browser google-chrome; do
+		command -v "$c" >/dev/null && { command -v "$c"; return 0; }
+	done
+	return 1
+}
+
+CHROMIUM=$(find_chromium)
+if [ -z "$CHROMIUM" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+	diag "chromium missing: apt-get install chromium (one time)"
+	DEBIAN_FRONTEND=noninteractive timeout 80 apt-get install -y -qq --no-install-recommends \
+		chromium >"$TMP/apt.log" 2>&1 ||
+		{ DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null 2>&1 &&
+			DEBIAN_FRONTEND=noninteractive timeout 80 apt-get install -y -qq \
+				--no-install-recommends chromium >"$TMP/apt.log" 2>&1; }
+	CHROMIUM=$(find_chromium)
+	[ -n "$CHROMIUM" ] || diag_file "$TMP/apt.log" 5
+fi
+if [ -z "$CHROMIUM" ]; then
+	skip "flame graph in headless Chromium" \
+		"no chromium, and cannot install it (needs root and apt-get: apt-get install chromium)"
+	done_testing
+fi
+diag "$("$CHROMIUM" --version 2>/dev/null)"
+
+# browser ARGS... URL: headless Chromium with a profile of its own (two
+# browsers sharing one would hand the page to each other), no GPU, output
+# at scale 1; its log (console messages included) goes to $TMP/browser.log.
+browser() {
+	timeout -k 5 40 "$CHROMIUM" --headless --no-sandbox --disable-gpu \
+		--user-data-dir="$TMP/chromium-profile" --force-device-scale-factor=1 \
+		--hide-scrollbars --no-first-run --enable-logging=stderr --v=0 \
+		"$@" 2>>"$TMP/browser.log"
+}
+
+# png_at FILE X,Y...: prints "W H" then "R,G,B" of each pixel (PNG, 8 bit
+# RGB or RGBA, as Chromium writes), then the number of distinct colours.
+png_at() {
+	python3 - "$@" <<-'EOF'
+	import struct, sys, zlib
+	data = open(sys.argv[1], "rb").read()
+	if data[:8] != b"\x89PNG\r\n\x1a\n":
+	    sys.exit("not a PNG")
+	pos, idat = 8, b""
+	while pos < len(data):
+	    n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+	    body = data[pos + 8:pos + 8 + n]
+	    if kind == b"IHDR":
+	        w, h, depth, ctype = struct.unpack(">IIBB", body[:10])
+	    elif kind == b"IDAT":
+	        idat += body
+	    pos += 12 + n
+	if depth != 8 or ctype not in (2, 6):
+	    sys.exit("PNG depth %d colour type %d" % (depth, ctype))
+	bpp = 3 if ctype == 2 else 4
+	raw, stride, rows, prev = zlib.decompress(idat), w * bpp, [], bytearray(w * bpp)
+	for y in range(h):
+	    f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+	    for i in range(stride):
+	        a = line[i - bpp] if i >= bpp else 0
+	        b, c = prev[i], prev[i - bpp] if i >= bpp else 0
+	        if f == 1: line[i] = (line[i] + a) & 255
+	        elif f == 2: line[i] = (line[i] + b) & 255
+	        elif f == 3: line[i] = (line[i] + (a + b) // 2) & 255
+	        elif f == 4:
+	            p = a + b - c; pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+	            line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+	    rows.append(line)
+	    prev = line
+	print(w, h)
+	for xy in sys.argv[2:]:
+	    x, y = (int(float(v)) for v in xy.split(","))
+	    print("%d,%d,%d" % tuple(rows[y][x * bpp:x * bpp + 3]) if 0 <= x < w and 0 <= y < h else "outside")
+	print(len({bytes(r[i:i + 3]) for r in rows for i in range(0, stride, bpp)}))
+	EOF
+}
+
+# frame_geom SVG NAME: "X Y W H R,G,B" of the first frame called NAME
+frame_geom() {
+	grep -F "<title>$2 " "$1" | head -1 |
+		sed -nE 's/.*<rect x="([0-9.]+)" y="([0-9.]+)" width="([0-9.]+)" height="([0-9]+)" fill="rgb\(([0-9]+),([0-9]+),([0-9]+)\)".*/\1 \2 \3 \4 \5,\6,\7/p'
+}
+
+# close_colour A B: two "R,G,B" within 6 per channel (anti-aliasing)
+close_colour() {
+	awk -v a="$1" -v b="$2" 'BEGIN { split(a, x, ","); split(b, y, ",")
+		for (i = 1; i <= 3; i++) { d = x[i] - y[i]; if (d < 0) d = -d; if (d > 6) exit 1 } }'
+}
+
+# inject SVG OUT PROBE_JS: a copy of SVG with an error catcher before the
+# embedded script and PROBE_JS after it (the probe sees its globals).
+inject() {
+	python3 - "$1" "$2" "$3" <<-'EOF'
+	import sys
+	svg = open(sys.argv[1]).read()
+	head = svg.index(">", svg.index("<svg")) + 1
+	catcher = ("<script type=\"text/ecmascript\"><![CDATA[window.probeErrors = [];"
+	           "window.addEventListener('error', e => window.probeErrors.push(e.message));]]></script>\n")
+	probe = "<script type=\"text/ecmascript\"><![CDATA[\n" + sys.argv[3] + "\n]]></script>\n"
+	end = svg.rindex("</svg>")
+	open(sys.argv[2], "w").write(svg[:head] + catcher + svg[head:end] + probe + svg[end:])
+	EOF
+}
+
+# The probe: works the page as a user would (click, mouseover, the Search
+# button, Ctrl-F with prompt() answered), and writes what it saw as JSON
+# into the root's data-probe attribute, for --dump-dom.
+PROBE=$(cat <<-'EOF'
+	(function () {
+	  const res = { errors: window.probeErrors };
+	  const click = (el) => el.dispatchEvent(new MouseEvent('click', { bubbles: true }));
+	  const frame = (n) => Array.from(document.querySelectorAll('g.f')).find(
+	    (g) => g.querySelector('title').textContent.startsWith(n + ' '));
+	  const rect = (g) => g.querySelector('rect');
+	  const width = (g) => +rect(g).getAttribute('width');
+	  const shown = (g) => g.style.display !== 'none';
+	  try {
+	    const burn = frame('burn_cpu'), sleep = frame('sleep_here'), all = frame('all');
+	    if (window.ZOOM_FOR_SCREENSHOT) {
+	      click(burn);
+	      throw 'zoomed, no more';
+	    }
+	    res.found = !!(burn && sleep && all);
+	    res.before = [width(burn), width(sleep), width(all)];
+	    click(burn);
+	    res.zoomed = [width(burn), shown(sleep), width(all), shown(all)];
+	    res.zoomedText = burn.querySelector('text').textContent;
+	    click(document.getElementById('reset'));
+	    res.reset = [width(burn), width(sleep), shown(sleep)];
+	    burn.dispatchEvent(new MouseEvent('mouseover', { bubbles: true }));
+	    res.details = document.getElementById('details').textContent;
+	    res.title = burn.querySelector('title').textContent;
+	    window.prompt = () => '^sleep_here$';
+	    click(document.getElementById('search'));
+	    res.matched = document.getElementById('matched').textContent;
+	    res.fills = [rect(sleep).getAttribute('fill'), rect(burn).getAttribute('fill')];
+	    window.prompt = () => 'burn_cpu|sleep_here';
+	    window.dispatchEvent(new KeyboardEvent('keydown', { key: 'f', ctrlKey: true }));
+	    res.matched2 = document.getElementById('matched').textContent;
+	  } catch (e) {
+	    res.errors.push(String(e));
+	  }
+	  document.documentElement.setAttribute('data-probe', JSON.stringify(res));
+	})();
+	EOF
+)
+
+probe_field() { # JSON FIELD: one field of the probe's result, as JSON
+	python3 -c 'import json, sys; print(json.dumps(json.loads(sys.argv[1]).get(sys.argv[2])))' "$1" "$2" 2>/dev/null
+}
+
+if start_target wallclock; then
+	pid=$TARGET_PID
+	svg=$TMP/wall.svg
+	prof "$TMP/wall" "$pid" --duration 1 -o "$svg"
+	check_ran "svg" "$TMP/wall" "$svg"
+	stop_target "$pid"
+	height=$(sed -nE 's/^<svg [^>]*height="([0-9]+)".*/\1/p' "$svg" | head -1)
+
+	# --- the screenshot ------------------------------------------------------
+	png=$TMP/wall.png
+	browser --screenshot="$png" --window-size="1200,${height:-400}" "file://$svg" >/dev/null
+	size=$(stat -c %s "$png" 2>/dev/null || echo 0)
+	DETAIL="$size bytes; $(grep -v -e dbus -e vaapi -e sandbox "$TMP/browser.log" | tail -3 | tr '\n' '|')" \
+		check "screenshot: a PNG of more than 5 KB" "[ '$size' -gt 5000 ] && [ \"\$(head -c 4 '$png' | tail -c 3)\" = PNG ]"
+	points=() expect=()
+	for fn in burn_cpu sleep_here main burner_main sleeper_main __pthread_clockjoin_ex all; do
+		read -r x y w _ rgb < <(frame_geom "$svg" "$fn")
+		[ -n "$rgb" ] || { DETAIL="no <rect> for $fn in the SVG" check "svg: frame $fn" false; continue; }
+		# The top-right of the frame: inside the rect, clear of its label.
+		points+=("$(awk -v x="$x" -v w="$w" 'BEGIN { printf "%d", x + w - 5 }'),$(awk -v y="$y" 'BEGIN { printf "%d", y + 1 }')")
+		expect+=("$fn:$rgb")
+	done
+	mapfile -t got < <(png_at "$png" "${points[@]}" 2>&1)
+	DETAIL="${got[0]}" check "screenshot: 1200 x $height, as the SVG" "[ '${got[0]}' = '1200 $height' ]"
+	ncol=${got[$((${#got[@]} - 1))]}
+	DETAIL="$ncol colours" check "screenshot: not blank (more than 20 colours)" "[ '$ncol' -gt 20 ] 2>/dev/null"
+	for i in "${!expect[@]}"; do
+		fn=${expect[$i]%%:*} want=${expect[$i]#*:} have=${got[$((i + 1))]}
+		DETAIL="pixel at ${points[$i]} is $have, frame fill $want" \
+			check "screenshot: frame $fn is drawn where the SVG puts it, in its colour" \
+			close_colour "$have" "$want"
+	done
+
+	# --- the DOM after load --------------------------------------------------
+	: >"$TMP/browser.log"
+	browser --dump-dom "file://$svg" >"$TMP/dom.svg"
+	for fn in burn_cpu sleep_here main burner_main sleeper_main __pthread_clockjoin_ex; do
+		check "DOM after load: frame $fn (title and label)" \
+			"grep -qF '<title>$fn [' '$TMP/dom.svg' && grep -qE '<text x=\"[0-9.]+\" y=\"[0-9]+\">$fn</text>' '$TMP/dom.svg'"
+	done
+	n=$(grep -c '<g class="f"' "$TMP/dom.svg")
+	DETAIL="$n frames" check "DOM after load: the frames are all there (>= 15)" "[ '$n' -ge 15 ]"
+	errs=$(grep -E 'CONSOLE.*(Uncaught|Error)' "$TMP/browser.log" | head -3)
+	DETAIL="$errs" check "DOM after load: the embedded script raised no error" \
+		"[ -s '$TMP/dom.svg' ] && [ -z \"\$errs\" ]"
+
+	# --- the script at work ----------------------------------------------------
+	inject "$svg" "$TMP/probe.svg" "$PROBE"
+	: >"$TMP/browser.log"
+	browser --dump-dom "file://$TMP/probe.svg" >"$TMP/probe.dom"
+	res=$(sed -nE "s/.*data-probe=\"([^\"]*)\".*/\\1/p" "$TMP/probe.dom" | head -1 |
+		sed 's/&quot;/"/g; s/&lt;/</g; s/&gt;/>/g; s/&amp;/\&/g')
+	DETAIL="$(head -c 300 "$TMP/probe.dom")" check "probe: ran and reported" "[ -n '$res' ]"
+	v=$(probe_field "$res" errors)
+	DETAIL="$v" check "probe: no script error" "[ '$v' = '[]' ]"
+	v=$(probe_field "$res" found)
+	check "probe: frames burn_cpu, sleep_here, all found by their titles" "[ '$v' = true ]"
+	read -r bw sw aw < <(probe_field "$res" before | tr -d '[],')
+	DETAIL="widths: burn_cpu $bw, sleep_here $sw, all $aw" \
+		check "before zoom: burn_cpu and sleep_here a third of the width each" \
+		"within '${bw:-0}' 400 60 && within '${sw:-0}' 400 60 && within '${aw:-0}' 1200 0.5"
+	v=$(probe_field "$res" zoomed)
+	DETAIL="$v (burn_cpu width, sleep_here shown, all width, all shown)" \
+		check "click on burn_cpu: it fills the width, sleep_here hidden, 'all' below it stays" \
+		"python3 -c 'import json, sys; z = json.loads(sys.argv[1]); sys.exit(not (abs(z[0] - 1200) < 0.5 and z[1] is False and abs(z[2] - 1200) < 0.5 and z[3] is True))' '$v'"
+	v=$(probe_field "$res" zoomedText)
+	check "click on burn_cpu: its label is the full name" "[ '$v' = '\"burn_cpu\"' ]"
+	v=$(probe_field "$res" reset)
+	DETAIL="$v; before $bw $sw" check "Reset zoom: the widths come back" \
+		"python3 -c 'import json, sys; r = json.loads(sys.argv[1]); sys.exit(not (abs(r[0] - $bw) < 0.01 and abs(r[1] - $sw) < 0.01 and r[2] is True))' '$v'"
+	d=$(probe_field "$res" details)
+	t=$(probe_field "$res" title)
+	DETAIL="details $d, title $t" check "hover on burn_cpu: the details line shows its title" \
+		"[ -n '$t' ] && [ '$t' != null ] && [ '$d' = '$t' ]"
+	m=$(probe_field "$res" matched)
+	p=$(sed -nE 's/"Matched: ([0-9.]+)%"/\1/p' <<<"$m")
+	sp=$(awk -v w="$sw" 'BEGIN { printf "%.1f", 100 * w / 1200 }')
+	DETAIL="$m, sleep_here is $sp%" check "Search '^sleep_here\$': 'Matched: N%' with sleep_here's share" \
+		"[ -n '$p' ] && within '$p' '$sp' 0.15"
+	v=$(probe_field "$res" fills)
+	DETAIL="$v" check "Search: the match is highlighted, the rest keeps its colour" \
+		"grep -q '^\\[\"rgb(230,0,230)\", \"rgb(' <<<'$v' && ! grep -q 'rgb(230,0,230)\"\\]' <<<'$v'"
+	m=$(probe_field "$res" matched2)
+	p2=$(sed -nE 's/"Matched: ([0-9.]+)%"/\1/p' <<<"$m")
+	bs=$(awk -v a="$bw" -v b="$sw" 'BEGIN { printf "%.1f", 100 * (a + b) / 1200 }')
+	DETAIL="$m, burn_cpu + sleep_here is $bs%" \
+		check "Ctrl-F 'burn_cpu|sleep_here': both highlighted, shares added" \
+		"[ -n '$p2' ] && within '$p2' '$bs' 0.15"
+
+	# The zoom as drawn: burn_cpu across the width, the frames beside it
+	# and above it (__nanosleep, the top of main's stack) gone to the
+	# background.
+	read -r x y _ _ rgb < <(frame_geom "$svg" burn_cpu)
+	gone=()
+	for fn in __nanosleep __futex_abstimed_wait_common64; do
+		read -r fx fy fw _ < <(frame_geom "$svg" "$fn")
+		gone+=("$(awk -v x="$fx" -v w="$fw" 'BEGIN { printf "%d", x + w - 5 }'),$((${fy%.*} + 1))")
+	done
+	inject "$svg" "$TMP/zoom.svg" "window.ZOOM_FOR_SCREENSHOT = true; $PROBE"
+	browser --screenshot="$TMP/zoom.png" --window-size="1200,${height:-400}" "file://$TMP/zoom.svg" >/dev/null
+	mapfile -t after < <(png_at "$TMP/zoom.png" "1000,$((${y%.*} + 1))" "${gone[@]}" 2>&1)
+	DETAIL="pixel at 1000,$((${y%.*} + 1)): ${after[1]}, burn_cpu $rgb" \
+		check "screenshot after a click on burn_cpu: burn_cpu drawn across the width" \
+		close_colour "${after[1]}" "$rgb"
+	DETAIL="pixels where __nanosleep and main's top frame were: ${after[2]} ${after[3]}" \
+		check "screenshot after a click on burn_cpu: the frames beside it are gone" \
+		"close_colour '${after[2]}' 250,250,245 && close_colour '${after[3]}' 250,250,245"
+	mkdir -p "$ROOT/build/tests"
+	cp "$png" "$ROOT/build/tests/flamegraph.png" 2>/dev/null
+fi
+
+# --- speedscope imports our file ------------------------------------------------
+SS=$ROOT/build/tests/speedscope
+SS_APP=$SS/node_modules/speedscope/dist/release
+if [ ! -f "$SS_APP/index.html" ] && command -v npm >/dev/null; then
+	# Into a directory of our own, moved into place when complete (other
+	# runs may be doing the same).
+	mkdir -p "$TMP/npm" "$(dirname "$SS")"
+	timeout 60 npm install --prefix "$TMP/npm" --no-audit --no-fund --no-save \
+		"speedscope@$SPEEDSCOPE_VERSION" >"$TMP/npm.log" 2>&1 &&
+		[ -f "$TMP/npm/node_modules/speedscope/dist/release/index.html" ] &&
+		mv -T "$TMP/npm" "$SS" 2>/dev/null
+fi
+if [ ! -f "$SS_APP/index.html" ]; then
+	skip "speedscope imports our file" "speedscope@$SPEEDSCOPE_VERSION not available (npm install failed or no npm)"
+elif start_target cpuidle; then
+	pid=$TARGET_PID
+	json=$TMP/cpuidle.json
+	prof "$TMP/json" "$pid" --duration 1 -o "$json"
+	check_ran "speedscope" "$TMP/json" "$json"
+	threads=$(for t in $(tids "$pid"); do echo "$(cat "/proc/$pid/task/$t/comm") ($t)"; done)
+	stop_target "$pid"
+	if python3 -c 'import jsonschema' 2>/dev/null; then
+		v=$(python3 -c '
+import json, sys, jsonschema
+jsonschema.validate(json.load(open(sys.argv[1])), json.load(open(sys.argv[2])))' \
+			"$json" "$SS_APP/file-format-schema.json" 2>&1 | tail -3)
+		DETAIL="$v" check "speedscope: valid against speedscope's file-format-schema.json" "[ -z \"\$v\" ]"
+	else
+		skip "speedscope: schema validation" "no python3 jsonschema"
+	fi
+	# speedscope's own command line (bin/cli.js) opens
+	# index.html#localProfilePath=JS, JS calling loadFileFromBase64.
+	echo "speedscope.loadFileFromBase64(\"cpuidle.json\", \"$(base64 -w0 "$json")\")" >"$TMP/load.js"
+	: >"$TMP/browser.log"
+	browser --allow-file-access-from-files --virtual-time-budget=10000 --dump-dom \
+		"file://$SS_APP/index.html#localProfilePath=$TMP/load.js" >"$TMP/ss.html"
+	check "speedscope: imported it as a speedscope file" \
+		"grep -q 'Importing as speedscope json file' '$TMP/browser.log'"
+	errs=$(grep -E 'CONSOLE.*(Uncaught|rror)' "$TMP/browser.log" | head -3)
+	DETAIL="$errs" check "speedscope: no error while importing" "[ -z \"\$errs\" ]"
+	while read -r th; do
+		DETAIL="$(sed 's/<[^>]*>/ /g' "$TMP/ss.html" | tr -s ' \n' ' ' | head -c 400)" \
+			check "speedscope: shows thread '$th'" "grep -qF '$th' '$TMP/ss.html'"
+	done <<<"$threads"
+fi
+
+done_testing
