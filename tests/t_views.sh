@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Issue 5, the views of one run and the options that choose them:
 #   wall vs cpu   pprof sample types wall/cpu and a state label on every
-#                 sample (wallclock, cpuidle); --cpu folded, svg, speedscope
+#                 sample (wallclock, cpuidle); --cpu folded, svg, speedscope;
+#                 CPU time where it was used, not where a sample found the
+#                 thread asleep (dutycycle)
 #   --idle/--no-idle, --tid, --threads-matching (and their errors)
 #   live status   drawn on a terminal (script(1) gives us one), never into
 #                 a file, never with --quiet
@@ -167,6 +169,31 @@ if [ -n "$CPUIDLE_PID" ]; then
 	read -r bp tot <<<"$r"
 	DETAIL="$r" check "--cpu speedscope: burn_cpu has > 95% of the weight (CPU ns)" \
 		"[ -n '$tot' ] && ge '$bp' 95.01"
+fi
+
+# A thread that alternates: 3 ms computing in compute_phase, 3 ms asleep in
+# rest_phase.  All its CPU time is compute_phase's (perf record: ~98%); a
+# sample that finds it asleep in rest_phase must not be given the CPU time
+# it used computing since the previous sample.
+if start_target dutycycle; then
+	pid=$TARGET_PID
+	out=$TMP/duty.folded
+	prof "$TMP/duty" "$pid" --duration 1.5 --cpu -o "$out"
+	check_ran "dutycycle --cpu" "$TMP/duty" "$out"
+	total=$(folded_count "$out" 'compute_phase|rest_phase')
+	c=$(folded_count "$out" ';compute_phase(;|$)')
+	r=$(folded_count "$out" ';rest_phase(;|$)')
+	DETAIL="compute_phase $c us, rest_phase $r us: $(tr '\n' '|' <"$out" | head -c 300)" \
+		check "--cpu: a thread's CPU time goes where it computed, not where it slept (compute_phase >= 90%)" \
+		"[ '$total' -gt 0 ] && ge \$(pct $c $total) 90"
+	if have_pprof; then
+		prof "$TMP/dutyp" "$pid" --duration 1.5 -o "$TMP/duty.pprof"
+		top=$(pprof_top "$TMP/duty.pprof" -sample_index=cpu)
+		r=$(top_col "$top" rest_phase 5)
+		DETAIL="rest_phase cum $r% of the CPU; $(grep -E 'phase' <<<"$top" | tr -s ' ' | tr '\n' '|')" \
+			check "-sample_index=cpu: the sleeping phase has < 10% of the CPU time" "! ge '$r' 10"
+	fi
+	stop_target "$pid"
 fi
 
 # --- (c) --idle / --no-idle -----------------------------------------------------
