@@ -124,10 +124,13 @@ int module__read(const struct module *m, uint64_t addr, void *buf, size_t len)
 	uint64_t vaddr = addr - m->bias;
 	for (size_t i = 0; i < m->nsegs; i++) {
 		const struct segment *s = &m->segs[i];
-		if (vaddr < s->vaddr || vaddr + len > s->vaddr + s->filesz)
+		/* The segments are what the file says: any value, so no sum
+		 * here may wrap (a p_offset of -5 once read before the image). */
+		uint64_t in = vaddr - s->vaddr;
+		if (vaddr < s->vaddr || in > s->filesz || len > s->filesz - in)
 			continue;
-		uint64_t off = s->offset + (vaddr - s->vaddr);
-		if (off + len > m->image_len)
+		uint64_t off = s->offset + in;
+		if (off < in || off > m->image_len || len > m->image_len - off)
 			return -1;
 		memcpy(buf, m->image + off, len);
 		return 0;
