@@ -9,15 +9,22 @@ WARN     := -Wall -Wextra -Wshadow -Wno-unused-parameter
 ifeq ($(CI),true)
 WARN     += -Werror
 endif
-ifneq ($(SANITIZE),)
+# Sanitizers: SANITIZE=1 means address,undefined.  The sanitizer build has
+# its objects in $(SAN), never mixed with the plain ones in build/; `make
+# SANITIZE=1` makes ./cprof-attach from it, `make check` tests both builds.
+comma    := ,
 ifeq ($(SANITIZE),1)
-SANITIZE := address,undefined
+override SANITIZE := address,undefined
 endif
-SANFLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer
-endif
+SAN_LIST := $(if $(SANITIZE),$(SANITIZE),address$(comma)undefined)
+# (GCC's UBSan instrumentation makes -Wformat-truncation see NULL formats
+# that are not there: a false alarm, fatal with CI's -Werror.)
+SANFLAGS := -fsanitize=$(SAN_LIST) -fno-omit-frame-pointer -Wno-format-truncation
+SAN      := build/san-$(subst $(comma),-,$(SAN_LIST))
+B        := $(if $(SANITIZE),$(SAN),build)
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
-ALL_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) $(SANFLAGS) -I. -Ibuild $(PKG_CFLAGS) -D_GNU_SOURCE
+ALL_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) -I. -Ibuild $(PKG_CFLAGS) -D_GNU_SOURCE
 LDLIBS     := $(PKG_LIBS) -lstdc++ -lm -pthread
 PREFIX  ?= /usr/local
 DESTDIR ?=
@@ -38,9 +45,11 @@ SRCS := util/intern.c util/strbuf.c util/timeutil.c \
         cli/options.c cli/profile.c
 MAIN := cli/main.c
 OBJS := $(SRCS:%.c=build/%.o) build/output/profile.pb-c.o
-DEPS := $(OBJS:.o=.d) build/cli/main.d
+objs  = $(OBJS:build/%=$(1)/%)
+FLAVOURS := build $(SAN) build/fuzz
+DEPS := $(foreach f,$(FLAVOURS),$(patsubst %.o,%.d,$(call objs,$(f)) $(f)/cli/main.o))
 
-.PHONY: all check unit bench demo deps install clean
+.PHONY: all check unit bench demo deps install clean fuzz FORCE
 all: cprof-attach
 
 build/output/profile.pb-c.c build/output/profile.pb-c.h: output/profile.proto
@@ -48,24 +57,41 @@ build/output/profile.pb-c.c build/output/profile.pb-c.h: output/profile.proto
 	@echo "  PROTOC  $<"
 	$(Q)protoc-c --c_out=build/output --proto_path=output $<
 
-build/%.o: %.c build/output/profile.pb-c.h
-	@mkdir -p $(dir $@)
-	@echo "  CC      $<"
-	$(Q)$(CC) $(ALL_CFLAGS) -DCPROF_VERSION='"$(VERSION)"' -MMD -MP -c -o $@ $<
+# $(call flavour,DIR,CC,FLAGS): the objects, the profiler and the unit tests
+# built in DIR by CC with the extra FLAGS.  Flavours share no object, so a
+# sanitizer build never links an object compiled without it, or the reverse.
+define flavour
+$(1)/%.o: %.c build/output/profile.pb-c.h
+	@mkdir -p $$(dir $$@)
+	@echo "  CC      $$<$(if $(3), [$(1)])"
+	$$(Q)$(2) $$(ALL_CFLAGS) $(3) -DCPROF_VERSION='"$$(VERSION)"' -MMD -MP -c -o $$@ $$<
 
-build/output/profile.pb-c.o: build/output/profile.pb-c.c
-	@echo "  CC      $<"
-	$(Q)$(CC) $(filter-out -Wshadow -Werror,$(ALL_CFLAGS)) -c -o $@ $<
+$(1)/output/profile.pb-c.o: build/output/profile.pb-c.c
+	@mkdir -p $$(dir $$@)
+	@echo "  CC      $$<$(if $(3), [$(1)])"
+	$$(Q)$(2) $$(filter-out -Wshadow -Werror,$$(ALL_CFLAGS)) $(3) -c -o $$@ $$<
 
-cprof-attach: $(OBJS) build/cli/main.o
-	@echo "  LINK    $@"
-	$(Q)$(CC) $(CFLAGS) $(SANFLAGS) -o $@ $^ $(LDLIBS)
+$(1)/cprof-attach: $(call objs,$(1)) $(1)/cli/main.o
+	@echo "  LINK    $$@"
+	$$(Q)$(2) $$(CFLAGS) $(3) -o $$@ $$^ $$(LDLIBS)
 
 # Unit tests of the pure parts (maps parsing, interning, options, encoding).
-build/tests/unit: tests/unit/unit.c $(OBJS)
-	@mkdir -p build/tests
-	@echo "  CC      $<"
-	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
+$(1)/tests/unit: tests/unit/unit.c $(call objs,$(1))
+	@mkdir -p $$(dir $$@)
+	@echo "  CC      $$<$(if $(3), [$(1)])"
+	$$(Q)$(2) $$(ALL_CFLAGS) $(3) -o $$@ $$^ $$(LDLIBS)
+endef
+$(eval $(call flavour,build,$(CC),))
+$(eval $(call flavour,$(SAN),$(CC),$(SANFLAGS)))
+
+# ./cprof-attach: the plain build, or with SANITIZE the sanitizer build;
+# copied again whenever it came from the other one.
+cprof-attach: $(B)/cprof-attach
+	$(Q)cp $< $@.tmp && mv -f $@.tmp $@ && echo $(B) >build/.cprof-attach.from
+ifneq ($(shell cat build/.cprof-attach.from 2>/dev/null),$(B))
+cprof-attach: FORCE
+endif
+FORCE:
 
 # The bundled demo program, built like the binaries we expect to meet:
 # optimized, no frame pointers, PIE.
@@ -76,8 +102,23 @@ build/demo: contrib/demo/demo.c
 
 -include tests/tests.mk
 
-check: cprof-attach build/tests/unit $(TEST_BINS)
-	@CPROF=./cprof-attach bash tests/run.sh
+-include tests/fuzz/fuzz.mk
+
+# `make check`: every test on the plain build, then again on the sanitizer
+# build (ASan + UBSan; CHECK_SAN=0 skips that pass), plus the replay of the
+# fuzz corpus and a valgrind run; one "N passed, N failed" line for all.
+# `make check SANITIZE=1`: the sanitizer build only.
+CHECK_SAN ?= 1
+ifeq ($(SANITIZE),)
+check: cprof-attach build/tests/unit $(if $(filter 1,$(CHECK_SAN)),$(SAN)/cprof-attach $(SAN)/tests/unit)
+check: CHECK_ENV := CPROF=./cprof-attach UNIT=build/tests/unit \
+	$(if $(filter 1,$(CHECK_SAN)),SAN_CPROF=./$(SAN)/cprof-attach SAN_UNIT=$(SAN)/tests/unit)
+else
+check: $(SAN)/cprof-attach $(SAN)/tests/unit
+check: CHECK_ENV := CPROF=./$(SAN)/cprof-attach UNIT=$(SAN)/tests/unit CPROF_SANITIZED=1
+endif
+check: $(TEST_BINS) $(FUZZ_REPLAY_BINS)
+	@$(CHECK_ENV) FUZZ_REPLAY=$(SAN)/fuzz bash tests/run.sh
 
 deps:
 	@bash contrib/install-deps.sh

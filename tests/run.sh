@@ -1,24 +1,38 @@
 #!/usr/bin/env bash
 # The test harness behind `make check`:
 #     CPROF=./cprof-attach bash tests/run.sh [t_NAME ...]
-# Runs the unit tests (build/tests/unit, TAP on stdout) if built, then each
-# tests/t_*.sh (or only those named), one after the other: the timing-share
-# tests must not compete with each other for the 2 cores.  Counts "ok" and
+# Runs the unit tests (UNIT, default build/tests/unit, TAP on stdout) if
+# built, then each tests/t_*.sh (or only those named), one after the other:
+# the timing-share tests must not compete with each other for the 2 cores.
+# With SAN_CPROF (and SAN_UNIT) set, all of it runs a second time with that
+# profiler, the sanitizer build (`make check` does this).  Counts "ok" and
 # "not ok" lines, prints every failure with its file, keeps full logs in
-# build/tests/logs/, and ends with exactly "N passed, N failed".  Exits
-# non-zero if anything failed or nothing ran.
+# build/tests/logs/, and ends with exactly "N passed, N failed" for every
+# pass together.  Exits non-zero if anything failed or nothing ran.
+#
+# Sanitizer reports (ASan, UBSan, LeakSanitizer) of any program run by a
+# test file are written to build/tests/logs/sanitizer/FILE.PID, not to
+# stderr where a test might not look: each such report is a failure of
+# that file, whatever its checks said.  Errors stop the program
+# (halt_on_error) with a stack trace.
 #
 # TEST_TIMEOUT (seconds, default 90; a normal file takes under 20) bounds
-# each file and SUITE_BUDGET (default 420) the whole run, so even a hanging
-# profiler cannot keep `make check` busy for long; VERBOSE=1 prints every
-# check as it comes.
+# each file and SUITE_BUDGET (default 540, for both passes) the whole run,
+# so even a hanging profiler cannot keep `make check` busy for long;
+# VERBOSE=1 prints every check as it comes.
 
 cd "$(dirname "$0")/.." || exit 2
 export CPROF=${CPROF:-./cprof-attach}
+UNIT=${UNIT:-build/tests/unit}
 TEST_TIMEOUT=${TEST_TIMEOUT:-90}
-SUITE_BUDGET=${SUITE_BUDGET:-420}
+SUITE_BUDGET=${SUITE_BUDGET:-540}
 LOGS=build/tests/logs
-mkdir -p "$LOGS"
+SANLOGS=$PWD/$LOGS/sanitizer
+mkdir -p "$LOGS" "$SANLOGS"
+rm -f "$SANLOGS"/*
+SAN_COMMON=halt_on_error=1:print_stacktrace=1:print_summary=1
+ASAN_BASE="$SAN_COMMON:abort_on_error=0:detect_leaks=1:detect_stack_use_after_return=1:strict_string_checks=1:check_initialization_order=1"
+UBSAN_BASE="$SAN_COMMON:print_module_map=0"
 
 passed=0
 failed=0
@@ -49,7 +63,21 @@ record() {
 		failures+=("$name: not ok - ran no checks (log: $log)")
 		nok=1
 	fi
-	printf '%-14s %4d ok %4d not ok  %5.1f s\n' "$name" "$ok" "$nok" "$secs"
+	sanitizer_reports "$name"
+	printf '%-18s %4d ok %4d not ok  %5.1f s\n' "$name" "$ok" "$nok" "$secs"
+}
+
+# sanitizer_reports NAME: every report left in $SANLOGS by NAME's programs
+# is one failure (nok, in record's scope, counts it too).
+sanitizer_reports() {
+	local f first
+	for f in "$SANLOGS/${1//\//_}".*; do
+		[ -e "$f" ] || continue
+		first=$(grep -m1 -E 'ERROR|runtime error|SUMMARY' "$f" | cut -c1-200)
+		failed=$((failed + 1))
+		nok=$((nok + 1))
+		failures+=("$1: not ok - sanitizer report: ${first:-?} (full report: $f)")
+	done
 }
 
 now() { date +%s.%N; }
@@ -69,6 +97,9 @@ run_one() {
 		failures+=("$name: not ok - not run, the suite's ${SUITE_BUDGET} s budget is spent")
 		return
 	fi
+	export ASAN_OPTIONS="$ASAN_BASE:log_path=$SANLOGS/${name//\//_}"
+	export UBSAN_OPTIONS="$UBSAN_BASE:log_path=$SANLOGS/${name//\//_}"
+	export LSAN_OPTIONS="log_path=$SANLOGS/${name//\//_}"
 	if [ "${VERBOSE:-0}" = 1 ]; then
 		timeout -k 10 "$limit" "$@" 2>"$log.stderr" | tee "$log"
 		rc=${PIPESTATUS[0]}
@@ -81,10 +112,6 @@ run_one() {
 
 suite_start=$(now)
 
-if [ -x build/tests/unit ]; then
-	run_one unit "$LOGS/unit.log" build/tests/unit
-fi
-
 if [ $# -gt 0 ]; then
 	files=()
 	for t in "$@"; do
@@ -95,26 +122,43 @@ else
 	files=(tests/t_*.sh)
 fi
 
-if [ ! -x "$CPROF" ]; then
-	failed=$((failed + 1))
-	failures+=("setup: not ok - $CPROF is missing or not executable (run make)")
-	files=()
-fi
 if [ ${#files[@]} -gt 0 ] && ! make --no-print-directory -s test-bins >"$LOGS/make.log" 2>&1; then
 	failed=$((failed + 1))
 	failures+=("setup: not ok - building the test targets failed (log: $LOGS/make.log)")
 	files=()
 fi
 
-for f in "${files[@]}"; do
-	name=$(basename "$f" .sh)
-	if [ ! -f "$f" ]; then
-		failed=$((failed + 1))
-		failures+=("$name: not ok - no such test file $f")
-		continue
+# run_pass PREFIX PROFILER UNIT: the unit tests and every file, with
+# PROFILER as $CPROF; names in the report get PREFIX.
+run_pass() {
+	local prefix=$1 unit=$3 f name
+	export CPROF=$2
+	if [ -x "$unit" ]; then
+		run_one "${prefix}unit" "$LOGS/${prefix//\//_}unit.log" "$unit"
 	fi
-	run_one "$name" "$LOGS/$name.log" bash "$f"
-done
+	if [ ! -x "$CPROF" ]; then
+		failed=$((failed + 1))
+		failures+=("${prefix}setup: not ok - $CPROF is missing or not executable (run make)")
+		return
+	fi
+	for f in "${files[@]}"; do
+		name=$(basename "$f" .sh)
+		if [ ! -f "$f" ]; then
+			failed=$((failed + 1))
+			failures+=("$name: not ok - no such test file $f")
+			continue
+		fi
+		run_one "$prefix$name" "$LOGS/${prefix//\//_}$name.log" bash "$f"
+	done
+}
+
+export PASS_INDEX=1
+run_pass "" "$CPROF" "$UNIT"
+if [ -n "${SAN_CPROF:-}" ]; then
+	echo "--- again with the sanitizer build, $SAN_CPROF"
+	export PASS_INDEX=2 CPROF_SANITIZED=1
+	run_pass "san/" "$SAN_CPROF" "${SAN_UNIT:-}"
+fi
 
 if [ ${#failures[@]} -gt 0 ]; then
 	echo

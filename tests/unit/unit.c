@@ -69,7 +69,8 @@ static void test_maps(void)
 
 static int parse(const char *line, struct options *o, char *err)
 {
-	char buf[512], *argv[32];
+	/* Static: the options keep pointers into argv (output, command). */
+	static char buf[512], *argv[32];
 	int argc = 0;
 	snprintf(buf, sizeof(buf), "%s", line);
 	for (char *t = strtok(buf, " "); t && argc < 31; t = strtok(NULL, " "))

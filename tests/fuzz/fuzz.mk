@@ -1,0 +1,42 @@
+# Fuzzing the parsers of what the target controls, included by the
+# top-level Makefile.  One harness per parser, tests/fuzz/fuzz_NAME.c, each
+# an LLVMFuzzerTestOneInput():
+#   maps    lines of /proc/PID/maps (maps__parse_line)
+#   elf     an ELF file mapped by the target: our ELF reading (segments,
+#           .eh_frame_hdr, build ID), libunwind's .eh_frame parsing, and
+#           libdw's symbols, lines, inlines and demangling (the symbolizer)
+#   unwind  the registers and stack bytes we unwind, against real modules
+# Two builds of each:
+#   build/fuzz/fuzz_NAME     libFuzzer (clang), by `make fuzz`;
+#                            FUZZ_SECS=N also runs each for N seconds
+#   $(SAN)/fuzz/replay_NAME  no fuzzing: runs given inputs through the
+#                            harness, with ASan + UBSan; `make check` replays
+#                            tests/fuzz/corpus/NAME/ with it (t_fuzz.sh)
+# The corpus is kept small: what fuzzing found, minimized to one input per
+# coverage edge (fuzz_NAME -merge=1 -use_counters=0 NEW OLD...; full
+# features for maps, whose inputs are tiny), plus named inputs: seed-*
+# (real maps lines, real stack captures: FUZZ_UNWIND_SEEDS in
+# fuzz_unwind.c) and regress-* (inputs that crashed us before a fix).
+
+FUZZ_NAMES  := maps elf unwind
+FUZZ_CC     ?= clang
+FUZZ_FLAGS  := -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
+FUZZ_SECS   ?=
+FUZZ_BINS        := $(FUZZ_NAMES:%=build/fuzz/fuzz_%)
+FUZZ_REPLAY_BINS := $(FUZZ_NAMES:%=$(SAN)/fuzz/replay_%)
+
+$(eval $(call flavour,build/fuzz,$(FUZZ_CC),$(FUZZ_FLAGS)))
+
+build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(call objs,build/fuzz)
+	@mkdir -p $(dir $@)
+	@echo "  FUZZ    $<"
+	$(Q)$(FUZZ_CC) $(ALL_CFLAGS) -fsanitize=fuzzer,address,undefined -fno-omit-frame-pointer \
+		-o $@ $^ $(LDLIBS)
+
+$(SAN)/fuzz/replay_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(call objs,$(SAN))
+	@mkdir -p $(dir $@)
+	@echo "  CC      $< [replay]"
+	$(Q)$(CC) $(ALL_CFLAGS) $(SANFLAGS) -o $@ $^ $(LDLIBS)
+
+fuzz: $(FUZZ_BINS)
+	@[ -z "$(FUZZ_SECS)" ] || bash tests/fuzz/run.sh "$(FUZZ_SECS)" $(FUZZ_NAMES)
