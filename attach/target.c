@@ -304,6 +304,18 @@ static int read_stat(pid_t pid, char *state, unsigned long *flags)
 }
 
 #define PF_KTHREAD 0x00200000
+#define PROC_PID_INIT_INO "4026531836"  /* the initial PID namespace (linux/proc_ns.h) */
+
+/* Are we in the host's PID namespace (not in a container's)? */
+static int in_initial_pid_ns(void)
+{
+	char link[64];
+	ssize_t n = readlink("/proc/self/ns/pid", link, sizeof(link) - 1);
+	if (n <= 0)
+		return 0;
+	link[n] = '\0';
+	return strcmp(link, "pid:[" PROC_PID_INIT_INO "]") == 0;
+}
 
 static int check_pid(pid_t pid, char *err, size_t errlen)
 {
@@ -312,6 +324,15 @@ static int check_pid(pid_t pid, char *err, size_t errlen)
 	if (pid == getpid() || pid == getppid()) {
 		snprintf(err, errlen, "refusing to profile %s (PID %d)",
 			 pid == getpid() ? "ourselves" : "our own parent", pid);
+		return -EINVAL;
+	}
+	/* Every process of the machine depends on its init; a profiler bug
+	 * there would hang all of them, not one service.  A container's init
+	 * is PID 1 only inside the container: that one may be profiled. */
+	if (pid == 1 && in_initial_pid_ns()) {
+		snprintf(err, errlen, "refusing to profile PID 1, the system's init: every process "
+			 "depends on it (a container's PID 1 can be profiled, from inside the "
+			 "container or by its PID on the host)");
 		return -EINVAL;
 	}
 	int r = read_stat(pid, &state, &flags);
@@ -328,6 +349,16 @@ static int check_pid(pid_t pid, char *err, size_t errlen)
 		return -EINVAL;
 	}
 	if (state == 'Z' || state == 'X') {
+		/* The leader of a thread group shows as a zombie from its exit
+		 * (pthread_exit in main) until its last thread ends, and ptrace
+		 * cannot seize an exited thread. */
+		long threads = status_field(pid, "Threads");
+		if (threads > 1) {
+			snprintf(err, errlen, "PID %d's main thread has exited and its other %ld "
+				 "threads run on: such a process cannot be profiled (ptrace cannot "
+				 "seize its exited main thread)", pid, threads - 1);
+			return -EINVAL;
+		}
 		snprintf(err, errlen, "PID %d is a zombie: it has exited and has nothing left to sample", pid);
 		return -ESRCH;
 	}

@@ -1,7 +1,8 @@
-/* deep: two threads, each 200 frames deep in recurse(), one blocked at the
- * bottom (a read on a pipe nobody writes to), one spinning on CPU at the
- * bottom.  The main thread waits in pthread_join.  Covers unwinding a thread
- * stopped in a syscall and one stopped while running. */
+/* deep READY [DEPTH]: two threads, each DEPTH (default 200) frames deep in
+ * recurse(), one blocked at the bottom (a read on a pipe nobody writes to),
+ * one spinning on CPU at the bottom.  The main thread waits in
+ * pthread_join.  Covers unwinding a thread stopped in a syscall and one
+ * stopped while running. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdatomic.h>
@@ -10,6 +11,7 @@
 
 #define DEPTH 200
 
+static int depth = DEPTH;
 static atomic_int at_bottom;
 static int pipefd[2];
 static volatile unsigned long sink;
@@ -52,14 +54,14 @@ __attribute__((noinline)) int recurse(int n, int spin)
 static void *blocker_main(void *arg)
 {
 	pthread_setname_np(pthread_self(), "blocker");
-	recurse(DEPTH, 0);
+	recurse(depth, 0);
 	return arg;
 }
 
 static void *spinner_main(void *arg)
 {
 	pthread_setname_np(pthread_self(), "spinner");
-	recurse(DEPTH, 1);
+	recurse(depth, 1);
 	return arg;
 }
 
@@ -69,7 +71,9 @@ int main(int argc, char **argv)
 	struct timespec poll = { 0, 1000 * 1000 };
 	pthread_t a, b;
 
-	if (pipe(pipefd))
+	if (argc > 2)
+		depth = atoi(argv[2]);
+	if (depth < 1 || pipe(pipefd))
 		return 98;
 	if (pthread_create(&a, NULL, blocker_main, NULL) ||
 	    pthread_create(&b, NULL, spinner_main, NULL))
