@@ -151,12 +151,16 @@ untraced() {
 	return 1
 }
 
-# all_traced PID: every thread has a tracer (the profiler attached).
+# all_traced PID: every thread has a tracer (the profiler attached).  A
+# thread that is exiting, or gone between the listing and the read of its
+# status, is skipped: with threads coming and going, it would fail every
+# poll.
 all_traced() {
 	local pid=$1 t tp
 	alive "$pid" || return 1
 	for t in $(tids "$pid"); do
 		tp=$(tracer_of "$pid" "$t")
+		case $(proc_state "$pid" "$t") in Z | X | '') continue ;; esac
 		[ -n "$tp" ] && [ "$tp" != 0 ] || return 1
 	done
 	return 0
