@@ -75,6 +75,7 @@ struct target {
 	size_t npending;
 	capture_fn fn;
 	void *fn_arg;
+	uint64_t period_ns;             /* the wall time one tick stands for */
 	thread_filter_fn filter;
 	void *filter_arg;
 	struct slot_info *slots;
@@ -739,14 +740,25 @@ static void deliver(struct target *t)
 		struct thread *th = thread_find(t, c->tid);
 		c->cpu_ns = 0;
 		if (th) {
+			/* The CPU time since the thread's previous sample, on a
+			 * sample that finds it running, and never more than the
+			 * wall time the sample stands for: what it used elsewhere
+			 * before is not put here. */
 			uint64_t cpu = read_cpu_ns(t, th);
-			c->cpu_ns = cpu > th->cpu_ns ? cpu - th->cpu_ns : 0;
+			uint64_t wall = c->ticks * t->period_ns;
+			uint64_t used = cpu > th->cpu_ns ? cpu - th->cpu_ns : 0;
+			c->cpu_ns = c->state == 'R' ? (used < wall ? used : wall) : 0;
 			th->cpu_ns = cpu;
 		}
 		if (t->fn)
 			t->fn(t->fn_arg, c);
 	}
 	t->ncaps = 0;
+}
+
+void target__set_period(struct target *t, uint64_t period_ns)
+{
+	t->period_ns = period_ns;
 }
 
 void target__set_capture_fn(struct target *t, capture_fn fn, void *arg)
@@ -927,7 +939,10 @@ static int sample_blocked(struct target *t, struct thread *th)
 			struct capture *c = &t->blocked;
 			c->ticks = 1;
 			c->state = read_state(t, th);
-			c->cpu_ns = s.cpu_ns > th->cpu_ns ? s.cpu_ns - th->cpu_ns : 0;
+			/* CPU time belongs where the thread ran, not where it now
+			 * sleeps: it stays on the thread's account until a sample
+			 * finds it running. */
+			c->cpu_ns = 0;
 			if (!t->fn || t->fn(t->fn_arg, c) != 0) {
 				th->stop_state = c->state;
 				return -1;      /* needs registers: stop it */

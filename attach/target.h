@@ -103,6 +103,11 @@ void target__free(struct target *t);             /* accepts NULL */
 
 pid_t target__pid(const struct target *t);
 
+/* The sampling period: a capture's CPU time (capture.cpu_ns) is what the
+ * thread used since its previous sample if it was found running, at most
+ * ticks x period; 0 for a thread found blocked. */
+void target__set_period(struct target *t, uint64_t period_ns);
+
 /* Where captures go: FN(ARG, capture), always after the thread runs again. */
 void target__set_capture_fn(struct target *t, capture_fn fn, void *arg);
 

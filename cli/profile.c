@@ -268,7 +268,7 @@ static void show_status(struct run *r, int final)
 			fputs("\r\033[K", stderr);
 		return;
 	}
-	if (now - r->status_ns < 1000000000ull)
+	if (now - (r->status_ns ? r->status_ns : r->start_ns) < 1000000000ull)
 		return;
 	r->status_ns = now;
 	r->status_shown = 1;
@@ -543,6 +543,7 @@ static void *tracer_main(void *arg)
 		return NULL;
 	}
 	target__set_capture_fn(r->t, take_capture, r);
+	target__set_period(r->t, 1000000000ull / (uint64_t)r->o->hz);
 	if (r->o->ntids || r->o->threads_matching)
 		target__set_filter(r->t, wanted_thread, (void *)r->o);
 	r->start_ns = now_ns();

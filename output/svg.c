@@ -264,13 +264,14 @@ static void write_svg(struct strbuf *sb, struct tree *t, const struct profile_in
 		     "pointer-events: all; } .title { font-size: 17px; }</style>\n"
 		     "<rect width=\"100%%\" height=\"100%%\" fill=\"#fafaf5\"/>\n"
 		     "<text class=\"title\" x=\"%.0f\" y=\"22\" text-anchor=\"middle\">"
-		     "Wall-clock flame graph</text>\n"
+		     "%s flame graph</text>\n"
 		     "<text class=\"ui\" id=\"reset\" x=\"10\" y=\"22\">Reset zoom</text>\n"
 		     "<text class=\"ui\" id=\"search\" x=\"%.0f\" y=\"22\" text-anchor=\"end\">Search</text>\n"
 		     "<text id=\"matched\" x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\"> </text>\n"
 		     "<text id=\"details\" x=\"10\" y=\"%.0f\"> </text>\n",
-		     WIDTH, height, WIDTH, height, WIDTH / 2, WIDTH - 10, WIDTH - 10, height - 10,
-		     height - 10);
+		     WIDTH, height, WIDTH, height, WIDTH / 2,
+		     info->weight_cpu ? "CPU-time" : "Wall-clock", WIDTH - 10, WIDTH - 10,
+		     height - 10, height - 10);
 	if (info->comment) {
 		strbuf__addf(sb, "<desc>");     /* not a comment: "--" is not allowed there */
 		add_escaped(sb, info->comment, 1024);

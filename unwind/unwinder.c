@@ -298,7 +298,9 @@ enum unwind_status unwinder__unwind(struct unwinder *u, const struct capture *c,
 		if (r <= 0 || x.no_fde) {
 			if (x.need_regs)
 				return UNWIND_NEED_REGS;
-			if (x.stack_short) {
+			/* Without unwind info libunwind reads the code at the PC
+			 * (JIT code above the stack): not a copy too short. */
+			if (x.stack_short && !x.no_fde) {
 				pcs[(*n)++] = UNWIND_PC_TRUNCATED;
 				return UNWIND_STACK_SHORT;
 			}
