@@ -352,3 +352,16 @@ is_gzip() { [ "$(head -c 2 "$1" | od -An -tx1 | tr -d ' \n')" = 1f8b ]; }
 build_id() {
 	readelf -n "$1" 2>/dev/null | sed -n 's/.*Build ID: *\([0-9a-f]*\).*/\1/p' | head -n 1
 }
+
+# --- targets that write a report on SIGUSR1 (eintr) ----------------------------
+
+# report_serial REPORT: the "serial N" line of a report file.
+report_serial() { sed -n 's/^serial //p' "$1" 2>/dev/null; }
+_serial_is() { [ "$(report_serial "$1")" = "$2" ]; }
+
+# request_report PID REPORT: ask for a fresh report (SIGUSR1) and wait for it.
+request_report() {
+	local want=$(($(report_serial "$2") + 1))
+	kill -USR1 "$1"
+	wait_until 5 _serial_is "$2" "$want"
+}

@@ -29,15 +29,6 @@ all_blocked() {
 	done
 }
 
-report_serial() { sed -n 's/^serial //p' "$1" 2>/dev/null; }
-_serial_is() { [ "$(report_serial "$1")" = "$2" ]; }
-
-# request_report PID REPORT: ask for a fresh report (SIGUSR1) and wait for it.
-request_report() {
-	local want=$(($(report_serial "$2") + 1))
-	kill -USR1 "$1"
-	wait_until 5 _serial_is "$2" "$want"
-}
 
 # counts REPORT NAME: "EINTR OTHER" for one thread of the report.
 counts() { sed -nE "s/^$2 eintr=([0-9]+) other=([0-9]+)$/\1 \2/p" "$1"; }

@@ -55,13 +55,6 @@ killed_target "target SIGKILLed in a group-stop" 1 stopkill
 # --- the profiler SIGKILLed 50 times at random moments --------------------------
 # The target is tests/bin/eintr: ten threads blocked in calls a stop would
 # make fail with EINTR (or restart), one burning CPU, main in sigwaitinfo.
-report_serial() { sed -n 's/^serial //p' "$1" 2>/dev/null; }
-_serial_is() { [ "$(report_serial "$1")" = "$2" ]; }
-request_report() {
-	local want=$(($(report_serial "$2") + 1))
-	kill -USR1 "$1"
-	wait_until 5 _serial_is "$2" "$want"
-}
 
 # traced_count PID: how many threads have a tracer right now (builtins
 # only, so that it hardly delays the kill that follows).
