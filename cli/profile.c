@@ -378,6 +378,11 @@ static writer_fn writer_for(enum out_format f)
 	}
 }
 
+static bool func_start(void *uw, uint64_t addr, uint64_t *start)
+{
+	return uw && unwinder__func_start(uw, addr, start);
+}
+
 static int write_profile(struct run *r, int argc, char **argv)
 {
 	symbolizer__set_debug_dirs(r->o->debug_dirs, r->o->ndebug_dirs);
@@ -386,6 +391,7 @@ static int write_profile(struct run *r, int argc, char **argv)
 		errorf("%s", r->err);
 		return -EIO;
 	}
+	symbolizer__set_func_start(sym, func_start, r->uw);
 	char *cmdline = command_line(argc, argv);
 	struct thread_label *labels = thread_labels(r->t);
 	struct profile_info info = {

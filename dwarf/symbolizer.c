@@ -3,6 +3,7 @@
 #include <dwarf.h>
 #include <elfutils/libdwfl.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,8 @@ struct symbolizer {
 	size_t njit;
 	int jit_loaded;
 	struct intern *names;           /* symbolizer__new_names(): address - 1 -> name */
+	symbolizer_func_start_fn *func_start;
+	void *func_start_arg;
 };
 
 struct jit_sym {
@@ -113,6 +116,12 @@ void symbolizer__set_debug_dirs(const char *const *dirs, size_t n)
 		strbuf__addf(&sb, ":%s", dirs[i]);
 	free(debuginfo_path);
 	debuginfo_path = sb.s;
+}
+
+void symbolizer__set_func_start(struct symbolizer *s, symbolizer_func_start_fn *fn, void *arg)
+{
+	s->func_start = fn;
+	s->func_start_arg = arg;
 }
 
 struct symbolizer *symbolizer__new_names(void)
@@ -332,6 +341,30 @@ static void push_inlined(struct symbolizer *s, Dwfl_Module *mod, uint64_t addr,
 	free(scopes);
 }
 
+/* True if the function starting at START is the entry point of an
+ * executable (ET_EXEC, or ET_DYN with an interpreter).  A stripped program
+ * keeps no symbol for it, yet every stack of its main thread ends there:
+ * it is "_start" as the linker names it.  A shared library's entry point
+ * is not where any thread starts. */
+static bool is_entry(Dwfl_Module *mod, uint64_t start)
+{
+	Dwarf_Addr bias;
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+	GElf_Ehdr ehdr;
+	size_t nph;
+	if (!elf || !gelf_getehdr(elf, &ehdr) || ehdr.e_entry == 0 ||
+	    ehdr.e_entry + bias != start || elf_getphdrnum(elf, &nph) != 0)
+		return false;
+	if (ehdr.e_type == ET_EXEC)
+		return true;
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_INTERP)
+			return true;
+	}
+	return false;
+}
+
 static void resolve(struct symbolizer *s, uint64_t addr)
 {
 	char buf[600];
@@ -358,14 +391,23 @@ static void resolve(struct symbolizer *s, uint64_t addr)
 		push_inlined(s, mod, addr, &file, &line);
 	}
 	if (!name) {
-		/* perf's convention: module and offset into it, so the address can
-		 * be looked up later (addr2line -e MODULE OFFSET). */
-		if (m)
-			snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, m->name, addr - m->bias);
+		/* No symbol: perf's convention, module and offset into it, so the
+		 * address can be looked up later (addr2line -e MODULE OFFSET).  The
+		 * offset is where the function starts, when its FDE says, so that
+		 * all the samples of one stripped function make one frame, not one
+		 * per instruction (pprof keeps each address in its location). */
+		uint64_t fn = addr;
+		if (s->func_start && s->func_start(s->func_start_arg, addr, &fn) &&
+		    mod && is_entry(mod, fn))
+			name = str(s, "_start");
+		else if (m)
+			snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, m->name, fn - m->bias);
 		else
 			snprintf(buf, sizeof(buf), "[unknown]+0x%" PRIx64, addr);
-		name = m ? NULL : jit_name(s, addr);
-		name = name ? name : str(s, buf);
+		if (!name) {
+			name = m ? NULL : jit_name(s, addr);
+			name = name ? name : str(s, buf);
+		}
 	}
 	push(s, name, file, line);
 }

@@ -10,6 +10,7 @@
 #ifndef CPROF_DWARF_SYMBOLIZER_H
 #define CPROF_DWARF_SYMBOLIZER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -33,6 +34,14 @@ struct symbolizer *symbolizer__new(const struct modules *ms, char *err, size_t e
  * (DIR/.build-id/xx/rest.debug) and by .gnu_debuglink.  For all
  * symbolizers created afterwards; DIRS must be absolute. */
 void symbolizer__set_debug_dirs(const char *const *dirs, size_t n);
+
+/* How to find where the function holding an address starts (from its
+ * FDE: the unwinder knows).  Code without a symbol is then named
+ * "module+0xSTART", one frame per function rather than one per
+ * instruction, and a stripped executable's entry function "_start".
+ * Without it, "module+0xADDRESS". */
+typedef bool symbolizer_func_start_fn(void *arg, uint64_t addr, uint64_t *start);
+void symbolizer__set_func_start(struct symbolizer *s, symbolizer_func_start_fn *fn, void *arg);
 
 /* A symbolizer without modules, for stacks whose frames are names already
  * (folded input): symbolizer__name_addr() gives each name an address that

@@ -124,6 +124,24 @@ if profile stripped; then
 	bad=$(for o in $offs; do [ $((o)) -ge "$lo" ] && [ $((o)) -lt "$hi" ] || echo -n "$o "; done)
 	DETAIL="outside [$lo, $hi): $bad" \
 		check "stripped: every +0xOFFSET is inside the binary's code" "[ -n '$offs' ] && [ -z '$bad' ]"
+	# The offsets are where the functions start (their FDEs say, stripped or
+	# not): one frame per function.  A twin linked without -s has the same
+	# code at the same addresses and tells which functions those are.
+	if gcc -std=gnu11 -O2 -fomit-frame-pointer -pthread -fPIE -pie -o "$TMP/twin" \
+		"$SRC/stripped.c" 2>"$TMP/twin.err"; then
+		spin=$(nm "$TMP/twin" | awk '$3 == "hidden_spin" { sub(/^0+/, "", $1); print $1 }')
+		outer=$(nm "$TMP/twin" | awk '$3 == "hidden_outer" { sub(/^0+/, "", $1); print $1 }')
+		c=$(folded_count "$f" ";stripped\\+0x$outer;stripped\\+0x$spin\$")
+		DETAIL="hidden_outer at 0x$outer, hidden_spin at 0x$spin; $c of $total; $(stacks "$f")" \
+			check "stripped: frames are named by function start (>= 95%)" \
+			"[ -n '$spin' ] && ge \$(pct $c $total) 95"
+	else
+		check "stripped: building the unstripped twin" false
+		diag_file "$TMP/twin.err"
+	fi
+	c=$(folded_count "$f" '^_start;__libc_start_main;')
+	DETAIL="$c of $total; $(stacks "$f")" \
+		check "stripped: the entry point is _start (>= 95%)" "ge \$(pct $c $total) 95"
 fi
 
 done_testing

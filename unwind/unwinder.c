@@ -209,6 +209,21 @@ void unwinder__free(struct unwinder *u)
 	free(u);
 }
 
+bool unwinder__func_start(struct unwinder *u, uint64_t ip, uint64_t *start)
+{
+	static const struct capture none;       /* no stack: only module reads */
+	struct ctx x = { .u = u, .c = &none };
+	const struct module *m = modules__find(u->ms, ip);
+	unw_dyn_info_t di;
+	unw_proc_info_t pi;
+	if (!m || eh_frame_table(m, &di) != 0 ||
+	    _Ux86_64_dwarf_search_unwind_table(u->as, ip, &di, &pi, 0, &x) < 0 ||
+	    ip < pi.start_ip || ip >= pi.end_ip)
+		return false;
+	*start = pi.start_ip;
+	return true;
+}
+
 void unwinder__flush(struct unwinder *u)
 {
 	unw_flush_cache(u->as, 0, 0);

@@ -8,6 +8,7 @@
 #ifndef CPROF_UNWIND_UNWINDER_H
 #define CPROF_UNWIND_UNWINDER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -40,6 +41,10 @@ void unwinder__free(struct unwinder *u);         /* accepts NULL */
  * symbolize entries as they are. */
 enum unwind_status unwinder__unwind(struct unwinder *u, const struct capture *c,
 				    uint64_t *pcs, size_t max, size_t *n);
+
+/* Where the function holding IP starts, from the FDE that covers it (every
+ * compiled function has one, stripped or not): false when none does. */
+bool unwinder__func_start(struct unwinder *u, uint64_t ip, uint64_t *start);
 
 /* Forget cached unwind info (after the target's maps changed). */
 void unwinder__flush(struct unwinder *u);
