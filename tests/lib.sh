@@ -277,7 +277,8 @@ wait_attached() {
 summary() { grep -E '^cprof-attach: [0-9]+ samples, ' "$1" | tail -n 1; }
 
 # summary_field ERRFILE WHAT: one number from the summary line; WHAT is
-# samples | threads | seconds | achieved | requested | missed | partial
+# samples | threads | seconds | achieved | requested | missed | partial |
+# rooted (the % of samples whose stack reached its root) | wrote
 summary_field() {
 	local line
 	line=$(summary "$1")
@@ -289,6 +290,7 @@ summary_field() {
 	requested) sed -nE 's/.*\(([0-9]+) requested\).*/\1/p' <<<"$line" ;;
 	missed) sed -nE 's/.* ([0-9]+) missed ticks?.*/\1/p' <<<"$line" ;;
 	partial) sed -nE 's/.* ([0-9]+) not fully unwound.*/\1/p' <<<"$line" ;;
+	rooted) sed -nE 's/.* ([0-9.]+)% reached their root.*/\1/p' <<<"$line" ;;
 	wrote) sed -nE 's/.*, wrote (.*)$/\1/p' <<<"$line" ;;
 	esac
 }
