@@ -328,15 +328,28 @@ static void push_inlined(struct symbolizer *s, Dwfl_Module *mod, uint64_t addr,
 	if (!cu)
 		return;
 	int n = dwarf_getscopes(cu, addr - bias, &scopes);
-	for (int i = 0; i < n && i < MAX_INLINE; i++) {
+	int i = 0;
+	for (int depth = 0; i < n && depth < MAX_INLINE; depth++) {
 		int tag = dwarf_tag(&scopes[i]);
 		if (tag == DW_TAG_subprogram)
 			break;
-		if (tag != DW_TAG_inlined_subroutine)
+		if (tag != DW_TAG_inlined_subroutine) {
+			i++;
 			continue;
+		}
 		push(s, die_name(s, &scopes[i]) ?: "[inlined]", *file, *line);
 		*file = call_file(cu, &scopes[i]);
 		*line = call_line(&scopes[i]);
+		/* dwarf_getscopes continues past an inlined instance with the
+		 * scopes of its abstract definition (where its variables are
+		 * declared), not with the code it was inlined into: that chain,
+		 * the concrete one, starts at the instance's own parent. */
+		Dwarf_Die inl = scopes[i], *outer = NULL;
+		free(scopes);
+		scopes = NULL;
+		n = dwarf_getscopes_die(&inl, &outer);
+		scopes = outer;
+		i = 1;
 	}
 	free(scopes);
 }
