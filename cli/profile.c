@@ -45,6 +45,7 @@ struct run {
 	uint64_t status_ns;             /* when the live status line was last drawn */
 	uint64_t period_ns, next_slot, next_tick_ns;  /* the ticks' schedule, see arm_next_tick */
 	uint64_t rng;
+	bool fixed_ticks;       /* CPROF_TICK_JITTER=0: evenly spaced ticks */
 	int status_shown;
 	const char *stop_reason;
 	pid_t tracer_tid;
@@ -166,7 +167,7 @@ static uint64_t next_random(struct run *r)
 
 static int arm_next_tick(struct run *r)
 {
-	uint64_t u = next_random(r) % r->period_ns;
+	uint64_t u = r->fixed_ticks ? 0 : next_random(r) % r->period_ns;
 	r->next_tick_ns = r->start_ns + r->next_slot * r->period_ns + u;
 	struct itimerspec its = {
 		.it_value = { (time_t)(r->next_tick_ns / 1000000000ull),
@@ -181,6 +182,9 @@ static int start_timer(struct run *r)
 {
 	r->period_ns = 1000000000ull / (uint64_t)r->o->hz;
 	r->rng = r->start_ns ^ ((uint64_t)getpid() << 32) ^ 0x9e3779b97f4a7c15ull;
+	/* For the tests only: they show the aliasing a fixed period causes. */
+	const char *j = getenv("CPROF_TICK_JITTER");
+	r->fixed_ticks = j && strcmp(j, "0") == 0;
 	r->next_slot = 0;
 	return arm_next_tick(r);
 }
