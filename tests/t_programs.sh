@@ -136,7 +136,9 @@ if check "sqlite3: running the query (CPU time grows)" progresses "$SQ"; then
 	else
 		# Debian's debug file for this very libc, without installing it.
 		ver=$(dpkg-query -W -f='${Version}' libc6 2>/dev/null)
-		(cd "$TMP" && apt-get download -qq "libc6-dbg=$ver" >"$TMP/dbg.log" 2>&1 &&
+		(cd "$TMP" && { apt-get download -qq "libc6-dbg=$ver" >"$TMP/dbg.log" 2>&1 ||
+			{ [ "$(id -u)" = 0 ] && apt-get update -qq >>"$TMP/dbg.log" 2>&1 &&
+			  apt-get download -qq "libc6-dbg=$ver" >>"$TMP/dbg.log" 2>&1; }; } &&
 			dpkg-deb -x libc6-dbg_*.deb "$TMP/deb" >>"$TMP/dbg.log" 2>&1)
 		cp "$TMP/deb/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug" "$dbg" 2>>"$TMP/dbg.log"
 		src="libc6-dbg $ver, downloaded"
