@@ -14,6 +14,9 @@
 # a function symbol of that module (its file or its debug file) whose range
 # holds the frame's address, and only for the function that holds the code
 # (inlined frames are named from DWARF by both); every such pair is printed.
+# Where eu-stack has no name at all (libc's static functions when libc6-dbg
+# is not installed), ours must be MODULE+0xSTART for the module holding the
+# address, START at or below it.
 . "$(dirname "$0")/lib.sh"
 
 if ! command -v eu-stack >/dev/null; then
@@ -72,6 +75,21 @@ alias_ok() {
 		"${SYMS[$key]}"
 }
 
+# unnamed_ok OURS PC ADJUST: OURS is "MODULE+0xSTART" with MODULE the file
+# mapped at PC - ADJUST and START <= its offset there (ELF vaddr).
+unnamed_ok() {
+	local name=$1 pc=$(($(printf '%d' "$2") - $3)) m start load
+	[[ $name =~ ^(.+)\+0x([0-9a-f]+)$ ]] || return 1
+	start=$((16#${BASH_REMATCH[2]}))
+	m=$(awk -v pc="$pc" '{ split($1, r, "-"); lo = 0; hi = 0
+		for (i = 1; i <= length(r[1]); i++) lo = lo * 16 + index("0123456789abcdef", substr(r[1], i, 1)) - 1
+		for (i = 1; i <= length(r[2]); i++) hi = hi * 16 + index("0123456789abcdef", substr(r[2], i, 1)) - 1
+		if (lo <= pc && pc < hi && $6 ~ /^\//) { print $6; exit } }' "/proc/$PID/maps")
+	[ -n "$m" ] && [ "$(basename "$m")" = "${BASH_REMATCH[1]}" ] || return 1
+	load=$(load_address "$m")
+	[ -n "$load" ] && [ "$start" -le $((pc - load)) ]
+}
+
 # eu_frames TID: "PC NAME MODULE" per frame, innermost first.
 eu_frames() {
 	awk -v tid="$1" '/^TID / { on = ($2 == tid ":") ; next }
@@ -126,6 +144,13 @@ while read -r name tid; do
 		read -r npc _ <<<"${eu[$((i + 1))]:-}"
 		if [ "$npc" != "$pc" ] && [ -n "$mod" ] && alias_ok "$o" "$mod" "$pc" "$adj"; then
 			aliases+=("#$i $o = $ename")
+			continue
+		fi
+		# No symbol for eu-stack (a library without its debug file): ours
+		# must be MODULE+0xSTART, the module holding PC and START at or
+		# below its offset (where its function starts).
+		if [ "$ename" = "??" ] && unnamed_ok "$o" "$pc" "$adj"; then
+			aliases+=("#$i $o = ??")
 			continue
 		fi
 		bad="${bad:+$bad; }frame #$i: ours $o, eu-stack $ename ($mod)"
