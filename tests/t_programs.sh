@@ -103,6 +103,15 @@ depth_share() {
 		if (m >= k) c += $NF } END { print c + 0 }' "$1")" "$(folded_total "$1")"
 }
 
+# attach LABEL PID: 2 s at 99 Hz into $TMP/LABEL.folded, checked; sets F
+# (the folded file) and TOTAL (its samples).
+attach() {
+	prof "$TMP/$1" "$2" --duration 2 -o "$TMP/$1.folded"
+	check_ran "$1" "$TMP/$1" "$TMP/$1.folded"
+	F=$TMP/$1.folded
+	TOTAL=$(folded_total "$F")
+}
+
 # --- sqlite3: a recursive query --------------------------------------------------
 # Counts to 2e9 in a recursive CTE: minutes of work, killed when done with.
 sqlite3 :memory: "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c
@@ -110,15 +119,13 @@ sqlite3 :memory: "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c
 SQ=$!
 PIDS+=("$SQ")
 if check "sqlite3: running the query (CPU time grows)" progresses "$SQ"; then
-	prof "$TMP/sq" "$SQ" --duration 2 -o "$TMP/sq.folded"
-	check_ran "sqlite3" "$TMP/sq" "$TMP/sq.folded"
-	f=$TMP/sq.folded
-	total=$(folded_total "$f")
+	attach sqlite3 "$SQ"
+	f=$F total=$TOTAL
 	v=$(pct "$(folded_count "$f" '(^|;)sqlite3VdbeExec(;|$)')" "$total")
 	DETAIL="$v%; $(head -n 3 "$f" | cut -c1-300 | tr '\n' '|')" \
 		check "sqlite3: most samples inside sqlite3VdbeExec (>= 80%)" "ge '$v' 80"
 	diag "sqlite3: $v% of $total samples inside sqlite3VdbeExec"
-	check_rooted "sqlite3" "$TMP/sq" "$f"
+	check_rooted "sqlite3" "$TMP/sqlite3" "$f"
 	c=$(folded_count "$f" '^_start;__libc_start_main;__libc_start_call_main;sqlite3\+0x[0-9a-f]+;')
 	DETAIL="$(head -n 2 "$f" | cut -c1-200 | tr '\n' '|')" \
 		check "sqlite3: its stripped main is sqlite3+0xSTART under libc's start code" "[ '$c' -gt 0 ]"
@@ -187,9 +194,8 @@ GZ=$!
 PIDS+=("$GZ")
 if check "gzip: compressing (CPU time grows)" progresses "$GZ"; then
 	gz=$(readlink "/proc/$GZ/exe")
-	prof "$TMP/gz" "$GZ" --duration 2 -o "$TMP/gz.folded"
-	check_ran "gzip" "$TMP/gz" "$TMP/gz.folded"
-	f=$TMP/gz.folded
+	attach gzip "$GZ"
+	f=$F
 	leaf=$(leaf_share "$f" '^gzip\+0x')
 	deep=$(depth_share "$f" '^gzip\+0x' 4)
 	diag "gzip: $leaf% of $(folded_total "$f") samples in gzip's own code, $deep% at least 4 of its functions deep"
@@ -197,7 +203,7 @@ if check "gzip: compressing (CPU time grows)" progresses "$GZ"; then
 		check "gzip: >= 80% of samples in its own (stripped) code" "ge '$leaf' 80"
 	DETAIL="$deep%" check "gzip: >= 80% of samples at least 4 gzip functions deep (main, file, zip, deflate loop)" \
 		"ge '$deep' 80"
-	check_rooted "gzip" "$TMP/gz" "$f"
+	check_rooted "gzip" "$TMP/gzip" "$f"
 	check_offsets "gzip" "$f" gzip "$gz"
 	check "gzip: keeps running after the profiler, untraced" untraced "$GZ"
 fi
@@ -245,10 +251,8 @@ if DETAIL="$(tail -n 3 "$NG/error.log" "$NG/stderr" 2>/dev/null | tr '\n' ' ')" 
 	timeout -k 5 20 wrk -t1 -c2 -d6s "http://127.0.0.1:$port/file.bin" >"$TMP/wrk.out" 2>&1 &
 	WRK=$!
 	if check "nginx: the worker works under load (CPU time grows)" progresses "$worker"; then
-		prof "$TMP/ng" "$worker" --duration 2 -o "$TMP/ng.folded"
-		check_ran "nginx" "$TMP/ng" "$TMP/ng.folded"
-		f=$TMP/ng.folded
-		total=$(folded_total "$f")
+		attach nginx "$worker"
+		f=$F total=$TOTAL
 		ep=$(pct "$(folded_count "$f" '(^|;)(epoll_wait|__GI_epoll_wait)(;|$)')" "$total")
 		rq=$(pct "$(folded_count "$f" '(^|;)ngx_http_[a-z_]+(;|$)')" "$total")
 		diag "nginx: $total samples of the worker; $ep% in epoll_wait, $rq% in the request path (ngx_http_*)"
@@ -258,7 +262,7 @@ if DETAIL="$(tail -n 3 "$NG/error.log" "$NG/stderr" 2>/dev/null | tr '\n' ' ')" 
 		DETAIL="$(head -n 2 "$f" | cut -c1-300)" \
 			check "nginx: the worker's event loop (ngx_process_events_and_timers) in >= 95%" \
 			"ge $(pct "$c" "$total") 95"
-		check_rooted "nginx" "$TMP/ng" "$f"
+		check_rooted "nginx" "$TMP/nginx" "$f"
 		check_offsets "nginx" "$f" nginx "$(readlink "/proc/$worker/exe")"
 	fi
 	wait "$WRK"

@@ -17,14 +17,6 @@
 static atomic_int started;
 static volatile unsigned long sink;
 
-static long now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000L + ts.tv_nsec;
-}
-
 __attribute__((noinline)) static void compute_phase(void)
 {
 	long end = now_ns() + PHASE_NS;

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static inline void ready_write(const char *path, const char *suffix)
@@ -34,6 +35,15 @@ static inline void ready_write(const char *path, const char *suffix)
 static inline void ready_announce(const char *path)
 {
 	ready_write(path, "");
+}
+
+/* CLOCK_MONOTONIC in nanoseconds, for targets that keep a schedule. */
+static inline long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000L + ts.tv_nsec;
 }
 
 static inline const char *ready_path(int argc, char **argv)

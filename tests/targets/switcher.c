@@ -36,14 +36,6 @@ static atomic_long switches;
 static atomic_int worker_tid;
 static volatile unsigned long sink;
 
-static long now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000L + ts.tv_nsec;
-}
-
 static void until(long deadline)
 {
 	if (spin) {
