@@ -328,28 +328,30 @@ static void push_inlined(struct symbolizer *s, Dwfl_Module *mod, uint64_t addr,
 	if (!cu)
 		return;
 	int n = dwarf_getscopes(cu, addr - bias, &scopes);
-	int i = 0;
-	for (int depth = 0; i < n && depth < MAX_INLINE; depth++) {
+	bool concrete = false;
+	for (int i = 0, depth = 0; i < n && depth < MAX_INLINE; i++) {
 		int tag = dwarf_tag(&scopes[i]);
 		if (tag == DW_TAG_subprogram)
 			break;
-		if (tag != DW_TAG_inlined_subroutine) {
-			i++;
+		if (tag != DW_TAG_inlined_subroutine)
 			continue;
-		}
 		push(s, die_name(s, &scopes[i]) ?: "[inlined]", *file, *line);
 		*file = call_file(cu, &scopes[i]);
 		*line = call_line(&scopes[i]);
-		/* dwarf_getscopes continues past an inlined instance with the
-		 * scopes of its abstract definition (where its variables are
-		 * declared), not with the code it was inlined into: that chain,
-		 * the concrete one, starts at the instance's own parent. */
-		Dwarf_Die inl = scopes[i], *outer = NULL;
+		depth++;
+		if (concrete)
+			continue;
+		/* dwarf_getscopes continues past the innermost inlined instance
+		 * with the scopes of its abstract definition (where its variables
+		 * are declared), not with the code it was inlined into: a nested
+		 * inline would be lost.  The concrete chain, every DIE from this
+		 * instance up to the CU, is dwarf_getscopes_die's. */
+		Dwarf_Die inl = scopes[i], *chain = NULL;
 		free(scopes);
-		scopes = NULL;
-		n = dwarf_getscopes_die(&inl, &outer);
-		scopes = outer;
-		i = 1;
+		n = dwarf_getscopes_die(&inl, &chain);
+		scopes = chain;
+		i = 0;
+		concrete = true;
 	}
 	free(scopes);
 }
