@@ -8,7 +8,7 @@
 #   cxx       g++, a namespaced method for demangling
 
 TEST_NAMES := wallclock deep inlined cxx nodebug stripped \
-              exiter latethread forker signals crowd eintr interrupter sigcount churn execer many mainexit cpuidle jit dutycycle switcher resting still
+              exiter latethread forker signals crowd eintr interrupter sigcount churn execer many mainexit cpuidle jit dutycycle switcher still
 TEST_BINS  := $(TEST_NAMES:%=tests/bin/%)
 
 CXX             ?= g++
