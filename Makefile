@@ -37,12 +37,13 @@ endif
 
 VERSION := 0.1.0
 
-SRCS := util/intern.c util/strbuf.c util/timeutil.c \
-        attach/maps.c attach/target.c \
+SRCS := util/xalloc.c util/hist.c util/intern.c util/strbuf.c util/timeutil.c \
+        module/modules.c module/ehframe.c attach/proc.c attach/seize.c attach/tables.c attach/blocked.c attach/target.c \
+        sample/sampler.c \
         unwind/unwinder.c \
         dwarf/symbolizer.c \
-        output/stacks.c output/folded.c output/pprof.c output/svg.c output/speedscope.c \
-        cli/options.c cli/profile.c
+        profile/stacks.c output/frames.c output/output.c output/readers.c output/folded.c output/pprof.c output/svg.c output/speedscope.c \
+        cli/options.c cli/run.c
 MAIN := cli/main.c
 OBJS := $(SRCS:%.c=build/%.o) build/output/profile.pb-c.o
 objs  = $(OBJS:build/%=$(1)/%)

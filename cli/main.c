@@ -2,7 +2,7 @@
 #include <stdio.h>
 
 #include "cli/options.h"
-#include "cli/profile.h"
+#include "cli/run.h"
 
 int main(int argc, char **argv)
 {
@@ -20,7 +20,7 @@ int main(int argc, char **argv)
 		printf("cprof-attach %s\n", CPROF_VERSION);
 		return 0;
 	}
-	int code = o.convert ? profile__convert(&o) : profile__run(&o, argc, argv);
+	int code = o.convert ? run__convert(&o) : run__profile(&o, argc, argv);
 	options__free(&o);
 	return code;
 }

@@ -37,6 +37,10 @@ const char options__usage[] =
 	"                    as -o says (svg or speedscope)\n"
 	"  --stats           also print what sampling cost: pause per thread (median,\n"
 	"                    p99), profiler CPU time and peak memory\n"
+	"      --subprocesses    also sample the processes PID starts (and those it\n"
+	"                    has started), and follow exec; default with -- COMMAND\n"
+	"      --no-subprocesses only the process launched with -- COMMAND\n"
+	"      --processes   folded and svg: the process, NAME (PID), as the root frame\n"
 	"  -q, --quiet       no live status line (it is shown only on a terminal)\n"
 	"  -h, --help        this help\n"
 	"      --version     the version\n"
@@ -51,7 +55,7 @@ const char options__usage[] =
 enum {
 	OPT_HZ = 256, OPT_FORMAT, OPT_DURATION, OPT_THREADS, OPT_MAX_DEPTH, OPT_STATS,
 	OPT_VERSION, OPT_CPU, OPT_IDLE, OPT_NO_IDLE, OPT_TID, OPT_THREADS_MATCHING,
-	OPT_DEBUG_DIR, OPT_CONVERT,
+	OPT_DEBUG_DIR, OPT_CONVERT, OPT_SUBPROCESSES, OPT_NO_SUBPROCESSES, OPT_PROCESSES,
 };
 
 static const struct option long_opts[] = {
@@ -69,6 +73,9 @@ static const struct option long_opts[] = {
 	{ "threads-matching", required_argument, NULL, OPT_THREADS_MATCHING },
 	{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
 	{ "convert", required_argument, NULL, OPT_CONVERT },
+	{ "subprocesses", no_argument, NULL, OPT_SUBPROCESSES },
+	{ "no-subprocesses", no_argument, NULL, OPT_NO_SUBPROCESSES },
+	{ "processes", no_argument, NULL, OPT_PROCESSES },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
@@ -150,6 +157,13 @@ static int parse_one(struct options *o, int c, const char *arg, char *err, size_
 		return 0;
 	case OPT_THREADS:
 		o->thread_root = 1;
+		return 0;
+	case OPT_SUBPROCESSES:
+	case OPT_NO_SUBPROCESSES:
+		o->subprocesses = c == OPT_SUBPROCESSES ? 1 : 0;
+		return 0;
+	case OPT_PROCESSES:
+		o->processes = 1;
 		return 0;
 	case OPT_MAX_DEPTH:
 		if (parse_int(arg, 2, MAX_DEPTH_MAX, &v) < 0) {
@@ -243,6 +257,8 @@ static int parse_pid(struct options *o, int argc, char **argv, char *err, size_t
 		return -EINVAL;
 	}
 	o->pid = (pid_t)v;
+	o->pids[0] = o->pid;
+	o->npids = 1;
 	return 0;
 }
 
@@ -252,7 +268,7 @@ static int check_combination(struct options *o, int first, int nopts, char **arg
 int options__parse(struct options *o, int argc, char **argv, char *err, size_t errlen)
 {
 	int c, nopts = argc;
-	*o = (struct options){ .hz = 99, .max_depth = 1024 };
+	*o = (struct options){ .hz = 99, .max_depth = 1024, .subprocesses = -1 };
 	/* Options may come before or after the PID ("cprof-attach 4242 --hz
 	 * 99"); everything after a "--" is the command to launch, with its
 	 * own options. */
@@ -335,5 +351,9 @@ static int check_combination(struct options *o, int first, int nopts, char **arg
 	}
 	if (o->format == FORMAT_AUTO)
 		o->format = o->output ? options__format_for(o->output) : FORMAT_PPROF;
+	/* Children are followed by default in launch mode, as perf record
+	 * does; attaching to a PID takes that process only unless asked. */
+	if (o->subprocesses < 0)
+		o->subprocesses = o->command != NULL;
 	return 0;
 }

@@ -12,8 +12,14 @@ enum out_format { FORMAT_AUTO, FORMAT_PPROF, FORMAT_FOLDED, FORMAT_SVG, FORMAT_S
 #define MAX_TIDS 256
 #define MAX_DEBUG_DIRS 16
 
+#define MAX_PIDS 64
+
 struct options {
-	pid_t pid;                      /* 0 in launch mode */
+	pid_t pid;                      /* 0 in launch mode; else pids[0] */
+	pid_t pids[MAX_PIDS];           /* the processes to attach to */
+	size_t npids;
+	int subprocesses;               /* also sample their descendants */
+	int processes;                  /* folded, svg: the process as the root frame */
 	char **command;                 /* launch mode: argv after "--", else NULL */
 	int hz;
 	const char *output;             /* NULL: cprof-PID.pprof */

@@ -12,6 +12,7 @@
 
 #include "util/intern.h"
 #include "util/strbuf.h"
+#include "util/xalloc.h"
 
 /* From libstdc++ (the C++ ABI's demangler, also what eu-stack uses). */
 extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
@@ -34,9 +35,8 @@ struct symbolizer {
 	struct jit_sym *jit;            /* /tmp/perf-PID.map, sorted by start */
 	size_t njit;
 	int jit_loaded;
-	struct intern *names;           /* symbolizer__new_names(): address - 1 -> name */
-	symbolizer_func_start_fn *func_start;
-	void *func_start_arg;
+	char *debuginfo_path;           /* where libdwfl looks for debug files */
+	Dwfl_Callbacks callbacks;
 };
 
 struct jit_sym {
@@ -44,12 +44,6 @@ struct jit_sym {
 	const char *name;
 };
 
-static char *debuginfo_path;     /* NULL: libdwfl's default, ":.debug:/usr/lib/debug" */
-static const Dwfl_Callbacks callbacks = {
-	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
-	.debuginfo_path = &debuginfo_path,
-};
 
 static const char *str(struct symbolizer *s, const char *v)
 {
@@ -86,13 +80,30 @@ static void report_modules(struct symbolizer *s)
 	}
 }
 
-struct symbolizer *symbolizer__new(const struct modules *ms, char *err, size_t errlen)
+/* libdwfl's default path (":.debug:/usr/lib/debug") and DIRS after it. */
+static char *debuginfo_path(const char *const *dirs, size_t n)
+{
+	struct strbuf sb = { 0 };
+	strbuf__addf(&sb, ":.debug:/usr/lib/debug");
+	for (size_t i = 0; i < n; i++)
+		strbuf__addf(&sb, ":%s", dirs[i]);
+	return sb.s;
+}
+
+struct symbolizer *symbolizer__new(const struct modules *ms, const char *const *dirs,
+				   size_t ndirs, char *err, size_t errlen)
 {
 	struct symbolizer *s = xcalloc(1, sizeof(*s));
 	s->ms = ms;
 	s->strings = intern__new();
 	s->addrs = intern__new();
-	s->dwfl = dwfl_begin(&callbacks);
+	s->debuginfo_path = debuginfo_path(dirs, ndirs);
+	s->callbacks = (Dwfl_Callbacks){
+		.find_elf = dwfl_build_id_find_elf,
+		.find_debuginfo = dwfl_standard_find_debuginfo,
+		.debuginfo_path = &s->debuginfo_path,
+	};
+	s->dwfl = dwfl_begin(&s->callbacks);
 	if (!s->dwfl || !s->strings || !s->addrs) {
 		snprintf(err, errlen, "dwfl_begin: %s", dwfl_errmsg(-1));
 		symbolizer__free(s);
@@ -108,64 +119,19 @@ struct symbolizer *symbolizer__new(const struct modules *ms, char *err, size_t e
 	return s;
 }
 
-void symbolizer__set_debug_dirs(const char *const *dirs, size_t n)
-{
-	struct strbuf sb = { 0 };
-	strbuf__addf(&sb, ":.debug:/usr/lib/debug");
-	for (size_t i = 0; i < n; i++)
-		strbuf__addf(&sb, ":%s", dirs[i]);
-	free(debuginfo_path);
-	debuginfo_path = sb.s;
-}
-
-void symbolizer__set_func_start(struct symbolizer *s, symbolizer_func_start_fn *fn, void *arg)
-{
-	s->func_start = fn;
-	s->func_start_arg = arg;
-}
-
-struct symbolizer *symbolizer__new_names(void)
-{
-	struct symbolizer *s = xcalloc(1, sizeof(*s));
-	s->strings = intern__new();
-	s->addrs = intern__new();
-	s->names = intern__new();
-	if (!s->strings || !s->addrs || !s->names) {
-		symbolizer__free(s);
-		return NULL;
-	}
-	return s;
-}
-
-uint64_t symbolizer__name_addr(struct symbolizer *s, const char *name)
-{
-	int64_t id = intern__add(s->names, name, strlen(name) + 1, NULL);
-	return id < 0 ? 0 : (uint64_t)id + 1;
-}
-
 void symbolizer__free(struct symbolizer *s)
 {
 	if (!s)
 		return;
 	if (s->dwfl)
 		dwfl_end(s->dwfl);
-	intern__free(s->names);
+	free(s->debuginfo_path);
 	free(s->jit);
 	intern__free(s->strings);
 	intern__free(s->addrs);
 	free(s->entries);
 	free(s->frames);
 	free(s);
-}
-
-const struct module *symbolizer__main_module(const struct symbolizer *s)
-{
-	return s->ms ? modules__main(s->ms) : NULL;
-}
-
-const struct module *symbolizer__module(const struct symbolizer *s, uint64_t addr)
-{
-	return s->ms ? modules__find(s->ms, addr) : NULL;
 }
 
 static int by_start(const void *a, const void *b)
@@ -383,15 +349,6 @@ static bool is_entry(Dwfl_Module *mod, uint64_t start)
 static void resolve(struct symbolizer *s, uint64_t addr)
 {
 	char buf[600];
-	if (addr == (uint64_t)-1) {
-		push(s, str(s, "[truncated]"), NULL, 0);
-		return;
-	}
-	if (s->names) {
-		const char *n = addr ? intern__key(s->names, (size_t)(addr - 1), NULL) : NULL;
-		push(s, n && *n ? str(s, n) : str(s, "[unknown]"), NULL, 0);
-		return;
-	}
 	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, addr);
 	const struct module *m = modules__find(s->ms, addr);
 	const char *file = NULL, *name = NULL;
@@ -412,8 +369,7 @@ static void resolve(struct symbolizer *s, uint64_t addr)
 		 * all the samples of one stripped function make one frame, not one
 		 * per instruction (pprof keeps each address in its location). */
 		uint64_t fn = addr;
-		if (s->func_start && s->func_start(s->func_start_arg, addr, &fn) &&
-		    mod && is_entry(mod, fn))
+		if (m && module__func_start(m, addr, &fn) && mod && is_entry(mod, fn))
 			name = str(s, "_start");
 		else if (m)
 			snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, m->name, fn - m->bias);

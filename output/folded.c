@@ -7,6 +7,7 @@
 #include "output/output.h"
 #include "util/intern.h"
 #include "util/strbuf.h"
+#include "util/xalloc.h"
 
 /* flamegraph.pl splits frames on ';' and the count off at the last space:
  * a ';' or newline inside a name would break the line apart. */
@@ -20,23 +21,17 @@ static void add_frame(struct strbuf *sb, const char *name)
 	}
 }
 
-static void build_line(struct strbuf *sb, struct symbolizer *sym, const struct profile_info *info,
-		       uint32_t slot, const uint64_t *pcs, size_t n)
+static void build_line(struct strbuf *sb, const struct frames *fr, const struct profile_info *info,
+		       const struct frame_stack *s, struct frame_ref **buf, size_t *cap)
 {
+	char roots[2][160];
 	strbuf__reset(sb);
-	if (info->thread_root && slot < info->nthreads) {
-		char root[64];
-		thread_label_text(&info->threads[slot], root, sizeof(root));
-		add_frame(sb, root);
-	}
-	/* PCs are innermost first, and so are each PC's inlined frames: walk
-	 * both backwards to print root first. */
-	for (size_t i = n; i-- > 0;) {
-		const struct sym_frame *f;
-		size_t nf = symbolizer__lookup(sym, pcs[i], &f);
-		for (size_t j = nf; j-- > 0;)
-			add_frame(sb, f[j].func);
-	}
+	size_t nr = output__roots(fr, info, s, roots);
+	for (size_t i = 0; i < nr; i++)
+		add_frame(sb, roots[i]);
+	size_t n = frames__root_first(fr, s, buf, cap);
+	for (size_t i = 0; i < n; i++)
+		add_frame(sb, (*buf)[i].line->func);
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -44,37 +39,25 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-static int write_all(int fd, const char *s, size_t len)
-{
-	while (len) {
-		ssize_t w = write(fd, s, len);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -errno;
-		s += w;
-		len -= (size_t)w;
-	}
-	return 0;
-}
-
-int folded__write(int fd, const struct stacks *st, struct symbolizer *sym,
-		  const struct profile_info *info, char *err, size_t errlen)
+int folded__write(int fd, const struct frames *fr, const struct profile_info *info,
+		  char *err, size_t errlen)
 {
 	struct intern *lines = intern__new();
 	struct strbuf sb = { 0 }, out = { 0 };
-	size_t nu = stacks__unique(st);
+	struct frame_ref *walk = NULL;
+	size_t walk_cap = 0;
+	size_t nu = frames__nstacks(fr);
 	uint64_t *counts = xcalloc(nu ? nu : 1, sizeof(*counts));
 	int r = lines ? 0 : -ENOMEM;
 	/* Different PC sequences can read the same once symbolized (two PCs in
 	 * one function): merge them, so each line is unique. */
 	for (size_t i = 0; i < nu && r == 0; i++) {
-		struct stack s;
-		stacks__get(st, i, &s);
+		struct frame_stack s;
+		frames__stack(fr, i, &s);
 		uint64_t w = stack_weight(info, &s);
 		if (!w)
 			continue;
-		build_line(&sb, sym, info, s.slot, s.pcs, s.n);
+		build_line(&sb, fr, info, &s, &walk, &walk_cap);
 		int64_t id = intern__add(lines, sb.s ? sb.s : "", sb.len, NULL);
 		if (id < 0)
 			r = (int)id;
@@ -91,9 +74,10 @@ int folded__write(int fd, const struct stacks *st, struct symbolizer *sym,
 		strbuf__addf(&out, "%s %llu\n", sorted[i], (unsigned long long)counts[id]);
 	}
 	if (r == 0 && out.len)
-		r = write_all(fd, out.s, out.len);
+		r = output__write_all(fd, out.s, out.len);
 	if (r < 0)
 		snprintf(err, errlen, "writing folded stacks: %s", strerror(-r));
+	free(walk);
 	free(sorted);
 	free(counts);
 	strbuf__free(&sb);

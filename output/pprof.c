@@ -8,9 +8,9 @@
 
 #include "build/output/profile.pb-c.h"
 #include "output/output.h"
-#include "unwind/unwinder.h"
 #include "util/intern.h"
 #include "util/strbuf.h"
+#include "util/xalloc.h"
 
 typedef Perftools__Profiles__Profile Profile;
 typedef Perftools__Profiles__ValueType ValueType;
@@ -37,8 +37,10 @@ static void vec_push(struct vec *a, void *p)
 }
 
 struct builder {
-	struct symbolizer *sym;
-	struct intern *strings, *funcs, *locs, *maps;
+	const struct frames *fr;
+	struct intern *strings, *funcs;
+	uint64_t *map_ids;              /* frames' module index -> mapping id, 0: not yet */
+	uint64_t *loc_ids;              /* frames' location index -> location id, 0: not yet */
 	struct vec functions, locations, mappings, samples;
 };
 
@@ -66,16 +68,16 @@ static uint64_t function_id(struct builder *b, const char *name, const char *fil
 	return (uint64_t)id + 1;
 }
 
-static uint64_t mapping_id(struct builder *b, const struct module *m)
+static uint64_t mapping_id(struct builder *b, int32_t module)
 {
+	const struct frame_module *m = frames__module(b->fr, module);
 	if (!m)
 		return 0;
-	int added;
-	int64_t id = intern__add(b->maps, &m, sizeof(m), &added);
-	if (added) {
+	if (!b->map_ids[module]) {
 		Mapping *mp = xmalloc(sizeof(*mp));
 		perftools__profiles__mapping__init(mp);
-		mp->id = (uint64_t)id + 1;
+		mp->id = b->mappings.n + 1;
+		b->map_ids[module] = mp->id;
 		mp->memory_start = m->start;
 		mp->memory_limit = m->end;
 		mp->file_offset = 0;    /* a module starts at its first mapping, offset 0 */
@@ -86,35 +88,33 @@ static uint64_t mapping_id(struct builder *b, const struct module *m)
 		mp->has_inline_frames = true;
 		vec_push(&b->mappings, mp);
 	}
-	return (uint64_t)id + 1;
+	return b->map_ids[module];
 }
 
-static uint64_t location_id(struct builder *b, uint64_t addr)
+/* Lines are innermost first, as pprof wants them. */
+static uint64_t location_id(struct builder *b, uint32_t loc)
 {
-	int added;
-	int64_t id = intern__add(b->locs, &addr, sizeof(addr), &added);
-	if (!added)
-		return (uint64_t)id + 1;
-	const struct sym_frame *f;
-	size_t nf = symbolizer__lookup(b->sym, addr, &f);
+	if (b->loc_ids[loc])
+		return b->loc_ids[loc];
+	const struct frame_loc *fl = frames__loc(b->fr, loc);
 	Location *l = xmalloc(sizeof(*l));
 	perftools__profiles__location__init(l);
-	l->id = (uint64_t)id + 1;
-	if (addr != UNWIND_PC_TRUNCATED) {
-		l->address = addr;
-		l->mapping_id = mapping_id(b, symbolizer__module(b->sym, addr));
-	}
-	l->n_line = nf;
-	l->line = xcalloc(nf, sizeof(*l->line));
-	for (size_t i = 0; i < nf; i++) {
+	l->id = b->locations.n + 1;
+	l->address = fl->addr;
+	l->mapping_id = mapping_id(b, fl->module);
+	l->n_line = fl->n;
+	l->line = xcalloc(fl->n ? fl->n : 1, sizeof(*l->line));
+	for (size_t i = 0; i < fl->n; i++) {
+		const struct frame_line *f = frames__line(b->fr, fl->first + (uint32_t)i);
 		Line *ln = xmalloc(sizeof(*ln));
 		perftools__profiles__line__init(ln);
-		ln->function_id = function_id(b, f[i].func, f[i].file);
-		ln->line = f[i].line;
+		ln->function_id = function_id(b, f->func, f->file);
+		ln->line = f->line;
 		l->line[i] = ln;
 	}
 	vec_push(&b->locations, l);
-	return (uint64_t)id + 1;
+	b->loc_ids[loc] = l->id;
+	return l->id;
 }
 
 static Label *label(struct builder *b, const char *key, const char *s, int64_t num)
@@ -130,25 +130,30 @@ static Label *label(struct builder *b, const char *key, const char *s, int64_t n
 }
 
 static void add_sample(struct builder *b, const struct profile_info *info,
-		       const struct stack *st)
+		       const struct frame_stack *st)
 {
 	Sample *s = xmalloc(sizeof(*s));
 	perftools__profiles__sample__init(s);
 	s->n_location_id = st->n;
 	s->location_id = xcalloc(st->n ? st->n : 1, sizeof(*s->location_id));
 	for (size_t i = 0; i < st->n; i++)
-		s->location_id[i] = location_id(b, st->pcs[i]);   /* leaf first, as ours */
+		s->location_id[i] = location_id(b, st->locs[i]);  /* leaf first, as ours */
 	s->n_value = 3;
 	s->value = xcalloc(3, sizeof(*s->value));
 	s->value[0] = (int64_t)st->count;
 	s->value[1] = (int64_t)(st->count * info->period_ns);
 	s->value[2] = (int64_t)st->cpu_ns;
-	s->label = xcalloc(3, sizeof(*s->label));
+	s->label = xcalloc(5, sizeof(*s->label));
 	s->label[s->n_label++] = label(b, "state", stacks__state_name(st->state), 0);
-	if (st->slot < info->nthreads) {
-		s->label[s->n_label++] = label(b, "thread", info->threads[st->slot].name, 0);
-		if (info->threads[st->slot].tid)        /* 0: many threads of that name */
-			s->label[s->n_label++] = label(b, "tid", NULL, info->threads[st->slot].tid);
+	const struct stack_label *l = frames__label(b->fr, st->label);
+	if (l) {
+		s->label[s->n_label++] = label(b, "thread", l->thread, 0);
+		if (l->tid)             /* 0: many threads of that name */
+			s->label[s->n_label++] = label(b, "tid", NULL, l->tid);
+		if (l->pid) {
+			s->label[s->n_label++] = label(b, "process", l->process, 0);
+			s->label[s->n_label++] = label(b, "pid", NULL, l->pid);
+		}
 	}
 	vec_push(&b->samples, s);
 }
@@ -162,8 +167,7 @@ static ValueType *value_type(struct builder *b, const char *type, const char *un
 	return vt;
 }
 
-static void build(struct builder *b, Profile *p, const struct stacks *st,
-		  const struct profile_info *info)
+static void build(struct builder *b, Profile *p, const struct profile_info *info)
 {
 	string_id(b, "");
 	/* One profile, two views: -sample_index=wall (the default) and
@@ -184,10 +188,10 @@ static void build(struct builder *b, Profile *p, const struct stacks *st,
 		p->comment[0] = string_id(b, info->comment);
 	}
 	/* pprof takes the first mapping for the main binary ("File: ..."). */
-	mapping_id(b, symbolizer__main_module(b->sym));
-	for (size_t i = 0; i < stacks__unique(st); i++) {
-		struct stack s;
-		stacks__get(st, i, &s);
+	mapping_id(b, frames__main_module(b->fr));
+	for (size_t i = 0; i < frames__nstacks(b->fr); i++) {
+		struct frame_stack s;
+		frames__stack(b->fr, i, &s);
 		add_sample(b, info, &s);
 	}
 	p->n_sample = b->samples.n;
@@ -263,21 +267,21 @@ static int write_gzip(int fd, const uint8_t *buf, size_t len, char *err, size_t 
 	return r;
 }
 
-int pprof__write(int fd, const struct stacks *st, struct symbolizer *sym,
-		 const struct profile_info *info, char *err, size_t errlen)
+int pprof__write(int fd, const struct frames *fr, const struct profile_info *info,
+		 char *err, size_t errlen)
 {
 	struct builder b = {
-		.sym = sym,
+		.fr = fr,
 		.strings = intern__new(),
 		.funcs = intern__new(),
-		.locs = intern__new(),
-		.maps = intern__new(),
+		.map_ids = xcalloc(frames__nmodules(fr) + 1, sizeof(uint64_t)),
+		.loc_ids = xcalloc(frames__nlocs(fr) + 1, sizeof(uint64_t)),
 	};
 	Profile p;
 	perftools__profiles__profile__init(&p);
 	int r = -ENOMEM;
-	if (b.strings && b.funcs && b.locs && b.maps) {
-		build(&b, &p, st, info);
+	if (b.strings && b.funcs) {
+		build(&b, &p, info);
 		size_t len = perftools__profiles__profile__get_packed_size(&p);
 		uint8_t *buf = xmalloc(len);
 		perftools__profiles__profile__pack(&p, buf);
@@ -289,7 +293,7 @@ int pprof__write(int fd, const struct stacks *st, struct symbolizer *sym,
 	}
 	intern__free(b.strings);
 	intern__free(b.funcs);
-	intern__free(b.locs);
-	intern__free(b.maps);
+	free(b.map_ids);
+	free(b.loc_ids);
 	return r;
 }

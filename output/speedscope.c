@@ -15,9 +15,12 @@
 #include "output/output.h"
 #include "util/intern.h"
 #include "util/strbuf.h"
+#include "util/xalloc.h"
 
 struct builder {
-	struct symbolizer *sym;
+	const struct frames *fr;
+	struct frame_ref *walk;
+	size_t walk_cap;
 	struct intern *frame_keys;      /* "func\0file" -> frame index */
 	json_t *frames;
 	json_t **profiles;              /* by thread slot, created on first use */
@@ -25,7 +28,7 @@ struct builder {
 	size_t nslots;
 };
 
-static size_t frame_index(struct builder *b, const struct sym_frame *f)
+static size_t frame_index(struct builder *b, const struct frame_line *f)
 {
 	struct strbuf key = { 0 };
 	strbuf__addf(&key, "%s%c%s", f->func, 0, f->file ? f->file : "");
@@ -43,7 +46,7 @@ static size_t frame_index(struct builder *b, const struct sym_frame *f)
 	return (size_t)id;
 }
 
-static json_t *profile_for(struct builder *b, const struct profile_info *info, uint32_t slot)
+static json_t *profile_for(struct builder *b, uint32_t slot)
 {
 	if (slot >= b->nslots) {
 		size_t n = slot + 1;
@@ -54,11 +57,18 @@ static json_t *profile_for(struct builder *b, const struct profile_info *info, u
 		b->nslots = n;
 	}
 	if (!b->profiles[slot]) {
-		char name[64];
-		if (slot < info->nthreads)
-			thread_label_text(&info->threads[slot], name, sizeof(name));
-		else
+		char name[330], thread[160];
+		const struct stack_label *l = frames__label(b->fr, slot);
+		if (l && frames__several_processes(b->fr)) {
+			frames__process_text(l, name, sizeof(name));
+			frames__thread_text(l, thread, sizeof(thread));
+			size_t len = strlen(name);
+			snprintf(name + len, sizeof(name) - len, " %s", thread);
+		} else if (l) {
+			frames__thread_text(l, name, sizeof(name));
+		} else {
 			snprintf(name, sizeof(name), "all");
+		}
 		b->profiles[slot] = json_pack("{s:s, s:s, s:s, s:i, s:[], s:[]}", "type", "sampled",
 					      "name", name, "unit", "nanoseconds", "startValue", 0,
 					      "samples", "weights");
@@ -66,34 +76,33 @@ static json_t *profile_for(struct builder *b, const struct profile_info *info, u
 	return b->profiles[slot];
 }
 
-static void add_stack(struct builder *b, const struct profile_info *info, const struct stack *s)
+static void add_stack(struct builder *b, const struct profile_info *info,
+		      const struct frame_stack *s)
 {
 	uint64_t w = info->weight_cpu ? s->cpu_ns : s->count * info->period_ns;
 	if (!w)
 		return;
-	json_t *p = profile_for(b, info, s->slot);
+	/* Stacks without a label (converted from folded text) share one
+	 * profile, after the labelled ones. */
+	uint32_t slot = s->label == FRAMES_NO_LABEL ? (uint32_t)frames__nlabels(b->fr) : s->label;
+	json_t *p = profile_for(b, slot);
 	json_t *stack = json_array();
-	/* Root first: the outermost PC, and of its frames the outermost
-	 * (symbolizer__lookup gives inlined frames innermost first). */
-	for (size_t k = s->n; k-- > 0;) {
-		const struct sym_frame *f;
-		size_t nf = symbolizer__lookup(b->sym, s->pcs[k], &f);
-		for (size_t j = nf; j-- > 0;)
-			json_array_append_new(stack, json_integer((json_int_t)frame_index(b, &f[j])));
-	}
+	size_t n = frames__root_first(b->fr, s, &b->walk, &b->walk_cap);
+	for (size_t k = 0; k < n; k++)
+		json_array_append_new(stack, json_integer((json_int_t)frame_index(b, b->walk[k].line)));
 	json_array_append_new(json_object_get(p, "samples"), stack);
 	json_array_append_new(json_object_get(p, "weights"), json_integer((json_int_t)w));
-	b->ends[s->slot] += w;
+	b->ends[slot] += w;
 }
 
-int speedscope__write(int fd, const struct stacks *st, struct symbolizer *sym,
-		      const struct profile_info *info, char *err, size_t errlen)
+int speedscope__write(int fd, const struct frames *fr, const struct profile_info *info,
+		      char *err, size_t errlen)
 {
-	struct builder b = { .sym = sym, .frame_keys = intern__new(), .frames = json_array() };
+	struct builder b = { .fr = fr, .frame_keys = intern__new(), .frames = json_array() };
 	json_t *profiles = json_array();
-	for (size_t i = 0; i < stacks__unique(st); i++) {
-		struct stack s;
-		stacks__get(st, i, &s);
+	for (size_t i = 0; i < frames__nstacks(fr); i++) {
+		struct frame_stack s;
+		frames__stack(fr, i, &s);
 		add_stack(&b, info, &s);
 	}
 	for (size_t i = 0; i < b.nslots; i++) {
@@ -117,6 +126,7 @@ int speedscope__write(int fd, const struct stacks *st, struct symbolizer *sym,
 	}
 	json_decref(root);
 	intern__free(b.frame_keys);
+	free(b.walk);
 	free(b.profiles);
 	free(b.ends);
 	return r;

@@ -13,9 +13,9 @@
 #include <unistd.h>
 
 #include "output/output.h"
-#include "unwind/unwinder.h"
 #include "util/intern.h"
 #include "util/strbuf.h"
+#include "util/xalloc.h"
 
 #define WIDTH 1200.0
 #define FRAME_H 16
@@ -63,43 +63,42 @@ static uint32_t child(struct tree *t, uint32_t parent, const char *name, const c
 	return nid;
 }
 
-static uint32_t thread_node(struct tree *t, const struct profile_info *info, uint32_t slot)
+/* The process and thread frames above the stack's own (output__roots). */
+static uint32_t root_nodes(struct tree *t, const struct frames *fr, const struct profile_info *info,
+			   const struct frame_stack *s, uint64_t count)
 {
-	char name[64];
-	if (!info->thread_root || slot >= info->nthreads)
-		return 0;
-	thread_label_text(&info->threads[slot], name, sizeof(name));
-	int64_t id = intern__add(t->names, name, strlen(name), NULL);
-	return id < 0 ? 0 : child(t, 0, intern__key(t->names, (size_t)id, NULL), "[thread]");
+	char roots[2][160];
+	uint32_t at = 0;
+	size_t n = output__roots(fr, info, s, roots);
+	for (size_t i = 0; i < n; i++) {
+		int64_t id = intern__add(t->names, roots[i], strlen(roots[i]), NULL);
+		if (id < 0)
+			break;
+		at = child(t, at, intern__key(t->names, (size_t)id, NULL), "[thread]");
+		t->nodes[at].count += count;
+	}
+	return at;
 }
 
-static void build_tree(struct tree *t, const struct stacks *st, struct symbolizer *sym,
-		       const struct profile_info *info)
+static void build_tree(struct tree *t, const struct frames *fr, const struct profile_info *info)
 {
-	for (size_t i = 0; i < stacks__unique(st); i++) {
-		struct stack s;
-		stacks__get(st, i, &s);
+	struct frame_ref *walk = NULL;
+	size_t cap = 0;
+	for (size_t i = 0; i < frames__nstacks(fr); i++) {
+		struct frame_stack s;
+		frames__stack(fr, i, &s);
 		uint64_t count = stack_weight(info, &s);
-		const uint64_t *pcs = s.pcs;
-		size_t n = s.n;
 		if (!count)
 			continue;
 		t->nodes[0].count += count;
-		uint32_t at = thread_node(t, info, s.slot);
-		if (at)
+		uint32_t at = root_nodes(t, fr, info, &s, count);
+		size_t n = frames__root_first(fr, &s, &walk, &cap);
+		for (size_t k = 0; k < n; k++) {
+			at = child(t, at, walk[k].line->func, walk[k].module ? walk[k].module->name : "");
 			t->nodes[at].count += count;
-		for (size_t k = n; k-- > 0;) {
-			const struct sym_frame *f;
-			size_t nf = symbolizer__lookup(sym, pcs[k], &f);
-			const struct module *m = pcs[k] == UNWIND_PC_TRUNCATED ? NULL :
-						 symbolizer__module(sym, pcs[k]);
-			const char *mod = m ? m->name : "";
-			for (size_t j = nf; j-- > 0;) {
-				at = child(t, at, f[j].func, mod);
-				t->nodes[at].count += count;
-			}
 		}
 	}
+	free(walk);
 }
 
 static void add_escaped(struct strbuf *sb, const char *s, size_t max)
@@ -279,8 +278,8 @@ static void write_svg(struct strbuf *sb, struct tree *t, const struct profile_in
 	}
 }
 
-int svg__write(int fd, const struct stacks *st, struct symbolizer *sym,
-	       const struct profile_info *info, char *err, size_t errlen)
+int svg__write(int fd, const struct frames *fr, const struct profile_info *info,
+	       char *err, size_t errlen)
 {
 	struct tree t = { .cap = 1024, .edges = intern__new(), .names = intern__new() };
 	struct strbuf sb = { 0 };
@@ -291,7 +290,7 @@ int svg__write(int fd, const struct stacks *st, struct symbolizer *sym,
 		r = -ENOMEM;
 		goto out;
 	}
-	build_tree(&t, st, sym, info);
+	build_tree(&t, fr, info);
 	write_svg(&sb, &t, info);
 	if (t.nodes[0].count) {
 		struct emit e = { &t, &sb, (double)t.nodes[0].count, NULL,
@@ -299,13 +298,7 @@ int svg__write(int fd, const struct stacks *st, struct symbolizer *sym,
 		emit_tree(&e, 0, 0);
 	}
 	strbuf__addf(&sb, "%s</svg>\n", script);
-	for (size_t off = 0; off < sb.len && r == 0;) {
-		ssize_t w = write(fd, sb.s + off, sb.len - off);
-		if (w < 0 && errno != EINTR)
-			r = -errno;
-		else if (w > 0)
-			off += (size_t)w;
-	}
+	r = output__write_all(fd, sb.s, sb.len);
 out:
 	if (r < 0)
 		snprintf(err, errlen, "writing the flame graph: %s", strerror(-r));

@@ -5,72 +5,52 @@
 #include <string.h>
 
 #include "util/strbuf.h"
-#include "util/timeutil.h"
+#include "util/xalloc.h"
 
 /* Exported by libunwind but not declared in its headers. */
 extern int _Ux86_64_dwarf_search_unwind_table(unw_addr_space_t as, unw_word_t ip,
 					      unw_dyn_info_t *di, unw_proc_info_t *pi,
 					      int need_unwind_info, void *arg);
 
-#define DW_EH_PE_udata4 0x03
-#define DW_EH_PE_sdata4 0x0b
-#define DW_EH_PE_pcrel 0x10
-#define DW_EH_PE_datarel 0x30
 #define STACK_SPAN (64ull << 20)        /* how far above SP a read counts as "stack" */
-#define REFRESH_INTERVAL_NS (100 * 1000000ull)
 
 struct unwinder {
 	unw_addr_space_t as;
-	struct modules *ms;
-	uint64_t last_refresh_ns;
+	const struct modules *ms;
 };
 
 /* Per-unwind state handed to the accessors as their ARG. */
 struct ctx {
 	struct unwinder *u;
-	const struct capture *c;
+	const struct unwind_input *c;
 	int no_fde;             /* find_proc_info found nothing for the last step */
 	int stack_short;        /* a read fell past the end of the stack copy */
 	int need_regs;          /* asked for a register a partial capture lacks */
+	int no_module;          /* an address was in no known module */
 };
 
-static const struct module *find_module(struct unwinder *u, uint64_t addr)
+static const struct module *find_module(struct ctx *x, uint64_t addr)
 {
-	const struct module *m = modules__find(u->ms, addr);
-	if (m)
-		return m;
-	/* A PC outside every known module: a library dlopen()ed since the
-	 * last read of the maps.  Re-read them, but not on every miss. */
-	uint64_t now = now_ns();
-	if (now - u->last_refresh_ns < REFRESH_INTERVAL_NS)
-		return NULL;
-	u->last_refresh_ns = now;
-	if (modules__refresh(u->ms) > 0)
-		unw_flush_cache(u->as, 0, 0);
-	return modules__find(u->ms, addr);
+	const struct module *m = modules__find(x->u->ms, addr);
+	if (!m)
+		x->no_module = 1;
+	return m;
 }
 
-/* Builds the remote-table description of a module's .eh_frame_hdr.  Only
- * the standard encodings are accepted (what every linker writes): then the
- * binary-search table starts 12 bytes in, and table_len counts unw_word_t
- * units, one 8-byte entry each. */
+/* The remote-table description of a module's .eh_frame_hdr: table_len
+ * counts unw_word_t units, one 8-byte entry each. */
 static int eh_frame_table(const struct module *m, unw_dyn_info_t *di)
 {
-	unsigned char hdr[12];
-	uint32_t fde_count;
-	if (!m->usable || !m->eh_frame_hdr || module__read(m, m->eh_frame_hdr, hdr, sizeof(hdr)) < 0)
+	struct eh_table t;
+	if (module__eh_table(m, &t) < 0)
 		return -UNW_ENOINFO;
-	if (hdr[0] != 1 || hdr[1] != (DW_EH_PE_pcrel | DW_EH_PE_sdata4) ||
-	    hdr[2] != DW_EH_PE_udata4 || hdr[3] != (DW_EH_PE_datarel | DW_EH_PE_sdata4))
-		return -UNW_ENOINFO;
-	memcpy(&fde_count, hdr + 8, sizeof(fde_count));
 	memset(di, 0, sizeof(*di));
 	di->format = UNW_INFO_FORMAT_REMOTE_TABLE;
 	di->start_ip = m->start;
 	di->end_ip = m->end;
-	di->u.rti.segbase = m->eh_frame_hdr;
-	di->u.rti.table_data = m->eh_frame_hdr + 12;
-	di->u.rti.table_len = fde_count * 8 / sizeof(unw_word_t);
+	di->u.rti.segbase = t.segbase;
+	di->u.rti.table_data = t.table;
+	di->u.rti.table_len = t.fde_count * 8 / sizeof(unw_word_t);
 	return 0;
 }
 
@@ -79,7 +59,7 @@ static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *p
 {
 	struct ctx *x = arg;
 	unw_dyn_info_t di;
-	const struct module *m = find_module(x->u, ip);
+	const struct module *m = find_module(x, ip);
 	int r = m ? eh_frame_table(m, &di) : -UNW_ENOINFO;
 	if (r == 0)
 		r = _Ux86_64_dwarf_search_unwind_table(as, ip, &di, pi, need_unwind_info, arg);
@@ -103,14 +83,14 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp,
 		      int write, void *arg)
 {
 	struct ctx *x = arg;
-	const struct capture *c = x->c;
+	const struct unwind_input *c = x->c;
 	if (write)
 		return -UNW_EINVAL;
 	if (addr >= c->stack_addr && addr - c->stack_addr + sizeof(*valp) <= c->stack_len) {
 		memcpy(valp, c->stack + (addr - c->stack_addr), sizeof(*valp));
 		return 0;
 	}
-	const struct module *m = find_module(x->u, addr);
+	const struct module *m = find_module(x, addr);
 	if (m && module__read(m, addr, valp, sizeof(*valp)) == 0)
 		return 0;
 	if (!m && addr >= c->stack_addr && addr - c->stack_addr < STACK_SPAN) {
@@ -128,7 +108,7 @@ static int access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *valp,
 		      int write, void *arg)
 {
 	struct ctx *x = arg;
-	const struct user_regs_struct *r = &x->c->regs;
+	const struct user_regs_struct *r = x->c->regs;
 	if (write)
 		return -UNW_EREADONLYREG;
 	if (x->c->partial_regs && reg != UNW_X86_64_RSP && reg != UNW_X86_64_RIP) {
@@ -186,7 +166,7 @@ static unw_accessors_t accessors = {
 	.get_proc_name = get_proc_name,
 };
 
-struct unwinder *unwinder__new(struct modules *ms)
+struct unwinder *unwinder__new(const struct modules *ms)
 {
 	struct unwinder *u = xcalloc(1, sizeof(*u));
 	u->ms = ms;
@@ -209,21 +189,6 @@ void unwinder__free(struct unwinder *u)
 	free(u);
 }
 
-bool unwinder__func_start(struct unwinder *u, uint64_t ip, uint64_t *start)
-{
-	static const struct capture none;       /* no stack: only module reads */
-	struct ctx x = { .u = u, .c = &none };
-	const struct module *m = modules__find(u->ms, ip);
-	unw_dyn_info_t di;
-	unw_proc_info_t pi;
-	if (!m || eh_frame_table(m, &di) != 0 ||
-	    _Ux86_64_dwarf_search_unwind_table(u->as, ip, &di, &pi, 0, &x) < 0 ||
-	    ip < pi.start_ip || ip >= pi.end_ip)
-		return false;
-	*start = pi.start_ip;
-	return true;
-}
-
 void unwinder__flush(struct unwinder *u)
 {
 	unw_flush_cache(u->as, 0, 0);
@@ -237,59 +202,74 @@ void unwinder__flush(struct unwinder *u)
  * into ALT (PC = the word at SP, SP + 8, the other registers as they are:
  * a syscall keeps the callee-saved ones), if that address is code in a
  * known module.  Anything else still ends the stack. */
-static int after_syscall(struct unwinder *u, uint64_t pc)
+static int after_syscall(struct ctx *x, uint64_t pc)
 {
 	unsigned char insn[2];
-	const struct module *m = find_module(u, pc - 2);
+	const struct module *m = find_module(x, pc - 2);
 	return m && module__read(m, pc - 2, insn, 2) == 0 && insn[0] == 0x0f && insn[1] == 0x05;
 }
 
 /* A thread just born from clone/clone3: it is at its first instruction, on
  * an empty stack.  That is its root. */
-static int newborn(struct unwinder *u, const struct capture *c)
+static int newborn(struct ctx *x, const struct unwind_input *c)
 {
-	return !c->partial_regs && c->regs.rax == 0 &&
-	       (c->regs.orig_rax == 56 || c->regs.orig_rax == 435) && after_syscall(u, c->regs.rip);
+	return !c->partial_regs && c->regs->rax == 0 &&
+	       (c->regs->orig_rax == 56 || c->regs->orig_rax == 435) && after_syscall(x, c->regs->rip);
 }
 
-static int syscall_stub_caller(struct unwinder *u, const struct capture *c, struct capture *alt)
+/* ALT gets C with the caller's PC and SP; ALT_REGS holds its registers. */
+static int syscall_stub_caller(struct ctx *x, const struct unwind_input *c,
+			       struct unwind_input *alt, struct user_regs_struct *alt_regs)
 {
-	uint64_t pc = c->regs.rip, sp = c->regs.rsp, ra;
-	if (!after_syscall(u, pc))
+	uint64_t pc = c->regs->rip, sp = c->regs->rsp, ra;
+	if (!after_syscall(x, pc))
 		return -1;
 	if (sp < c->stack_addr || sp - c->stack_addr + 8 > c->stack_len)
 		return -1;
 	memcpy(&ra, c->stack + (sp - c->stack_addr), 8);
-	if (!find_module(u, ra))
+	if (!find_module(x, ra))
 		return -1;
 	*alt = *c;
-	alt->regs.rip = ra;
-	alt->regs.rsp = sp + 8;
+	*alt_regs = *c->regs;
+	alt_regs->rip = ra;
+	alt_regs->rsp = sp + 8;
+	alt->regs = alt_regs;
 	return 0;
 }
 
-enum unwind_status unwinder__unwind(struct unwinder *u, const struct capture *c,
+/* Why the unwind stopped early, once libunwind gave up. */
+static enum unwind_status early_end(const struct ctx *x)
+{
+	if (x->need_regs)
+		return UNWIND_NEED_REGS;
+	/* Without unwind info libunwind reads the code at the PC (JIT code
+	 * above the stack): not a copy too short. */
+	if (x->stack_short && !x->no_fde)
+		return UNWIND_STACK_SHORT;
+	return x->no_module ? UNWIND_NO_MODULE : UNWIND_PARTIAL;
+}
+
+enum unwind_status unwinder__unwind(struct unwinder *u, const struct unwind_input *c,
 				    uint64_t *pcs, size_t max, size_t *n)
 {
 	struct ctx x = { .u = u, .c = c };
-	struct capture alt;
+	struct unwind_input alt;
+	struct user_regs_struct alt_regs;
 	unw_cursor_t cur;
 	int ret_addr = 0;               /* is the current frame's PC a return address? */
 	*n = 0;
-	if (max < 2)
-		return UNWIND_PARTIAL;
+	if (max < 1)
+		return UNWIND_TRUNCATED;
 	if (unw_init_remote(&cur, u->as, &x) < 0) {
-		pcs[(*n)++] = c->regs.rip;
+		pcs[(*n)++] = c->regs->rip;
 		return UNWIND_PARTIAL;
 	}
 	for (;;) {
 		unw_word_t ip;
 		if (unw_get_reg(&cur, UNW_REG_IP, &ip) < 0 || ip == 0)
 			return x.need_regs ? UNWIND_NEED_REGS : UNWIND_PARTIAL;
-		if (*n == max - 1) {
-			pcs[(*n)++] = UNWIND_PC_TRUNCATED;
+		if (*n == max)
 			return UNWIND_TRUNCATED;
-		}
 		/* A caller's PC is the return address, the instruction after the
 		 * call, which may belong to the next line or function: look up
 		 * pc - 1.  Not for the innermost frame, nor the frame a signal
@@ -303,23 +283,15 @@ enum unwind_status unwinder__unwind(struct unwinder *u, const struct capture *c,
 		/* Without an FDE libunwind falls back to guessing with RBP, which
 		 * in code built without frame pointers yields plausible, wrong
 		 * frames: stop there instead. */
-		if (x.no_fde && *n == 1 && x.c == c && newborn(u, c))
+		if (x.no_fde && *n == 1 && x.c == c && newborn(&x, c))
 			return UNWIND_COMPLETE;
-		if (x.no_fde && *n == 1 && x.c == c && syscall_stub_caller(u, c, &alt) == 0 &&
+		if (x.no_fde && *n == 1 && x.c == c &&
+		    syscall_stub_caller(&x, c, &alt, &alt_regs) == 0 &&
 		    (x = (struct ctx){ .u = u, .c = &alt }, unw_init_remote(&cur, u->as, &x) == 0)) {
 			ret_addr = 1;
 			continue;
 		}
-		if (r <= 0 || x.no_fde) {
-			if (x.need_regs)
-				return UNWIND_NEED_REGS;
-			/* Without unwind info libunwind reads the code at the PC
-			 * (JIT code above the stack): not a copy too short. */
-			if (x.stack_short && !x.no_fde) {
-				pcs[(*n)++] = UNWIND_PC_TRUNCATED;
-				return UNWIND_STACK_SHORT;
-			}
-			return UNWIND_PARTIAL;
-		}
+		if (r <= 0 || x.no_fde)
+			return early_end(&x);
 	}
 }

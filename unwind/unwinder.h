@@ -1,52 +1,59 @@
-/* unwinder: turns a capture (registers + stack copy) into a list of PCs,
- * after the thread has been resumed.
+/* unwinder: turns a thread's registers and a copy of its stack into a list
+ * of PCs, after the thread has been resumed.
  *
  * libunwind's remote API with our own accessors: stack memory comes from
- * the copy, code and .eh_frame bytes from the module images (attach/maps.h),
- * unwind tables are located from each module's .eh_frame_hdr, and
- * libunwind's global cache is on.  No ptrace, no per-word syscalls. */
+ * the copy, code and .eh_frame bytes from the module images
+ * (module/modules.h), unwind tables are located from each module's
+ * .eh_frame_hdr, and libunwind's global cache is on.  No ptrace, no
+ * per-word syscalls, no reads of /proc: the module table is the caller's
+ * to refresh (see UNWIND_NO_MODULE). */
 #ifndef CPROF_UNWIND_UNWINDER_H
 #define CPROF_UNWIND_UNWINDER_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/user.h>
 
-#include "attach/maps.h"
-#include "attach/target.h"
+#include "module/modules.h"
 
-/* A frame address that stands for "the stack was cut here" (max depth
- * reached, or the stack copy ran out). */
-#define UNWIND_PC_TRUNCATED ((uint64_t)-1)
+/* What is unwound: a neutral sample, registers plus stack bytes. */
+struct unwind_input {
+	const struct user_regs_struct *regs;
+	bool partial_regs;              /* only rsp and rip are valid (a thread
+					   sampled while blocked, not stopped) */
+	uint64_t stack_addr;            /* remote address of stack[0] */
+	const unsigned char *stack;
+	size_t stack_len;               /* bytes copied */
+	size_t stack_want;              /* bytes asked for; len < want: end of mapping */
+};
 
 enum unwind_status {
 	UNWIND_COMPLETE,        /* reached the thread's root */
 	UNWIND_PARTIAL,         /* stopped early: no unwind info or bad memory */
-	UNWIND_TRUNCATED,       /* cut at max depth, ends in UNWIND_PC_TRUNCATED */
-	UNWIND_STACK_SHORT,     /* ran past the stack copy; ends in UNWIND_PC_TRUNCATED */
-	UNWIND_NEED_REGS,       /* partial_regs capture, and a frame needed another
+	UNWIND_NO_MODULE,       /* stopped early at an address in no known module:
+				   the maps may have changed (refresh, try again) */
+	UNWIND_TRUNCATED,       /* MAX frames and more to come */
+	UNWIND_STACK_SHORT,     /* ran past the stack copy: a larger one would do */
+	UNWIND_NEED_REGS,       /* partial_regs, and a frame needed another
 				   register (RBP in frame-pointer code): take it stopped */
 };
 
 struct unwinder;
 
-/* MS is read (and refreshed when a PC falls outside every known module);
- * it must outlive the unwinder. */
-struct unwinder *unwinder__new(struct modules *ms);
+/* MS is read, never refreshed here; it must outlive the unwinder.  One
+ * unwinder per address space: libunwind caches by address. */
+struct unwinder *unwinder__new(const struct modules *ms);
 void unwinder__free(struct unwinder *u);         /* accepts NULL */
 
-/* Unwinds C into PCS (at most MAX entries, innermost first) and sets *N.
+/* Unwinds IN into PCS (at most MAX entries, innermost first) and sets *N.
  * Every entry but the innermost, and but those after a signal frame, is a
  * return address minus one, so that it falls inside the call instruction:
  * symbolize entries as they are. */
-enum unwind_status unwinder__unwind(struct unwinder *u, const struct capture *c,
+enum unwind_status unwinder__unwind(struct unwinder *u, const struct unwind_input *in,
 				    uint64_t *pcs, size_t max, size_t *n);
 
-/* Where the function holding IP starts, from the FDE that covers it (every
- * compiled function has one, stripped or not): false when none does. */
-bool unwinder__func_start(struct unwinder *u, uint64_t ip, uint64_t *start);
-
-/* Forget cached unwind info (after the target's maps changed). */
+/* Forget cached unwind info: the module table changed. */
 void unwinder__flush(struct unwinder *u);
 
 #endif

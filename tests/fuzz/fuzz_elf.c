@@ -23,7 +23,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "attach/maps.h"
+#include "module/modules.h"
 #include "dwarf/symbolizer.h"
 #include "unwind/unwinder.h"
 
@@ -57,7 +57,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	region = mmap(NULL, REGION_SIZE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
 		      -1, 0);
 	ms = modules__new(getpid());
-	if (region == MAP_FAILED || modules__refresh(ms) < 0 || !(uw = unwinder__new(ms))) {
+	if (region == MAP_FAILED || modules__refresh(ms, getpid()) < 0 || !(uw = unwinder__new(ms))) {
 		fprintf(stderr, "fuzz_elf: set-up failed\n");
 		exit(1);
 	}
@@ -134,12 +134,8 @@ static void try_unwinds(const uint64_t *addrs, size_t n)
 	size_t depth;
 	unwinder__flush(uw);            /* the previous input was at the same addresses */
 	for (size_t i = 0; i < n && i < 8; i++) {
-		struct capture c = { 0 };
-		c.regs.rip = addrs[i];
-		c.regs.rsp = FAKE_STACK + 128;
-		c.stack_addr = FAKE_STACK;
-		c.stack = stack;
-		c.stack_len = c.stack_want = STACK_BYTES;
+		struct user_regs_struct regs = { .rip = addrs[i], .rsp = FAKE_STACK + 128 };
+		struct unwind_input c = { &regs, false, FAKE_STACK, stack, STACK_BYTES, STACK_BYTES };
 		unwinder__unwind(uw, &c, pcs, 64, &depth);
 	}
 }
@@ -147,7 +143,7 @@ static void try_unwinds(const uint64_t *addrs, size_t n)
 static void try_symbols(const uint64_t *addrs, size_t n)
 {
 	char err[256];
-	struct symbolizer *s = symbolizer__new(ms, err, sizeof(err));
+	struct symbolizer *s = symbolizer__new(ms, NULL, 0, err, sizeof(err));
 	if (!s)
 		return;
 	size_t sum = 0;
@@ -178,7 +174,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		perror("fuzz_elf: mmap");
 		abort();
 	}
-	modules__refresh(ms);
+	modules__refresh(ms, getpid());
 	const struct module *m = modules__find(ms, (uint64_t)(uintptr_t)region);
 	if (m && m->usable) {
 		uint64_t addrs[MAX_ADDRS];

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attach/maps.h"
+#include "module/modules.h"
 
 #define LINE_MAX_READ 4400      /* modules__refresh()'s line buffer */
 

@@ -9,12 +9,12 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "attach/maps.h"
+#include "module/modules.h"
 #include "build/output/profile.pb-c.h"
 #include "cli/options.h"
 #include "dwarf/symbolizer.h"
 #include "output/output.h"
-#include "output/stacks.h"
+#include "profile/stacks.h"
 #include "util/intern.h"
 
 static int n_tests, n_failed;
@@ -157,18 +157,22 @@ static void test_pprof(void)
 {
 	struct modules *ms = modules__new(getpid());
 	char err[256];
-	struct symbolizer *sym = symbolizer__new(ms, err, sizeof(err));
+	struct symbolizer *sym = symbolizer__new(ms, NULL, 0, err, sizeof(err));
 	struct stacks *st = stacks__new();
 	uint64_t a[] = { 0x1000, 0x2000 }, b[] = { 0x1000, 0x3000, 0x2000 };
 	add(st, 0, 'S', a, 2, 1, 0);
 	add(st, 1, 'R', b, 3, 1, 7000000);
 	add(st, 1, 'R', b, 3, 1, 3000000);
-	struct thread_label threads[] = { { 10, "main" }, { 11, "worker" } };
+	struct stack_label threads[] = { { 0, 10, "", "main" }, { 0, 11, "", "worker" } };
+	stacks__set_label(st, 0, &threads[0]);
+	stacks__set_label(st, 1, &threads[1]);
+	const struct modules *spaces[] = { ms };
+	struct frames *fr = frames__from_stacks(st, spaces, &sym, 1);
 	struct profile_info info = { .period_ns = 10101010, .start_ns = 1, .duration_ns = 2,
-				     .comment = "cmd", .threads = threads, .nthreads = 2 };
+				     .comment = "cmd" };
 	char path[] = "/tmp/cprof-unit-XXXXXX";
 	int fd = mkstemp(path);
-	int r = pprof__write(fd, st, sym, &info, err, sizeof(err));
+	int r = pprof__write(fd, fr, &info, err, sizeof(err));
 	close(fd);
 	check(r == 0, "pprof: written");
 	gzFile gz = gzopen(path, "rb");
@@ -218,6 +222,7 @@ static void test_pprof(void)
 	check(ok, "pprof: functions have ids 1..n and non-empty names");
 	perftools__profiles__profile__free_unpacked(p, NULL);
 out:
+	frames__free(fr);
 	stacks__free(st);
 	symbolizer__free(sym);
 	modules__free(ms);

@@ -1,4 +1,4 @@
-/* maps: the target's executable modules, read from /proc/PID/maps.
+/* modules: the target's executable modules, read from /proc/PID/maps.
  *
  * A module is one ELF file (or the vDSO) mapped into the target.  Files are
  * opened once, through /proc/PID/map_files/ (works for deleted or replaced
@@ -8,9 +8,10 @@
  * symbolizer reports the same file to libdwfl, so neither depends on the
  * target still being alive at the end.  The vDSO has no file: its bytes are
  * copied from the target's memory. */
-#ifndef CPROF_ATTACH_MAPS_H
-#define CPROF_ATTACH_MAPS_H
+#ifndef CPROF_MODULE_MODULES_H
+#define CPROF_MODULE_MODULES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -44,17 +45,21 @@ struct module {
 	uint64_t eh_frame_hdr;          /* runtime address, 0 if none */
 	char build_id[41];              /* hex, "" if none */
 	int usable;                     /* image parsed, bias known */
+	struct module_cfi *cfi;         /* see module__func_start(), module/ehframe.c */
 };
 
 struct modules;
 
+/* An empty table for process PID (whose maps modules__refresh() reads). */
 struct modules *modules__new(pid_t pid);
 void modules__free(struct modules *ms);          /* accepts NULL */
 
 /* (Re-)reads /proc/PID/maps and adds the modules not seen before; a module
- * whose range is now taken by another file is replaced.  Returns the number
- * of modules added, or a negative errno (the target is gone). */
-int modules__refresh(struct modules *ms);
+ * whose range is now taken by another file is replaced.  PID is the
+ * table's own process or one that shares its address space layout (a
+ * child forked from it).  Returns the number of modules added, or a
+ * negative errno (the process is gone). */
+int modules__refresh(struct modules *ms, pid_t pid);
 
 const struct module *modules__find(const struct modules *ms, uint64_t addr);
 
@@ -67,5 +72,24 @@ const struct module *modules__at(const struct modules *ms, size_t i);
 /* Copies LEN bytes at runtime address ADDR of module M from its image.
  * Returns 0, or -1 if the range is not backed by the file. */
 int module__read(const struct module *m, uint64_t addr, void *buf, size_t len);
+
+/* ---- unwind tables (module/ehframe.c) ---- */
+
+/* The binary-search table of M's .eh_frame_hdr, in runtime addresses:
+ * FDE_COUNT pairs of (initial location, FDE address), both 4-byte signed
+ * and relative to SEGBASE (the header's address), starting at TABLE.
+ * Only the encodings every linker writes are accepted. */
+struct eh_table {
+	uint64_t segbase, table;
+	uint32_t fde_count;
+};
+int module__eh_table(const struct module *m, struct eh_table *t);   /* 0 or -1 */
+
+/* Where the function holding runtime address ADDR of M starts, from the
+ * FDE that covers it (every compiled function has one, stripped or not):
+ * false when none does.  The FDE is found in the .eh_frame_hdr table, and
+ * that it covers ADDR is asked of libdw's CFI reader over the module's
+ * image; at symbolization time, not while sampling. */
+bool module__func_start(const struct module *m, uint64_t addr, uint64_t *start);
 
 #endif

@@ -1,4 +1,4 @@
-#include "output/stacks.h"
+#include "profile/stacks.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -6,9 +6,10 @@
 
 #include "util/intern.h"
 #include "util/strbuf.h"
+#include "util/xalloc.h"
 
-/* Key layout: [slot | state << 32][pc0][pc1]...; a u64 head keeps the PCs
- * aligned. */
+/* Key layout: [slot | state << 32 | space << 40][pc0][pc1]...; a u64 head
+ * keeps the PCs aligned. */
 struct stacks {
 	struct intern *in;
 	uint64_t *counts;
@@ -17,6 +18,9 @@ struct stacks {
 	uint64_t total;
 	uint64_t *key;
 	size_t key_cap;
+	struct stack_label *labels;     /* by slot; pid 0 and tid 0 and no names: none */
+	unsigned char *has_label;
+	size_t nlabels;
 };
 
 struct stacks *stacks__new(void)
@@ -34,6 +38,12 @@ void stacks__free(struct stacks *st)
 {
 	if (!st)
 		return;
+	for (size_t i = 0; i < st->nlabels; i++) {
+		free((char *)st->labels[i].process);
+		free((char *)st->labels[i].thread);
+	}
+	free(st->labels);
+	free(st->has_label);
 	intern__free(st->in);
 	free(st->counts);
 	free(st->cpu);
@@ -47,7 +57,8 @@ int stacks__add(struct stacks *st, const struct stack *s)
 		st->key_cap = s->n + 64;
 		st->key = xrealloc(st->key, st->key_cap * sizeof(*st->key));
 	}
-	st->key[0] = s->slot | (uint64_t)(unsigned char)s->state << 32;
+	st->key[0] = s->slot | (uint64_t)(unsigned char)s->state << 32 |
+		     (uint64_t)(s->space & (STACKS_MAX_SPACES - 1)) << 40;
 	memcpy(st->key + 1, s->pcs, s->n * sizeof(*s->pcs));
 	int64_t id = intern__add(st->in, st->key, (s->n + 1) * sizeof(*st->key), NULL);
 	if (id < 0)
@@ -82,10 +93,39 @@ void stacks__get(const struct stacks *st, size_t i, struct stack *out)
 	const uint64_t *k = intern__key(st->in, i, &len);
 	out->slot = (uint32_t)k[0];
 	out->state = (char)(k[0] >> 32);
+	out->space = (uint32_t)(k[0] >> 40);
 	out->pcs = k + 1;
 	out->n = len / sizeof(*k) - 1;
 	out->count = st->counts[i];
 	out->cpu_ns = st->cpu[i];
+}
+
+void stacks__set_label(struct stacks *st, uint32_t slot, const struct stack_label *l)
+{
+	if (slot >= st->nlabels) {
+		size_t n = (size_t)slot + 1 > st->nlabels * 2 ? (size_t)slot + 1 : st->nlabels * 2;
+		st->labels = xrealloc(st->labels, n * sizeof(*st->labels));
+		st->has_label = xrealloc(st->has_label, n);
+		memset(st->labels + st->nlabels, 0, (n - st->nlabels) * sizeof(*st->labels));
+		memset(st->has_label + st->nlabels, 0, n - st->nlabels);
+		st->nlabels = n;
+	}
+	struct stack_label *d = &st->labels[slot];
+	free((char *)d->process);
+	free((char *)d->thread);
+	*d = (struct stack_label){ l->pid, l->tid, xstrdup(l->process ? l->process : ""),
+				   xstrdup(l->thread ? l->thread : "") };
+	st->has_label[slot] = 1;
+}
+
+const struct stack_label *stacks__label(const struct stacks *st, uint32_t slot)
+{
+	return slot < st->nlabels && st->has_label[slot] ? &st->labels[slot] : NULL;
+}
+
+size_t stacks__nlabels(const struct stacks *st)
+{
+	return st->nlabels;
 }
 
 const char *stacks__state_name(char state)

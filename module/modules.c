@@ -1,4 +1,4 @@
-#include "attach/maps.h"
+#include "module/modules.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -14,7 +14,9 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "module/cfi.h"
 #include "util/strbuf.h"
+#include "util/xalloc.h"
 
 struct modules {
 	pid_t pid;
@@ -65,6 +67,7 @@ static void module_free(struct module *m)
 		free((void *)m->image);
 	if (m->fd >= 0)
 		close(m->fd);
+	module_cfi__free(m->cfi);
 	free(m->segs);
 	free(m->path);
 	free(m);
@@ -248,6 +251,7 @@ static struct module *module_new(pid_t pid, const struct map_entry *first, uint6
 	m->end = end;
 	m->inode = first->inode;
 	m->fd = -1;
+	m->cfi = module_cfi__new();
 	if (strcmp(first->path, "[vdso]") == 0)
 		load_vdso_image(m, pid);
 	else
@@ -293,16 +297,16 @@ static int is_module_path(const char *path)
 
 /* Mappings of one file are consecutive in /proc/PID/maps; a run of them
  * with at least one executable mapping is one module. */
-int modules__refresh(struct modules *ms)
+int modules__refresh(struct modules *ms, pid_t pid)
 {
 	char fn[64], line[4400];
-	snprintf(fn, sizeof(fn), "/proc/%d/maps", ms->pid);
+	snprintf(fn, sizeof(fn), "/proc/%d/maps", pid);
 	FILE *f = fopen(fn, "re");
 	if (!f)
 		return -errno;
 	struct stat st;
 	char exe[64];
-	snprintf(exe, sizeof(exe), "/proc/%d/exe", ms->pid);
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", pid);
 	if (stat(exe, &st) == 0)
 		ms->exe_inode = st.st_ino;
 	struct map_entry *run = xmalloc(sizeof(*run)), e;
@@ -321,7 +325,7 @@ int modules__refresh(struct modules *ms)
 		if (have_run && run_exec) {
 			const struct module *old = modules__find(ms, run->start);
 			if (!old || !same_module(old, run)) {
-				insert_module(ms, module_new(ms->pid, run, run_end));
+				insert_module(ms, module_new(pid, run, run_end));
 				added++;
 			}
 		}

@@ -1,0 +1,139 @@
+#include "attach/proc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define PROC_PID_INIT_INO "4026531836"  /* the initial PID namespace (linux/proc_ns.h) */
+
+/* The comm field may hold spaces and parentheses: parse from the last ')'. */
+int proc__parse_stat(const char *buf, struct proc_stat *st)
+{
+	const char *p = strrchr(buf, ')');
+	int ppid;
+	if (!p || sscanf(p + 2, "%c %d %*d %*d %*d %*d %lu", &st->state, &ppid, &st->flags) != 3)
+		return -EIO;
+	st->ppid = (pid_t)ppid;
+	return 0;
+}
+
+int proc__stat(pid_t id, struct proc_stat *st)
+{
+	char fn[64], buf[1024];
+	snprintf(fn, sizeof(fn), "/proc/%d/stat", (int)id);
+	int fd = open(fn, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return n < 0 && errno == ESRCH ? -ENOENT : -EIO;
+	buf[n] = '\0';
+	return proc__parse_stat(buf, st);
+}
+
+long proc__status_field(pid_t id, const char *key)
+{
+	char fn[64], line[256];
+	long v = -1;
+	size_t klen = strlen(key);
+	snprintf(fn, sizeof(fn), "/proc/%d/status", (int)id);
+	FILE *f = fopen(fn, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, key, klen) == 0 && line[klen] == ':') {
+			v = strtol(line + klen + 1, NULL, 10);
+			break;
+		}
+	}
+	fclose(f);
+	return v;
+}
+
+void proc__comm(pid_t pid, pid_t tid, char name[16])
+{
+	char fn[64], buf[16];
+	snprintf(fn, sizeof(fn), "/proc/%d/task/%d/comm", (int)pid, (int)tid);
+	int fd = open(fn, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t n = read(fd, buf, 15);
+	close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	memcpy(name, buf, strlen(buf) + 1);
+}
+
+ssize_t proc__task_file(pid_t pid, pid_t tid, const char *name, int *fd, char *buf, size_t size)
+{
+	int tmp = -1;
+	if (*fd < 0) {
+		char fn[96];
+		snprintf(fn, sizeof(fn), "/proc/%d/task/%d/%s", (int)pid, (int)tid, name);
+		tmp = open(fn, O_RDONLY | O_CLOEXEC);
+		if (tmp < 0)
+			return -1;
+		/* Kept open unless we are close to our descriptor limit. */
+		if (tmp < 1000000)
+			*fd = tmp, tmp = -1;
+	}
+	ssize_t n = pread(*fd >= 0 ? *fd : tmp, buf, size - 1, 0);
+	if (tmp >= 0)
+		close(tmp);
+	if (n >= 0)
+		buf[n] = '\0';
+	return n;
+}
+
+int proc__parse_syscall(const char *line, uint64_t *sp, uint64_t *pc)
+{
+	if (strncmp(line, "running", 7) == 0)
+		return 0;
+	size_t len = strcspn(line, "\n");
+	const char *last = NULL, *prev = NULL;
+	for (size_t i = 0; i < len; i++) {
+		if (line[i] == ' ') {
+			prev = last;
+			last = line + i;
+		}
+	}
+	if (!last || !prev)
+		return -1;
+	*sp = strtoull(prev + 1, NULL, 16);
+	*pc = strtoull(last + 1, NULL, 16);
+	return *sp && *pc ? 1 : -1;
+}
+
+int proc__parse_schedstat(const char *buf, uint64_t *cpu_ns, uint64_t *runs)
+{
+	return sscanf(buf, "%" SCNu64 " %*u %" SCNu64, cpu_ns, runs) == 2 ? 0 : -EIO;
+}
+
+int proc__ptrace_scope(void)
+{
+	int v = 0;
+	FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "re");
+	if (f) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	return v;
+}
+
+int proc__in_initial_pid_ns(void)
+{
+	char link[64];
+	ssize_t n = readlink("/proc/self/ns/pid", link, sizeof(link) - 1);
+	if (n <= 0)
+		return 0;
+	link[n] = '\0';
+	return strcmp(link, "pid:[" PROC_PID_INIT_INO "]") == 0;
+}

@@ -1,0 +1,52 @@
+/* proc: the readers of /proc this profiler uses, one parser per file.
+ *
+ * Every reader takes what it needs and fails with a negative errno
+ * (-ENOENT when the process or thread is gone: a normal event). */
+#ifndef CPROF_ATTACH_PROC_H
+#define CPROF_ATTACH_PROC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define PROC_PF_EXITING 0x00000004
+#define PROC_PF_KTHREAD 0x00200000
+
+/* /proc/ID/stat (ID a process or a thread). */
+struct proc_stat {
+	char state;                     /* R, S, D, T, t, Z, X, ... */
+	pid_t ppid;
+	unsigned long flags;            /* PF_* */
+};
+int proc__stat(pid_t id, struct proc_stat *st);
+/* The same parse of a stat line already read (for files kept open). */
+int proc__parse_stat(const char *buf, struct proc_stat *st);
+
+/* A "Key:\tNUMBER" line of /proc/ID/status ("Tgid", "TracerPid", "Uid",
+ * "Threads", ...); -1 when absent or unreadable. */
+long proc__status_field(pid_t id, const char *key);
+
+/* /proc/PID/task/TID/comm into NAME (15 characters at most); leaves NAME
+ * as it was when it cannot be read.  TID may be PID (the process). */
+void proc__comm(pid_t pid, pid_t tid, char name[16]);
+
+/* Reads a small /proc file of PID/task/TID from offset 0 into BUF
+ * (NUL-terminated), keeping it open in *FD for the next read (-1: not
+ * open yet).  Returns the bytes read, or -1. */
+ssize_t proc__task_file(pid_t pid, pid_t tid, const char *name, int *fd, char *buf, size_t size);
+
+/* A /proc/PID/task/TID/syscall line: a thread blocked in a system call
+ * ends it with its user SP and PC (proc(5)); "running" otherwise.
+ * Returns 1 (blocked; SP and PC set), 0 (running), or -1 (malformed). */
+int proc__parse_syscall(const char *line, uint64_t *sp, uint64_t *pc);
+
+/* /proc/PID/task/TID/schedstat: CPU time (ns) and times scheduled in. */
+int proc__parse_schedstat(const char *buf, uint64_t *cpu_ns, uint64_t *runs);
+
+/* kernel.yama.ptrace_scope, 0 when absent. */
+int proc__ptrace_scope(void);
+
+/* Is this process in the host's PID namespace (not in a container's)? */
+int proc__in_initial_pid_ns(void);
+
+#endif

@@ -1,0 +1,303 @@
+#include "output/frames.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/intern.h"
+#include "util/xalloc.h"
+
+struct frames {
+	struct intern *strings;         /* every name, file and path, stored once */
+	struct frame_line *lines;
+	size_t nlines, lines_cap;
+	struct frame_loc *locs;
+	size_t nlocs, locs_cap;
+	struct frame_module *modules;
+	size_t nmodules, modules_cap;
+	struct stack_label *labels;
+	size_t nlabels, labels_cap;
+	struct frame_stack *stacks;     /* each owns its locs */
+	size_t nstacks, stacks_cap;
+	int32_t main_module;
+	uint64_t total;
+	int several_pids;               /* labels of more than one process */
+};
+
+/* Grows array *P of *CAP elements of SIZE bytes to hold N + 1. */
+static void grow(void *p, size_t *cap, size_t n, size_t size)
+{
+	void **a = p;
+	if (n < *cap)
+		return;
+	*cap = *cap ? *cap * 2 : 64;
+	*a = xrealloc(*a, *cap * size);
+}
+
+static const char *str(struct frames *fr, const char *s)
+{
+	if (!s)
+		return NULL;
+	int64_t id = intern__add(fr->strings, s, strlen(s), NULL);
+	if (id < 0) {
+		fprintf(stderr, "cprof-attach: error: out of memory\n");
+		abort();
+	}
+	return intern__key(fr->strings, (size_t)id, NULL);
+}
+
+struct frames *frames__new(void)
+{
+	struct frames *fr = xcalloc(1, sizeof(*fr));
+	fr->strings = intern__new();
+	fr->main_module = FRAMES_NO_MODULE;
+	if (!fr->strings) {
+		free(fr);
+		return NULL;
+	}
+	return fr;
+}
+
+void frames__free(struct frames *fr)
+{
+	if (!fr)
+		return;
+	for (size_t i = 0; i < fr->nstacks; i++)
+		free((uint32_t *)fr->stacks[i].locs);
+	free(fr->stacks);
+	free(fr->labels);
+	free(fr->modules);
+	free(fr->locs);
+	free(fr->lines);
+	intern__free(fr->strings);
+	free(fr);
+}
+
+int32_t frames__add_module(struct frames *fr, const struct frame_module *m)
+{
+	grow(&fr->modules, &fr->modules_cap, fr->nmodules, sizeof(*fr->modules));
+	const char *path = str(fr, m->path ? m->path : "");
+	const char *slash = strrchr(path, '/');
+	fr->modules[fr->nmodules] = (struct frame_module){
+		path, slash ? slash + 1 : path, str(fr, m->build_id ? m->build_id : ""),
+		m->start, m->end };
+	return (int32_t)fr->nmodules++;
+}
+
+uint32_t frames__add_loc(struct frames *fr, uint64_t addr, int32_t module,
+			 const struct frame_line *lines, size_t n)
+{
+	grow(&fr->locs, &fr->locs_cap, fr->nlocs, sizeof(*fr->locs));
+	struct frame_loc *l = &fr->locs[fr->nlocs];
+	*l = (struct frame_loc){ addr, module, (uint32_t)fr->nlines, (uint32_t)n };
+	for (size_t i = 0; i < n; i++) {
+		grow(&fr->lines, &fr->lines_cap, fr->nlines, sizeof(*fr->lines));
+		const char *func = lines[i].func && *lines[i].func ? lines[i].func : "[unknown]";
+		fr->lines[fr->nlines++] = (struct frame_line){ str(fr, func), str(fr, lines[i].file),
+							       lines[i].line };
+	}
+	return (uint32_t)fr->nlocs++;
+}
+
+uint32_t frames__add_label(struct frames *fr, const struct stack_label *l)
+{
+	grow(&fr->labels, &fr->labels_cap, fr->nlabels, sizeof(*fr->labels));
+	if (fr->nlabels && l->pid != fr->labels[0].pid)
+		fr->several_pids = 1;
+	fr->labels[fr->nlabels] = (struct stack_label){ l->pid, l->tid,
+		str(fr, l->process ? l->process : ""), str(fr, l->thread ? l->thread : "") };
+	return (uint32_t)fr->nlabels++;
+}
+
+void frames__add_stack(struct frames *fr, const struct frame_stack *s)
+{
+	grow(&fr->stacks, &fr->stacks_cap, fr->nstacks, sizeof(*fr->stacks));
+	uint32_t *locs = xmalloc((s->n ? s->n : 1) * sizeof(*locs));
+	memcpy(locs, s->locs, s->n * sizeof(*locs));
+	fr->stacks[fr->nstacks] = *s;
+	fr->stacks[fr->nstacks].locs = locs;
+	fr->nstacks++;
+	fr->total += s->count;
+}
+
+void frames__set_main_module(struct frames *fr, int32_t module)
+{
+	fr->main_module = module;
+}
+
+/* ---- naming counted stacks ------------------------------------------- */
+
+struct namer {
+	struct frames *fr;
+	const struct modules *const *spaces;
+	struct symbolizer *const *syms;
+	size_t nspaces;
+	struct intern *locs;            /* (space, pc) -> loc id */
+	struct intern *mods;            /* module pointer -> module id */
+	uint32_t *labels;               /* stack slot -> label id */
+	size_t nlabels;
+	uint32_t *buf;
+	size_t cap;
+};
+
+static int32_t module_id(struct namer *nm, const struct module *m)
+{
+	if (!m)
+		return FRAMES_NO_MODULE;
+	int added;
+	int64_t id = intern__add(nm->mods, &m, sizeof(m), &added);
+	if (added) {
+		struct frame_module fm = { m->path, NULL, m->build_id, m->start, m->end };
+		frames__add_module(nm->fr, &fm);
+	}
+	return (int32_t)id;
+}
+
+static uint32_t loc_id(struct namer *nm, uint32_t space, uint64_t pc)
+{
+	uint64_t key[2] = { space, pc };
+	int added;
+	int64_t id = intern__add(nm->locs, key, sizeof(key), &added);
+	if (!added)
+		return (uint32_t)id;
+	if (pc == STACKS_PC_TRUNCATED) {
+		static const struct frame_line cut = { "[truncated]", NULL, 0 };
+		return frames__add_loc(nm->fr, 0, FRAMES_NO_MODULE, &cut, 1);
+	}
+	const struct modules *ms = space < nm->nspaces ? nm->spaces[space] : NULL;
+	struct symbolizer *sym = space < nm->nspaces ? nm->syms[space] : NULL;
+	int32_t mod = module_id(nm, ms ? modules__find(ms, pc) : NULL);
+	if (!sym) {
+		static const struct frame_line unknown = { "[unknown]", NULL, 0 };
+		return frames__add_loc(nm->fr, pc, mod, &unknown, 1);
+	}
+	const struct sym_frame *f;
+	size_t n = symbolizer__lookup(sym, pc, &f);
+	struct frame_line lines[n];
+	for (size_t i = 0; i < n; i++)
+		lines[i] = (struct frame_line){ f[i].func, f[i].file, f[i].line };
+	return frames__add_loc(nm->fr, pc, mod, lines, n);
+}
+
+static uint32_t label_id(struct namer *nm, const struct stacks *st, uint32_t slot)
+{
+	const struct stack_label *l = stacks__label(st, slot);
+	if (!l)
+		return FRAMES_NO_LABEL;
+	if (slot >= nm->nlabels) {
+		size_t n = (size_t)slot + 1;
+		nm->labels = xrealloc(nm->labels, n * sizeof(*nm->labels));
+		for (size_t i = nm->nlabels; i < n; i++)
+			nm->labels[i] = FRAMES_NO_LABEL;
+		nm->nlabels = n;
+	}
+	if (nm->labels[slot] == FRAMES_NO_LABEL)
+		nm->labels[slot] = frames__add_label(nm->fr, l);
+	return nm->labels[slot];
+}
+
+static void name_stack(struct namer *nm, const struct stacks *st, const struct stack *s)
+{
+	if (s->n > nm->cap) {
+		nm->cap = s->n * 2;
+		nm->buf = xrealloc(nm->buf, nm->cap * sizeof(*nm->buf));
+	}
+	for (size_t i = 0; i < s->n; i++)
+		nm->buf[i] = loc_id(nm, s->space, s->pcs[i]);
+	struct frame_stack fs = { label_id(nm, st, s->slot), s->state, nm->buf, s->n,
+				  s->count, s->cpu_ns };
+	frames__add_stack(nm->fr, &fs);
+}
+
+struct frames *frames__from_stacks(const struct stacks *st, const struct modules *const *spaces,
+				   struct symbolizer *const *syms, size_t nspaces)
+{
+	struct namer nm = { .fr = frames__new(), .spaces = spaces, .syms = syms,
+			    .nspaces = nspaces, .locs = intern__new(), .mods = intern__new() };
+	if (!nm.fr || !nm.locs || !nm.mods) {
+		frames__free(nm.fr);
+		nm.fr = NULL;
+		goto out;
+	}
+	/* pprof takes the first mapping for the main binary ("File: ..."). */
+	if (nspaces && spaces[0] && modules__main(spaces[0]))
+		frames__set_main_module(nm.fr, module_id(&nm, modules__main(spaces[0])));
+	for (size_t i = 0; i < stacks__unique(st); i++) {
+		struct stack s;
+		stacks__get(st, i, &s);
+		name_stack(&nm, st, &s);
+	}
+out:
+	intern__free(nm.locs);
+	intern__free(nm.mods);
+	free(nm.labels);
+	free(nm.buf);
+	return nm.fr;
+}
+
+/* ---- reading ------------------------------------------------------------ */
+
+size_t frames__nstacks(const struct frames *fr) { return fr->nstacks; }
+size_t frames__nlocs(const struct frames *fr) { return fr->nlocs; }
+size_t frames__nmodules(const struct frames *fr) { return fr->nmodules; }
+size_t frames__nlabels(const struct frames *fr) { return fr->nlabels; }
+int32_t frames__main_module(const struct frames *fr) { return fr->main_module; }
+uint64_t frames__total(const struct frames *fr) { return fr->total; }
+int frames__several_processes(const struct frames *fr) { return fr->several_pids; }
+
+void frames__stack(const struct frames *fr, size_t i, struct frame_stack *out)
+{
+	*out = fr->stacks[i];
+}
+
+const struct frame_loc *frames__loc(const struct frames *fr, uint32_t id)
+{
+	return &fr->locs[id];
+}
+
+const struct frame_line *frames__line(const struct frames *fr, uint32_t i)
+{
+	return &fr->lines[i];
+}
+
+const struct frame_module *frames__module(const struct frames *fr, int32_t id)
+{
+	return id >= 0 && (size_t)id < fr->nmodules ? &fr->modules[id] : NULL;
+}
+
+const struct stack_label *frames__label(const struct frames *fr, uint32_t label)
+{
+	return label < fr->nlabels ? &fr->labels[label] : NULL;
+}
+
+size_t frames__root_first(const struct frames *fr, const struct frame_stack *s,
+			  struct frame_ref **buf, size_t *cap)
+{
+	size_t n = 0;
+	/* Locations are leaf first, and so are each one's lines: walk both
+	 * backwards. */
+	for (size_t i = s->n; i-- > 0;) {
+		const struct frame_loc *l = &fr->locs[s->locs[i]];
+		const struct frame_module *m = frames__module(fr, l->module);
+		for (uint32_t j = l->n; j-- > 0;) {
+			if (n == *cap) {
+				*cap = *cap ? *cap * 2 : 256;
+				*buf = xrealloc(*buf, *cap * sizeof(**buf));
+			}
+			(*buf)[n++] = (struct frame_ref){ &fr->lines[l->first + j], m };
+		}
+	}
+	return n;
+}
+
+void frames__thread_text(const struct stack_label *l, char *buf, size_t size)
+{
+	if (l->tid)
+		snprintf(buf, size, "%s (%d)", l->thread, (int)l->tid);
+	else
+		snprintf(buf, size, "%s (other threads)", l->thread);
+}
+
+void frames__process_text(const struct stack_label *l, char *buf, size_t size)
+{
+	snprintf(buf, size, "%s (%d)", l->process, (int)l->pid);
+}

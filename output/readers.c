@@ -1,0 +1,447 @@
+#include "output/readers.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "build/output/profile.pb-c.h"
+#include "util/intern.h"
+#include "util/xalloc.h"
+
+#define READ_MAX (1ull << 32)          /* 4 GiB: more is not a profile */
+
+/* ---- folded ------------------------------------------------------------- */
+
+struct folded {
+	struct frames *fr;
+	struct intern *names;           /* frame name -> loc id (index) */
+	uint32_t *loc_of;               /* names' id -> loc id */
+	size_t nloc_of;
+	uint32_t *locs;
+	size_t cap;
+};
+
+static uint32_t name_loc(struct folded *f, const char *name)
+{
+	int added;
+	int64_t id = intern__add(f->names, name, strlen(name), &added);
+	if (id < 0) {
+		fputs("cprof-attach: error: out of memory\n", stderr);
+		abort();
+	}
+	if (added) {
+		if ((size_t)id >= f->nloc_of) {
+			f->nloc_of = f->nloc_of ? f->nloc_of * 2 : 256;
+			f->loc_of = xrealloc(f->loc_of, f->nloc_of * sizeof(*f->loc_of));
+		}
+		struct frame_line l = { name, NULL, 0 };
+		f->loc_of[id] = frames__add_loc(f->fr, 0, FRAMES_NO_MODULE, &l, 1);
+	}
+	return f->loc_of[id];
+}
+
+/* The count after the last space: digits only (no sign, no junk), and no
+ * more than fits.  Returns 0, or -1. */
+static int parse_count(const char *s, uint64_t *out)
+{
+	char *end;
+	if (!isdigit((unsigned char)*s))
+		return -1;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || *end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* Adds one folded line ("root;...;leaf COUNT"); returns 0, or -1 with the
+ * reason in WHY. */
+static int add_folded_line(struct folded *f, char *line, const char **why)
+{
+	line[strcspn(line, "\r\n")] = '\0';
+	char *sp = strrchr(line, ' ');
+	uint64_t count;
+	if (!sp || sp == line) {
+		*why = "not a folded stack (\"frame;frame;... COUNT\")";
+		return -1;
+	}
+	if (parse_count(sp + 1, &count) < 0) {
+		*why = "the count is not a whole number of samples";
+		return -1;
+	}
+	*sp = '\0';
+	size_t n = 1;
+	for (char *p = line; *p; p++)
+		n += *p == ';';
+	if (n > f->cap) {
+		f->cap = n * 2;
+		f->locs = xrealloc(f->locs, f->cap * sizeof(*f->locs));
+	}
+	size_t i = n;
+	for (char *frame = line, *next; frame; frame = next) {
+		next = strchr(frame, ';');
+		if (next)
+			*next++ = '\0';
+		f->locs[--i] = name_loc(f, *frame ? frame : "[unknown]");   /* leaf first */
+	}
+	struct frame_stack s = { FRAMES_NO_LABEL, 'R', f->locs, n, count, 0 };
+	if (frames__total(f->fr) + count < count) {
+		*why = "the counts add up to more than 2^64 samples";
+		return -1;
+	}
+	frames__add_stack(f->fr, &s);
+	return 0;
+}
+
+struct frames *readers__folded(FILE *in, const char *name, char *err, size_t errlen)
+{
+	struct folded f = { .fr = frames__new(), .names = intern__new() };
+	char *line = NULL;
+	size_t len = 0, lineno = 0;
+	ssize_t got;
+	const char *why = NULL;
+	if (!f.fr || !f.names) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	errno = 0;
+	while ((got = getline(&line, &len, in)) > 0) {
+		lineno++;
+		if (line[0] == '\n' || line[0] == '#')
+			continue;
+		if (strlen(line) != (size_t)got) {
+			snprintf(err, errlen, "%s:%zu: a NUL byte in the line", name, lineno);
+			goto fail;
+		}
+		if (add_folded_line(&f, line, &why) < 0) {
+			snprintf(err, errlen, "%s:%zu: %s", name, lineno, why);
+			goto fail;
+		}
+	}
+	if (ferror(in)) {
+		snprintf(err, errlen, "cannot read %s: %s", name, strerror(errno ? errno : EIO));
+		goto fail;
+	}
+	goto out;
+fail:
+	frames__free(f.fr);
+	f.fr = NULL;
+out:
+	free(line);
+	free(f.locs);
+	free(f.loc_of);
+	intern__free(f.names);
+	return f.fr;
+}
+
+/* ---- pprof -------------------------------------------------------------- */
+
+typedef Perftools__Profiles__Profile Profile;
+
+struct pp {
+	const Profile *p;
+	struct frames *fr;
+	uint32_t *loc_index;            /* location i -> loc id */
+	int32_t *map_index;             /* mapping i -> module id */
+	struct intern *labels;          /* (pid, tid, process, thread) -> label id */
+	char *err;
+	size_t errlen;
+};
+
+static const char *pstr(const struct pp *x, int64_t i)
+{
+	return i >= 0 && (size_t)i < x->p->n_string_table ? x->p->string_table[i] : "";
+}
+
+/* The index of the sample type called TYPE, or -1. */
+static int value_index(const Profile *p, const char *type)
+{
+	for (size_t i = 0; i < p->n_sample_type; i++) {
+		int64_t t = p->sample_type[i]->type;
+		if (t >= 0 && (size_t)t < p->n_string_table && strcmp(p->string_table[t], type) == 0)
+			return (int)i;
+	}
+	return -1;
+}
+
+/* Objects refer to each other by id; ids are usually index + 1, but need
+ * not be: look them up. */
+static long find_id(void *const *objs, size_t n, size_t id_offset, uint64_t id)
+{
+	if (id && id <= n && *(const uint64_t *)((const char *)objs[id - 1] + id_offset) == id)
+		return (long)(id - 1);
+	for (size_t i = 0; i < n; i++)
+		if (*(const uint64_t *)((const char *)objs[i] + id_offset) == id)
+			return (long)i;
+	return -1;
+}
+
+static int add_mappings(struct pp *x)
+{
+	const Profile *p = x->p;
+	x->map_index = xcalloc(p->n_mapping + 1, sizeof(*x->map_index));
+	for (size_t i = 0; i < p->n_mapping; i++) {
+		const Perftools__Profiles__Mapping *m = p->mapping[i];
+		struct frame_module fm = { pstr(x, m->filename), NULL, pstr(x, m->build_id),
+					   m->memory_start, m->memory_limit };
+		x->map_index[i] = frames__add_module(x->fr, &fm);
+	}
+	if (p->n_mapping)
+		frames__set_main_module(x->fr, x->map_index[0]);
+	return 0;
+}
+
+static int add_locations(struct pp *x)
+{
+	const Profile *p = x->p;
+	x->loc_index = xcalloc(p->n_location + 1, sizeof(*x->loc_index));
+	for (size_t i = 0; i < p->n_location; i++) {
+		const Perftools__Profiles__Location *l = p->location[i];
+		struct frame_line *lines = xcalloc(l->n_line + 1, sizeof(*lines));
+		for (size_t j = 0; j < l->n_line; j++) {
+			long f = find_id((void *const *)p->function, p->n_function,
+					 offsetof(Perftools__Profiles__Function, id), l->line[j]->function_id);
+			if (f < 0) {
+				snprintf(x->err, x->errlen, "location %zu names function %llu, which "
+					 "the profile does not have", i + 1,
+					 (unsigned long long)l->line[j]->function_id);
+				free(lines);
+				return -1;
+			}
+			lines[j] = (struct frame_line){ pstr(x, p->function[f]->name),
+							pstr(x, p->function[f]->filename),
+							(int)l->line[j]->line };
+			if (!lines[j].file[0])
+				lines[j].file = NULL;
+		}
+		long m = l->mapping_id ? find_id((void *const *)p->mapping, p->n_mapping,
+				offsetof(Perftools__Profiles__Mapping, id), l->mapping_id) : -1;
+		size_t n = l->n_line;
+		if (!n) {       /* not symbolized: the address is all there is */
+			static char hex[32];
+			snprintf(hex, sizeof(hex), "0x%llx", (unsigned long long)l->address);
+			lines[0] = (struct frame_line){ hex, NULL, 0 };
+			n = 1;
+		}
+		x->loc_index[i] = frames__add_loc(x->fr, l->address,
+						  m >= 0 ? x->map_index[m] : FRAMES_NO_MODULE, lines, n);
+		free(lines);
+	}
+	return 0;
+}
+
+/* The sample's label, made from its thread/tid/process/pid labels. */
+static uint32_t sample_label(struct pp *x, const Perftools__Profiles__Sample *s, char *state)
+{
+	struct stack_label l = { 0, 0, "", "" };
+	int any = 0;
+	for (size_t i = 0; i < s->n_label; i++) {
+		const char *key = pstr(x, s->label[i]->key);
+		const char *v = pstr(x, s->label[i]->str);
+		if (strcmp(key, "thread") == 0)
+			l.thread = v, any = 1;
+		else if (strcmp(key, "process") == 0)
+			l.process = v, any = 1;
+		else if (strcmp(key, "tid") == 0)
+			l.tid = (pid_t)s->label[i]->num, any = 1;
+		else if (strcmp(key, "pid") == 0)
+			l.pid = (pid_t)s->label[i]->num, any = 1;
+		else if (strcmp(key, "state") == 0)
+			*state = strcmp(v, "running") == 0 ? 'R' : strcmp(v, "sleeping") == 0 ? 'S' :
+				 strcmp(v, "disk wait") == 0 ? 'D' : strcmp(v, "stopped") == 0 ? 'T' : '?';
+	}
+	if (!any)
+		return FRAMES_NO_LABEL;
+	char key[600];
+	int len = snprintf(key, sizeof(key), "%d\037%d\037%s\037%s", (int)l.pid, (int)l.tid,
+			   l.process, l.thread);
+	int added;
+	int64_t id = intern__add(x->labels, key, (size_t)len < sizeof(key) ? (size_t)len :
+				 sizeof(key) - 1, &added);
+	if (id < 0)
+		return FRAMES_NO_LABEL;
+	if (added)
+		frames__add_label(x->fr, &l);
+	return (uint32_t)id;
+}
+
+static int add_samples(struct pp *x)
+{
+	const Profile *p = x->p;
+	int vi = value_index(p, "samples");
+	if (vi < 0 && p->default_sample_type)
+		vi = value_index(p, pstr(x, p->default_sample_type));
+	if (vi < 0)
+		vi = 0;
+	int ci = value_index(p, "cpu");
+	uint32_t *locs = NULL;
+	size_t cap = 0;
+	int r = 0;
+	for (size_t i = 0; i < p->n_sample && r == 0; i++) {
+		const Perftools__Profiles__Sample *s = p->sample[i];
+		if ((size_t)vi >= s->n_value || s->value[vi] < 0) {
+			snprintf(x->err, x->errlen, "sample %zu has no valid value %d", i + 1, vi);
+			r = -1;
+			break;
+		}
+		if (s->n_location_id > cap) {
+			cap = s->n_location_id * 2;
+			locs = xrealloc(locs, cap * sizeof(*locs));
+		}
+		for (size_t j = 0; j < s->n_location_id && r == 0; j++) {
+			long l = find_id((void *const *)p->location, p->n_location,
+					 offsetof(Perftools__Profiles__Location, id), s->location_id[j]);
+			if (l < 0) {
+				snprintf(x->err, x->errlen, "sample %zu names location %llu, which the "
+					 "profile does not have", i + 1,
+					 (unsigned long long)s->location_id[j]);
+				r = -1;
+			} else {
+				locs[j] = x->loc_index[l];
+			}
+		}
+		char state = 'R';
+		uint32_t label = r == 0 ? sample_label(x, s, &state) : FRAMES_NO_LABEL;
+		int64_t cpu = ci >= 0 && (size_t)ci < s->n_value && s->value[ci] > 0 ? s->value[ci] : 0;
+		struct frame_stack fs = { label, state, locs, s->n_location_id,
+					  (uint64_t)s->value[vi], (uint64_t)cpu };
+		if (r == 0)
+			frames__add_stack(x->fr, &fs);
+	}
+	free(locs);
+	return r;
+}
+
+/* Inflates gzip data; returns the bytes (free them) or NULL. */
+static unsigned char *gunzip(const unsigned char *buf, size_t len, size_t *out_len)
+{
+	z_stream z = { .next_in = (Bytef *)buf, .avail_in = (uInt)len };
+	size_t cap = len * 4 + 4096, n = 0;
+	unsigned char *out = xmalloc(cap);
+	if (len > UINT32_MAX || inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) {
+		free(out);
+		return NULL;
+	}
+	int r;
+	do {
+		if (n == cap) {
+			if (cap >= READ_MAX)
+				break;
+			cap *= 2;
+			out = xrealloc(out, cap);
+		}
+		z.next_out = out + n;
+		z.avail_out = (uInt)(cap - n > UINT32_MAX ? UINT32_MAX : cap - n);
+		r = inflate(&z, Z_NO_FLUSH);
+		n = (size_t)((unsigned char *)z.next_out - out);
+	} while (r == Z_OK);
+	inflateEnd(&z);
+	if (r != Z_STREAM_END) {
+		free(out);
+		return NULL;
+	}
+	*out_len = n;
+	return out;
+}
+
+struct frames *readers__pprof(const unsigned char *buf, size_t len, char *err, size_t errlen)
+{
+	unsigned char *plain = NULL;
+	if (len >= 2 && buf[0] == 0x1f && buf[1] == 0x8b) {
+		plain = gunzip(buf, len, &len);
+		if (!plain) {
+			snprintf(err, errlen, "not valid gzip data");
+			return NULL;
+		}
+		buf = plain;
+	}
+	Profile *p = perftools__profiles__profile__unpack(NULL, len, buf);
+	free(plain);
+	if (!p) {
+		snprintf(err, errlen, "not a pprof profile (profile.proto did not decode)");
+		return NULL;
+	}
+	struct pp x = { .p = p, .fr = frames__new(), .labels = intern__new(), .err = err,
+			.errlen = errlen };
+	if (!x.fr || !x.labels || add_mappings(&x) < 0 || add_locations(&x) < 0 ||
+	    add_samples(&x) < 0) {
+		frames__free(x.fr);
+		x.fr = NULL;
+	}
+	free(x.loc_index);
+	free(x.map_index);
+	intern__free(x.labels);
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	return x.fr;
+}
+
+/* ---- either ------------------------------------------------------------- */
+
+static unsigned char *read_all(FILE *in, size_t *len)
+{
+	size_t cap = 1 << 16, n = 0;
+	unsigned char *buf = xmalloc(cap);
+	for (;;) {
+		if (n == cap) {
+			if (cap >= READ_MAX) {
+				errno = EFBIG;
+				break;
+			}
+			cap *= 2;
+			buf = xrealloc(buf, cap);
+		}
+		size_t got = fread(buf + n, 1, cap - n, in);
+		n += got;
+		if (got == 0)
+			break;
+	}
+	if (ferror(in) || n == READ_MAX) {
+		free(buf);
+		return NULL;
+	}
+	*len = n;
+	return buf;
+}
+
+/* pprof is gzipped, or a protobuf whose first field is sample_type (1,
+ * length-delimited: 0x0a); folded text never starts with a byte below
+ * 0x20 but for an empty line, and is not binary. */
+static int looks_like_pprof(const unsigned char *buf, size_t len)
+{
+	if (len >= 2 && buf[0] == 0x1f && buf[1] == 0x8b)
+		return 1;
+	return len >= 2 && buf[0] == 0x0a && memchr(buf, 0, len) != NULL;
+}
+
+struct frames *readers__any(FILE *in, const char *name, char *err, size_t errlen)
+{
+	size_t len;
+	unsigned char *buf = read_all(in, &len);
+	struct frames *fr = NULL;
+	if (!buf) {
+		snprintf(err, errlen, "cannot read %s: %s", name, strerror(errno ? errno : EIO));
+		return NULL;
+	}
+	if (looks_like_pprof(buf, len)) {
+		char why[400];
+		fr = readers__pprof(buf, len, why, sizeof(why));
+		if (!fr)
+			snprintf(err, errlen, "%s: %s", name, why);
+	} else if (len == 0) {
+		fr = frames__new();             /* an empty profile */
+	} else {
+		FILE *mem = fmemopen(buf, len, "r");
+		if (mem) {
+			fr = readers__folded(mem, name, err, errlen);
+			fclose(mem);
+		} else {
+			snprintf(err, errlen, "cannot read %s: %s", name, strerror(errno));
+		}
+	}
+	free(buf);
+	return fr;
+}

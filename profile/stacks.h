@@ -1,0 +1,66 @@
+/* stacks: samples counted by (thread, address space, state, stack) as they
+ * come, and the labels of the threads and processes they came from.
+ *
+ * Each distinct PC sequence of each thread is stored once with a count,
+ * so memory grows with unique stacks, not with samples.  Nothing here
+ * knows ptrace or symbols: the sampler adds, the writers read (after
+ * dwarf/ has named the PCs). */
+#ifndef CPROF_PROFILE_STACKS_H
+#define CPROF_PROFILE_STACKS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* The last PC of a stack that was cut (at --max-depth, or where the stack
+ * copy ran out): shown as "[truncated]". */
+#define STACKS_PC_TRUNCATED ((uint64_t)-1)
+
+/* Address spaces: up to 2^24 (one per program image a process ran). */
+#define STACKS_MAX_SPACES (1u << 24)
+
+struct stacks;
+
+/* One unique stack: a thread, the address space its PCs belong to, the
+ * state it was in, its PCs. */
+struct stack {
+	uint32_t slot;                  /* the thread: see stacks__label() */
+	uint32_t space;                 /* which module table the PCs are in */
+	char state;                     /* /proc state letter: R, S, D, T, ... */
+	const uint64_t *pcs;            /* innermost first */
+	size_t n;
+	uint64_t count;                 /* samples (ticks) */
+	uint64_t cpu_ns;                /* CPU time the thread used in them */
+};
+
+/* What a slot stands for: one thread of one process, or, past the
+ * sampler's limit of labels, every later thread of one name (tid 0). */
+struct stack_label {
+	pid_t pid, tid;
+	const char *process;            /* the process's command name */
+	const char *thread;             /* the thread's name */
+};
+
+struct stacks *stacks__new(void);
+void stacks__free(struct stacks *st);            /* accepts NULL */
+
+/* Counts S->count samples of S (its pcs are copied) and adds S->cpu_ns.
+ * Returns 0 or -ENOMEM. */
+int stacks__add(struct stacks *st, const struct stack *s);
+
+size_t stacks__unique(const struct stacks *st);
+uint64_t stacks__total(const struct stacks *st);
+
+/* The I-th unique stack; its pcs point into ST. */
+void stacks__get(const struct stacks *st, size_t i, struct stack *out);
+
+/* Sets the label of SLOT (strings copied).  Slots without one have none. */
+void stacks__set_label(struct stacks *st, uint32_t slot, const struct stack_label *l);
+/* The label of SLOT, or NULL. */
+const struct stack_label *stacks__label(const struct stacks *st, uint32_t slot);
+size_t stacks__nlabels(const struct stacks *st);
+
+/* The name of a state letter: "running", "sleeping", "disk wait", ... */
+const char *stacks__state_name(char state);
+
+#endif

@@ -1,0 +1,513 @@
+#include "sample/sampler.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include "unwind/unwinder.h"
+#include "util/timeutil.h"
+#include "util/xalloc.h"
+
+#define REFRESH_INTERVAL_NS (100 * 1000000ull)
+#define MAX_NOTES 64
+
+/* One address space: a program image some processes share. */
+struct space {
+	struct modules *ms;
+	struct unwinder *uw;
+	uint64_t last_refresh_ns;
+};
+
+struct sampler {
+	struct sampler_config cfg;
+	pthread_t thread;
+	int thread_started;
+	pid_t tracer_tid;
+	pthread_mutex_t lock;           /* guards progress, started, start_err */
+	pthread_cond_t cond;
+	int started;                    /* 1: sampling, -1: failed to start */
+	int start_err;
+	char err[512];
+	struct sampler_progress progress;
+	int stop_fd, done_fd;           /* eventfds: asked to stop; stopped by itself */
+	int chld_fd, timer_fd;
+	int exited;                     /* every target process exited */
+	int stopped;
+	struct target *t;
+	struct space *spaces;
+	size_t nspaces;
+	struct stacks *st;
+	uint64_t *pcs;
+	uint64_t period_ns, next_slot, rng;
+	bool fixed_ticks;               /* CPROF_TICK_JITTER=0: evenly spaced ticks */
+	struct sampler_stats stats;
+	char *notes[MAX_NOTES];
+	size_t nnotes, notes_taken;
+};
+
+/* ---- address spaces ------------------------------------------------------ */
+
+/* The space with id ID, its module table read from PID's maps on first use. */
+static struct space *space_for(struct sampler *s, uint32_t id, pid_t pid)
+{
+	if (id >= s->nspaces) {
+		size_t n = (size_t)id + 1 > s->nspaces * 2 ? (size_t)id + 1 : s->nspaces * 2;
+		s->spaces = xrealloc(s->spaces, n * sizeof(*s->spaces));
+		memset(s->spaces + s->nspaces, 0, (n - s->nspaces) * sizeof(*s->spaces));
+		s->nspaces = n;
+	}
+	struct space *sp = &s->spaces[id];
+	if (!sp->ms) {
+		sp->ms = modules__new(pid);
+		modules__refresh(sp->ms, pid);
+		sp->uw = unwinder__new(sp->ms);
+		sp->last_refresh_ns = now_ns();
+	}
+	return sp;
+}
+
+/* A PC fell outside every known module: a library dlopen()ed since the
+ * last read of the maps.  Re-read them, but not on every miss (JIT code
+ * is outside every module for good).  Returns true if modules were added. */
+static bool refresh_space(struct sampler *s, struct space *sp, pid_t pid)
+{
+	uint64_t now = now_ns();
+	if (now - sp->last_refresh_ns < REFRESH_INTERVAL_NS)
+		return false;
+	sp->last_refresh_ns = now;
+	s->stats.refreshes++;
+	if (modules__refresh(sp->ms, pid) <= 0)
+		return false;
+	unwinder__flush(sp->uw);
+	return true;
+}
+
+/* ---- taking a capture ------------------------------------------------------ */
+
+static enum unwind_status unwind(struct sampler *s, const struct capture *c, size_t *depth)
+{
+	struct space *sp = space_for(s, c->space, c->pid);
+	struct unwind_input in = { &c->regs, c->partial_regs, c->stack_addr, c->stack,
+				   c->stack_len, c->stack_want };
+	size_t max = (size_t)s->cfg.max_depth;
+	if (!sp->uw)
+		return UNWIND_PARTIAL;
+	enum unwind_status r = unwinder__unwind(sp->uw, &in, s->pcs, max, depth);
+	if (r == UNWIND_NO_MODULE && refresh_space(s, sp, c->pid))
+		r = unwinder__unwind(sp->uw, &in, s->pcs, max, depth);
+	return r == UNWIND_NO_MODULE ? UNWIND_PARTIAL : r;
+}
+
+/* Unwinds one capture and counts it.  Returns -EAGAIN when it needs the
+ * registers a stop gives. */
+static int take(struct sampler *s, const struct capture *c)
+{
+	size_t depth;
+	if (s->cfg.no_idle && c->state != 'R' && c->state != 'D') {
+		s->stats.idle_dropped += c->ticks;      /* sleeping or stopped: not wanted */
+		return 0;
+	}
+	enum unwind_status r = unwind(s, c, &depth);
+	if (r == UNWIND_NEED_REGS)
+		return -EAGAIN;
+	/* Counted in samples (a capture can stand for several ticks), as the
+	 * summary's total is. */
+	if (r == UNWIND_PARTIAL || r == UNWIND_STACK_SHORT)
+		s->stats.partial += c->ticks;
+	if (r == UNWIND_TRUNCATED)
+		s->stats.truncated += c->ticks;
+	if (r == UNWIND_COMPLETE)
+		s->stats.rooted += c->ticks;
+	if (r == UNWIND_TRUNCATED || r == UNWIND_STACK_SHORT)
+		s->pcs[depth++] = STACKS_PC_TRUNCATED;
+	if (r == UNWIND_STACK_SHORT) {
+		s->stats.short_copies++;
+		target__stack_too_small(s->t, c->tid);
+	}
+	struct stack st = { .slot = c->slot, .space = c->space, .state = c->state,
+			    .pcs = s->pcs, .n = depth, .count = c->ticks, .cpu_ns = c->cpu_ns };
+	stacks__add(s->st, &st);
+	return 0;
+}
+
+static void take_stopped(struct sampler *s)
+{
+	const struct capture *c;
+	while ((c = target__next_stopped(s->t)))
+		take(s, c);
+}
+
+/* ---- the ticks' schedule ----------------------------------------------------
+ * A fixed-period sampler locks step with periodic work in the target (a
+ * loop that switches every 10 ms, sampled every 10 ms, is always caught in
+ * the same phase).  So tick K fires at a random moment of its own slot:
+ * start + (K + u) x period, u uniform in [0, 1).  Slots never drift, the
+ * average rate is exactly the rate asked for, and no phase is favoured.
+ * The gap between two ticks is between 0 and two periods. */
+
+static uint64_t next_random(struct sampler *s)
+{
+	s->rng ^= s->rng << 13;         /* xorshift64 */
+	s->rng ^= s->rng >> 7;
+	s->rng ^= s->rng << 17;
+	return s->rng;
+}
+
+static int arm_next_tick(struct sampler *s)
+{
+	uint64_t u = s->fixed_ticks ? 0 : next_random(s) % s->period_ns;
+	uint64_t at = s->stats.start_ns + s->next_slot * s->period_ns + u;
+	struct itimerspec its = {
+		.it_value = { (time_t)(at / 1000000000ull), (long)(at % 1000000000ull) },
+	};
+	return timerfd_settime(s->timer_fd, TFD_TIMER_ABSTIME, &its, NULL) < 0 ? -errno : 0;
+}
+
+/* Starts the ticks, once attached and ready: attaching is not sampling
+ * time. */
+static int start_ticks(struct sampler *s)
+{
+	s->stats.start_ns = now_ns();
+	s->stats.start_real_ns = realtime_ns();
+	s->period_ns = 1000000000ull / (uint64_t)s->cfg.hz;
+	s->rng = s->stats.start_ns ^ ((uint64_t)getpid() << 32) ^ 0x9e3779b97f4a7c15ull;
+	/* For the tests only: they show the aliasing a fixed period causes. */
+	const char *j = getenv("CPROF_TICK_JITTER");
+	s->fixed_ticks = j && strcmp(j, "0") == 0;
+	s->next_slot = 0;
+	return arm_next_tick(s);
+}
+
+/* One tick: blocked threads first (no stop), then the rest are
+ * interrupted; their captures come in as they stop. */
+static void sample_all(struct sampler *s)
+{
+	const struct capture *c;
+	target__tick_begin(s->t);
+	while ((c = target__next_blocked(s->t)))
+		if (take(s, c) == -EAGAIN)
+			target__need_stop(s->t, c);
+	target__interrupt(s->t);
+	take_stopped(s);
+}
+
+/* A tick is due.  If we are so late that later slots have ended too, those
+ * ticks are missed (counted, not stretched into a lower rate). */
+static void tick(struct sampler *s)
+{
+	uint64_t expirations;
+	if (read(s->timer_fd, &expirations, sizeof(expirations)) != sizeof(expirations))
+		return;
+	uint64_t now = now_ns();
+	s->next_slot++;
+	while (s->stats.start_ns + (s->next_slot + 1) * s->period_ns <= now) {
+		s->next_slot++;
+		s->stats.missed++;
+	}
+	arm_next_tick(s);
+	if (target__ready(s->t))
+		sample_all(s);
+}
+
+/* Most wake-ups are SIGCHLD for a stopped thread: take it (and resume the
+ * thread) before draining the signalfd. */
+static void on_sigchld(struct sampler *s)
+{
+	struct signalfd_siginfo si;
+	take_stopped(s);
+	while (read(s->chld_fd, &si, sizeof(si)) == sizeof(si))
+		;
+	take_stopped(s);
+}
+
+static void publish(struct sampler *s)
+{
+	const struct target_stats *ts = target__stats(s->t);
+	pthread_mutex_lock(&s->lock);
+	s->progress = (struct sampler_progress){ s->stats.start_ns, ts->ticks,
+		stacks__total(s->st), ts->threads_seen, ts->processes_seen };
+	pthread_mutex_unlock(&s->lock);
+}
+
+static void loop(struct sampler *s)
+{
+	struct pollfd fds[3] = { { s->chld_fd, POLLIN, 0 }, { s->timer_fd, POLLIN, 0 },
+				 { s->stop_fd, POLLIN, 0 } };
+	while (target__alive(s->t)) {
+		if (poll(fds, 3, -1) < 0 && errno != EINTR)
+			break;
+		if (fds[0].revents)
+			on_sigchld(s);
+		if (fds[1].revents)
+			tick(s);
+		publish(s);
+		if (fds[2].revents)
+			return;
+	}
+	s->exited = 1;
+}
+
+/* ---- the tracer thread ------------------------------------------------------ */
+
+/* The tracer thread needs the CPU briefly and on time: a late tick is a
+ * missed tick, and every thread we stop waits for us.  On a machine the
+ * target keeps busy (more runnable threads than CPUs) the scheduler would
+ * let it wait its turn behind them, so where we may (root, CAP_SYS_NICE)
+ * it runs at nice -10: a larger share when it is runnable, which it seldom
+ * is, and no change to the target's own priorities. */
+static void raise_priority(void)
+{
+	int old = getpriority(PRIO_PROCESS, 0);   /* this thread, on Linux */
+	if (old > -10)
+		setpriority(PRIO_PROCESS, 0, -10);
+}
+
+static int start_targets(struct sampler *s)
+{
+	const struct sampler_config *c = &s->cfg;
+	struct target_config tc = { c->subprocesses, 1000000000ull / (uint64_t)c->hz,
+				    c->tids, c->ntids, c->threads_re };
+	s->t = target__new(&tc);
+	if (c->command)
+		return target__launch(s->t, c->command, c->child_mask, s->err, sizeof(s->err));
+	for (size_t i = 0; i < c->npids; i++) {
+		int r = target__attach(s->t, c->pids[i], s->err, sizeof(s->err));
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* Module tables for the processes there are now, read before the first
+ * tick: attaching is not sampling time. */
+static void read_spaces(struct sampler *s)
+{
+	struct target_process procs[256];
+	size_t n = target__processes(s->t, procs, 256);
+	for (size_t i = 0; i < n; i++)
+		space_for(s, procs[i].space, procs[i].pid);
+}
+
+static void take_notes(struct sampler *s)
+{
+	const char *n;
+	while ((n = target__next_note(s->t)) && s->nnotes < MAX_NOTES)
+		s->notes[s->nnotes++] = xstrdup(n);
+}
+
+static void report_start(struct sampler *s, int r)
+{
+	pthread_mutex_lock(&s->lock);
+	s->started = r < 0 ? -1 : 1;
+	s->start_err = r;
+	pthread_cond_signal(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* Labels of every slot, read from the target while it still exists. */
+static void copy_labels(struct sampler *s)
+{
+	for (size_t i = 0; i < target__nslots(s->t); i++) {
+		struct target_slot ts;
+		target__slot(s->t, (uint32_t)i, &ts);
+		struct stack_label l = { ts.pid, ts.tid, ts.process, ts.thread };
+		stacks__set_label(s->st, (uint32_t)i, &l);
+	}
+}
+
+/* Attaches, samples, and by returning detaches (see attach/target.h). */
+static void *tracer_main(void *arg)
+{
+	struct sampler *s = arg;
+	s->tracer_tid = gettid();
+	int r = start_targets(s);
+	take_notes(s);
+	if (r < 0) {
+		report_start(s, r);
+		return NULL;
+	}
+	raise_priority();               /* after a launch: the command keeps its own */
+	if (!s->cfg.command)
+		read_spaces(s);
+	if ((r = start_ticks(s)) < 0) {
+		snprintf(s->err, sizeof(s->err), "cannot start the timer: %s", strerror(-r));
+		report_start(s, r);
+		return NULL;
+	}
+	publish(s);
+	report_start(s, 0);
+	loop(s);
+	s->stats.end_ns = now_ns();
+	target__release(s->t);
+	take_stopped(s);
+	copy_labels(s);
+	take_notes(s);
+	uint64_t one = 1;
+	if (write(s->done_fd, &one, sizeof(one)) < 0)
+		abort();                /* an eventfd write cannot fail here */
+	return NULL;
+}
+
+/* ---- the caller's side ---------------------------------------------------- */
+
+static int open_fds(struct sampler *s)
+{
+	sigset_t chld;
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	s->chld_fd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+	s->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	s->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	s->done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	return s->chld_fd < 0 || s->timer_fd < 0 || s->stop_fd < 0 || s->done_fd < 0 ? -errno : 0;
+}
+
+int sampler__start(struct sampler **out, const struct sampler_config *cfg, char *err, size_t errlen)
+{
+	struct sampler *s = xcalloc(1, sizeof(*s));
+	s->cfg = *cfg;
+	s->chld_fd = s->timer_fd = s->stop_fd = s->done_fd = -1;
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_cond_init(&s->cond, NULL);
+	s->st = stacks__new();
+	s->pcs = xcalloc((size_t)cfg->max_depth + 2, sizeof(*s->pcs));
+	*out = s;
+	int r = open_fds(s);
+	if (r < 0 || !s->st) {
+		snprintf(err, errlen, "cannot set up signals and timer: %s", strerror(r < 0 ? -r : ENOMEM));
+		return r < 0 ? r : -ENOMEM;
+	}
+	if (pthread_create(&s->thread, NULL, tracer_main, s) != 0) {
+		snprintf(err, errlen, "cannot start the tracer thread");
+		return -EAGAIN;
+	}
+	s->thread_started = 1;
+	pthread_mutex_lock(&s->lock);
+	while (!s->started)
+		pthread_cond_wait(&s->cond, &s->lock);
+	r = s->start_err;
+	pthread_mutex_unlock(&s->lock);
+	if (r < 0) {
+		snprintf(err, errlen, "%s", s->err);
+		sampler__stop(s);
+	}
+	return r;
+}
+
+int sampler__done_fd(const struct sampler *s)
+{
+	return s->done_fd;
+}
+
+/* Waits (at most a second) until thread TID of ours is gone for good:
+ * pthread_join returns before the kernel's exit of the thread has run its
+ * ptrace part (the detach), and we promise an untraced target once we
+ * report. */
+static void wait_thread_gone(pid_t tid)
+{
+	char fn[64];
+	struct stat st;
+	snprintf(fn, sizeof(fn), "/proc/self/task/%d", tid);
+	for (int i = 0; i < 1000 && stat(fn, &st) == 0; i++)
+		usleep(1000);
+}
+
+void sampler__stop(struct sampler *s)
+{
+	if (s->stopped || !s->thread_started)
+		return;
+	uint64_t one = 1;
+	if (write(s->stop_fd, &one, sizeof(one)) < 0)
+		abort();                /* an eventfd write cannot fail here */
+	pthread_join(s->thread, NULL);
+	if (s->tracer_tid)
+		wait_thread_gone(s->tracer_tid);
+	s->stopped = 1;
+}
+
+int sampler__targets_exited(const struct sampler *s)
+{
+	return s->exited;
+}
+
+void sampler__progress(struct sampler *s, struct sampler_progress *p)
+{
+	pthread_mutex_lock(&s->lock);
+	*p = s->progress;
+	pthread_mutex_unlock(&s->lock);
+}
+
+const struct stacks *sampler__stacks(const struct sampler *s)
+{
+	return s->st;
+}
+
+size_t sampler__nspaces(const struct sampler *s)
+{
+	return s->nspaces;
+}
+
+const struct modules *sampler__space(const struct sampler *s, size_t i)
+{
+	return i < s->nspaces ? s->spaces[i].ms : NULL;
+}
+
+void sampler__stats(const struct sampler *s, struct sampler_stats *out)
+{
+	*out = s->stats;
+	out->samples = stacks__total(s->st);
+	if (s->t) {
+		out->target = *target__stats(s->t);
+		out->pause_p50_us = target__pause_quantile(s->t, 0.5);
+		out->pause_p99_us = target__pause_quantile(s->t, 0.99);
+	}
+}
+
+pid_t sampler__first_pid(const struct sampler *s)
+{
+	return s->t ? target__first_pid(s->t) : 0;
+}
+
+int sampler__exit_status(const struct sampler *s)
+{
+	return s->t ? target__exit_status(s->t) : -1;
+}
+
+const char *sampler__next_note(struct sampler *s)
+{
+	return s->notes_taken < s->nnotes ? s->notes[s->notes_taken++] : NULL;
+}
+
+void sampler__free(struct sampler *s)
+{
+	if (!s)
+		return;
+	sampler__stop(s);
+	for (size_t i = 0; i < s->nspaces; i++) {
+		unwinder__free(s->spaces[i].uw);
+		modules__free(s->spaces[i].ms);
+	}
+	for (size_t i = 0; i < s->nnotes; i++)
+		free(s->notes[i]);
+	free(s->spaces);
+	target__free(s->t);
+	stacks__free(s->st);
+	free(s->pcs);
+	int fds[] = { s->chld_fd, s->timer_fd, s->stop_fd, s->done_fd };
+	for (size_t i = 0; i < sizeof(fds) / sizeof(*fds); i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	pthread_mutex_destroy(&s->lock);
+	pthread_cond_destroy(&s->cond);
+	free(s);
+}

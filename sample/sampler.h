@@ -1,0 +1,99 @@
+/* sampler: owns the sampling loop.
+ *
+ * A tracer thread of its own attaches to the targets (one or many
+ * processes, or a command it launches), fires the ticks on a jittered
+ * schedule, takes the captures, unwinds them against the module table of
+ * their address space (it is the only one that reads /proc/PID/maps) and
+ * counts them.  The caller starts it, reads its progress, stops it, and
+ * then takes the counted stacks and the module tables to name and write
+ * them.  When the sampler's thread exits, the kernel detaches every
+ * tracee (see attach/target.h): stopping detaches. */
+#ifndef CPROF_SAMPLE_SAMPLER_H
+#define CPROF_SAMPLE_SAMPLER_H
+
+#include <regex.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "attach/target.h"
+#include "module/modules.h"
+#include "profile/stacks.h"
+
+struct sampler_config {
+	const pid_t *pids;              /* attach to these ... */
+	size_t npids;
+	char *const *command;           /* ... or launch this (argv) */
+	const sigset_t *child_mask;     /* the launched command's signal mask */
+	int hz;
+	int subprocesses;               /* follow children (see attach/target.h) */
+	int max_depth;                  /* frames kept; deeper stacks end in [truncated] */
+	int no_idle;                    /* drop samples of sleeping or stopped threads */
+	const pid_t *tids;              /* sample only these threads (NULL: all) */
+	size_t ntids;
+	const regex_t *threads_re;      /* only threads whose name matches (NULL: all) */
+};
+
+/* What the summary and --stats report. */
+struct sampler_stats {
+	uint64_t start_ns, end_ns;      /* CLOCK_MONOTONIC: first tick's slot, end */
+	uint64_t start_real_ns;         /* CLOCK_REALTIME at the start */
+	uint64_t missed;                /* ticks whose whole period went by while late */
+	uint64_t partial, truncated, rooted;    /* samples, by how their unwind ended */
+	uint64_t short_copies;          /* stacks deeper than their copy (copy grown) */
+	uint64_t idle_dropped;          /* samples dropped by no_idle */
+	uint64_t refreshes;             /* re-reads of a process's maps */
+	uint64_t samples;               /* counted */
+	struct target_stats target;
+	double pause_p50_us, pause_p99_us;
+};
+
+/* A live view for a status line (any thread may ask). */
+struct sampler_progress {
+	uint64_t start_ns, ticks, samples, threads, processes;
+};
+
+struct sampler;
+
+/* Starts the tracer thread and returns once it has attached (or
+ * launched) and sampling has begun.  On failure returns a negative errno
+ * with a one-line reason in ERR (-ENOEXEC and friends from launching:
+ * the command could not be run), and nothing is left traced.  SIGCHLD
+ * must be blocked in every thread of the caller. */
+int sampler__start(struct sampler **out, const struct sampler_config *cfg, char *err, size_t errlen);
+
+/* A descriptor that becomes readable when the sampler has stopped by
+ * itself: every target process exited. */
+int sampler__done_fd(const struct sampler *s);
+
+/* Stops sampling (if it has not stopped already), waits until the tracer
+ * thread is gone, so that every tracee is detached. */
+void sampler__stop(struct sampler *s);
+
+/* Did the sampler stop because every target exited? */
+int sampler__targets_exited(const struct sampler *s);
+
+void sampler__progress(struct sampler *s, struct sampler_progress *p);
+
+/* After sampler__stop(): the counted stacks (with their labels), the
+ * module table of each address space (NULL for a space never sampled),
+ * the figures. */
+const struct stacks *sampler__stacks(const struct sampler *s);
+size_t sampler__nspaces(const struct sampler *s);
+const struct modules *sampler__space(const struct sampler *s, size_t i);
+void sampler__stats(const struct sampler *s, struct sampler_stats *out);
+
+/* The first process (attached or launched), and its waitpid status once
+ * it has exited (-1: still running). */
+pid_t sampler__first_pid(const struct sampler *s);
+int sampler__exit_status(const struct sampler *s);
+
+/* Notes on what was left alone (one line each, e.g. a child traced by
+ * another tracer); NULL when there are no more.  Call from the thread
+ * that started the sampler. */
+const char *sampler__next_note(struct sampler *s);
+
+void sampler__free(struct sampler *s);           /* accepts NULL; stops it first */
+
+#endif
