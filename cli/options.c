@@ -218,6 +218,9 @@ static int pid_list_error(int e, const char *what, const char *arg, char *err, s
 {
 	if (e == -E2BIG)
 		snprintf(err, errlen, "at most %d PIDs", MAX_PIDS);
+	else if (*arg == '-' && strcmp(what, "-p") == 0)
+		snprintf(err, errlen, "-p needs a PID (cprof-attach -p PID, or cprof-attach PID), "
+			 "not the option '%s'", arg);
 	else if ((*arg >= 'a' && *arg <= 'z') || (*arg >= 'A' && *arg <= 'Z'))
 		snprintf(err, errlen, "%s must be a positive whole number, not '%s' "
 			 "(by name: -p \"$(pidof %s)\")", what, arg, arg);
