@@ -20,6 +20,8 @@ int main(int argc, char **argv)
 		printf("cprof-attach %s\n", CPROF_VERSION);
 		return 0;
 	}
+	for (size_t i = 0; i < o.nwarnings; i++)
+		fprintf(stderr, "cprof-attach: warning: %s\n", o.warnings[i]);
 	int code = o.convert ? run__convert(&o) : run__profile(&o, argc, argv);
 	options__free(&o);
 	return code;

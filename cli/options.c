@@ -7,63 +7,87 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 const char options__usage[] =
-	"usage: cprof-attach [OPTIONS] PID\n"
+	"usage: cprof-attach [OPTIONS] PID[,PID...]\n"
+	"       cprof-attach [OPTIONS] -p PID[,PID...]\n"
 	"       cprof-attach [OPTIONS] -- COMMAND [ARGS...]\n"
 	"\n"
 	"Samples every thread of a running process (or of COMMAND) at a fixed rate,\n"
 	"running or blocked, and writes a wall-clock profile.\n"
 	"\n"
-	"  --hz N            samples per second per thread, 1 to 10000 (default 99)\n"
-	"  -o, --output FILE where to write the profile (default cprof-PID.pprof)\n"
-	"  --format F        pprof, folded, svg or speedscope (default: from FILE's\n"
-	"                    ending: .pprof and .pb.gz are pprof, .svg a flame graph,\n"
-	"                    .json speedscope, else folded)\n"
-	"  --duration SECS   stop after SECS seconds (default: Ctrl-C, SIGTERM, or\n"
-	"                    the target's exit)\n"
-	"  --threads         folded and svg: the thread, \"NAME (TID)\", as the root frame\n"
-	"  --cpu             folded, svg and speedscope: weigh stacks by the CPU time\n"
+	"  -p, --pid PID[,PID...]\n"
+	"                    the process(es) to sample; the PID may also be given\n"
+	"                    without -p\n"
+	"  -o, --output FILE where to write the profile, - for standard output\n"
+	"                    (default cprof-PID.pprof, or the ending of --format)\n"
+	"  -f, --format F    pprof, folded, svg or speedscope (default: from FILE's\n"
+	"                    ending: .pprof .pb.gz .pb .prof are pprof, .svg a flame\n"
+	"                    graph, .json speedscope, .folded .collapsed .txt folded;\n"
+	"                    another ending needs --format; -o - is folded)\n"
+	"  -F, --hz, --rate N\n"
+	"                    samples per second per thread, 1 to 10000 (default 99)\n"
+	"  -d, --duration TIME\n"
+	"                    stop after TIME: seconds (2, 0.5) or 500ms, 2s, 1.5m\n"
+	"                    (default: Ctrl-C, SIGTERM, or the target's exit)\n"
+	"  -t, --threads     folded and svg: the thread, \"NAME (TID)\", as the root frame\n"
+	"      --processes   folded and svg: the process, \"NAME (PID)\", as the root\n"
+	"                    frame (with --threads: above the thread)\n"
+	"      --subprocesses, --no-subprocesses\n"
+	"                    also sample the processes PID starts, or not (default:\n"
+	"                    not with PID, yes with -- COMMAND)\n"
+	"      --cpu         folded, svg and speedscope: weigh stacks by the CPU time\n"
 	"                    their threads used (microseconds), not by wall time\n"
-	"  --idle, --no-idle keep (default) or drop samples of threads that were\n"
+	"      --idle, --no-idle\n"
+	"                    keep (default) or drop samples of threads that were\n"
 	"                    sleeping or stopped\n"
-	"  --tid TID         sample only thread TID (repeatable)\n"
-	"  --threads-matching REGEX\n"
+	"      --tid TID     sample only thread TID, of any PID (repeatable)\n"
+	"      --threads-matching REGEX\n"
 	"                    sample only threads whose name matches REGEX (POSIX ERE)\n"
-	"  --max-depth N     cut stacks deeper than N frames (default 1024)\n"
-	"  --debug-dir DIR   look for separate debug files in DIR too, by build ID\n"
-	"                    (DIR/.build-id/xx/rest.debug) and .gnu_debuglink (repeatable)\n"
-	"  --convert FILE    no target: read folded stacks from FILE and write them\n"
+	"      --max-depth N cut stacks deeper than N frames (default 1024)\n"
+	"      --debug-dir DIR\n"
+	"                    look for separate debug files in DIR too, by build ID\n"
+	"                    (DIR/.build-id/xx/rest.debug) and .gnu_debuglink\n"
+	"                    (repeatable)\n"
+	"      --dump        print every thread's current stack once, then detach\n"
+	"      --convert FILE\n"
+	"                    no target: read folded stacks from FILE and write them\n"
 	"                    as -o says (svg or speedscope)\n"
-	"  --stats           also print what sampling cost: pause per thread (median,\n"
+	"      --stats       also print what sampling cost: pause per thread (median,\n"
 	"                    p99), profiler CPU time and peak memory\n"
-	"      --subprocesses    also sample the processes PID starts (and those it\n"
-	"                    has started), and follow exec; default with -- COMMAND\n"
-	"      --no-subprocesses only the process launched with -- COMMAND\n"
-	"      --processes   folded and svg: the process, NAME (PID), as the root frame\n"
 	"  -q, --quiet       no live status line (it is shown only on a terminal)\n"
 	"  -h, --help        this help\n"
-	"      --version     the version\n"
+	"  -V, --version     the version\n"
 	"\n"
 	"examples:\n"
 	"  cprof-attach 4242 -o out.pprof               # until Ctrl-C\n"
-	"  cprof-attach 4242 --duration 30 -o out.svg   # an interactive flame graph\n"
+	"  cprof-attach -p 4242 -d 30s -o out.svg       # an interactive flame graph\n"
 	"  cprof-attach -o ls.pprof -- ls -R /usr\n"
 	"  go tool pprof -http :8080 out.pprof\n"
 	"  go tool pprof -top -sample_index=cpu out.pprof\n";
 
 enum {
-	OPT_HZ = 256, OPT_FORMAT, OPT_DURATION, OPT_THREADS, OPT_MAX_DEPTH, OPT_STATS,
-	OPT_VERSION, OPT_CPU, OPT_IDLE, OPT_NO_IDLE, OPT_TID, OPT_THREADS_MATCHING,
-	OPT_DEBUG_DIR, OPT_CONVERT, OPT_SUBPROCESSES, OPT_NO_SUBPROCESSES, OPT_PROCESSES,
+	OPT_HZ = 'F', OPT_FORMAT = 'f', OPT_DURATION = 'd', OPT_THREADS = 't', OPT_PID = 'p',
+	OPT_VERSION = 'V',
+	OPT_MAX_DEPTH = 256, OPT_STATS, OPT_CPU, OPT_IDLE, OPT_NO_IDLE, OPT_TID,
+	OPT_THREADS_MATCHING, OPT_DEBUG_DIR, OPT_CONVERT, OPT_PROCESSES, OPT_SUBPROCESSES,
+	OPT_NO_SUBPROCESSES, OPT_DUMP,
 };
 
+static const char short_opts[] = ":o:hqp:F:d:f:tV";
+
 static const struct option long_opts[] = {
+	{ "pid", required_argument, NULL, OPT_PID },
 	{ "hz", required_argument, NULL, OPT_HZ },
+	{ "rate", required_argument, NULL, OPT_HZ },
 	{ "output", required_argument, NULL, 'o' },
 	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "threads", no_argument, NULL, OPT_THREADS },
+	{ "processes", no_argument, NULL, OPT_PROCESSES },
+	{ "subprocesses", no_argument, NULL, OPT_SUBPROCESSES },
+	{ "no-subprocesses", no_argument, NULL, OPT_NO_SUBPROCESSES },
 	{ "max-depth", required_argument, NULL, OPT_MAX_DEPTH },
 	{ "stats", no_argument, NULL, OPT_STATS },
 	{ "cpu", no_argument, NULL, OPT_CPU },
@@ -72,15 +96,45 @@ static const struct option long_opts[] = {
 	{ "tid", required_argument, NULL, OPT_TID },
 	{ "threads-matching", required_argument, NULL, OPT_THREADS_MATCHING },
 	{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
+	{ "dump", no_argument, NULL, OPT_DUMP },
 	{ "convert", required_argument, NULL, OPT_CONVERT },
-	{ "subprocesses", no_argument, NULL, OPT_SUBPROCESSES },
-	{ "no-subprocesses", no_argument, NULL, OPT_NO_SUBPROCESSES },
-	{ "processes", no_argument, NULL, OPT_PROCESSES },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
 };
+
+/* Words of other profilers' command lines (perf record, py-spy dump, ...)
+ * typed where the PID goes: each gets the equivalent here. */
+static const struct {
+	const char *word, *hint;
+} subcommands[] = {
+	{ "record", "cprof-attach PID -o out.pprof (or -p PID) records a profile" },
+	{ "attach", "cprof-attach PID -o out.pprof (or -p PID) attaches and records a profile" },
+	{ "run", "cprof-attach -o out.pprof -- COMMAND runs COMMAND and records a profile" },
+	{ "dump", "cprof-attach --dump PID prints every thread's stack once and detaches" },
+	{ "top", "record a profile (cprof-attach PID -o out.pprof), then: go tool pprof -top out.pprof" },
+	{ "report", "record a profile (cprof-attach PID -o out.pprof), then: go tool pprof -top "
+		    "out.pprof (or -o out.svg for a flame graph)" },
+	{ "stat", "cprof-attach PID -d 10s prints a summary line when done; --stats adds what "
+		  "sampling cost" },
+	{ "help", "cprof-attach --help" },
+	{ "version", "cprof-attach --version" },
+};
+
+/* File name endings and their formats (compared case-insensitively). */
+static const struct {
+	const char *ending;
+	enum out_format format;
+} endings[] = {
+	{ ".pprof", FORMAT_PPROF }, { ".pb.gz", FORMAT_PPROF }, { ".pb", FORMAT_PPROF },
+	{ ".prof", FORMAT_PPROF }, { ".svg", FORMAT_SVG }, { ".json", FORMAT_SPEEDSCOPE },
+	{ ".folded", FORMAT_FOLDED }, { ".collapsed", FORMAT_FOLDED }, { ".txt", FORMAT_FOLDED },
+};
+
+#define FORMATS_AND_ENDINGS \
+	"use --format pprof|folded|svg|speedscope, or a name ending in .pprof .pb.gz .pb " \
+	".prof (pprof), .svg (svg), .json (speedscope), .folded .collapsed .txt (folded)"
 
 /* A whole decimal integer in [MIN, MAX], nothing else ("1e9", "12abc",
  * " 5" and "" are refused). */
@@ -97,27 +151,133 @@ static int parse_int(const char *s, long min, long max, long *out)
 	return 0;
 }
 
+/* A time above 0 in seconds: a decimal number ("2", "0.5", ".5") and an
+ * optional unit, s, ms or m ("500ms", "1.5m").  No sign, exponent, hex,
+ * inf or nan: strtod alone would take all of those. */
+static int parse_duration(const char *s, double *out)
+{
+	size_t digits = strspn(s, "0123456789"), n = digits;
+	if (s[n] == '.') {
+		size_t frac = strspn(s + n + 1, "0123456789");
+		digits += frac;
+		n += 1 + frac;
+	}
+	if (digits == 0 || n > 32)
+		return -EINVAL;
+	char num[40];
+	memcpy(num, s, n);
+	num[n] = '\0';
+	double v = strtod(num, NULL);
+	const char *unit = s + n;
+	if (strcmp(unit, "ms") == 0)
+		v /= 1000;
+	else if (strcmp(unit, "m") == 0)
+		v *= 60;
+	else if (*unit && strcmp(unit, "s") != 0)
+		return -EINVAL;
+	if (!(v > 0) || v > DURATION_MAX)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+/* Adds the PIDs of S ("101", "101,102", or "101 102" as "$(pidof x)"
+ * gives them) to O, each once. */
+static int parse_pid_list(struct options *o, const char *s)
+{
+	const char *p = s;
+	for (;;) {
+		p += strspn(p, " \t\n");
+		size_t n = strcspn(p, ", \t\n");
+		char tok[16];
+		long v;
+		if (n == 0 || n >= sizeof(tok))
+			return -EINVAL;
+		memcpy(tok, p, n);
+		tok[n] = '\0';
+		if (parse_int(tok, 1, INT_MAX, &v) < 0)
+			return -EINVAL;
+		size_t i = 0;
+		while (i < o->npids && o->pids[i] != (pid_t)v)
+			i++;
+		if (i == o->npids) {
+			if (o->npids == MAX_PIDS)
+				return -E2BIG;
+			o->pids[o->npids++] = (pid_t)v;
+		}
+		p += n;
+		p += strspn(p, " \t\n");
+		if (!*p)
+			return 0;
+		if (*p == ',')
+			p++;
+	}
+}
+
+static int pid_list_error(int e, const char *what, const char *arg, char *err, size_t errlen)
+{
+	if (e == -E2BIG)
+		snprintf(err, errlen, "at most %d PIDs", MAX_PIDS);
+	else if (*arg == '-' && strcmp(what, "-p") == 0)
+		snprintf(err, errlen, "-p needs a PID (cprof-attach -p PID, or cprof-attach PID), "
+			 "not the option '%s'", arg);
+	else if ((*arg >= 'a' && *arg <= 'z') || (*arg >= 'A' && *arg <= 'Z'))
+		snprintf(err, errlen, "%s must be a positive whole number, not '%s' "
+			 "(by name: -p \"$(pidof %s)\")", what, arg, arg);
+	else
+		snprintf(err, errlen, "%s must be a positive whole number or a list (101,102), "
+			 "not '%s'", what, arg);
+	return -EINVAL;
+}
+
 enum out_format options__format_for(const char *path)
 {
 	size_t n = strlen(path);
-	if ((n >= 6 && strcmp(path + n - 6, ".pprof") == 0) ||
-	    (n >= 6 && strcmp(path + n - 6, ".pb.gz") == 0))
-		return FORMAT_PPROF;
-	if (n >= 4 && strcmp(path + n - 4, ".svg") == 0)
-		return FORMAT_SVG;
-	if (n >= 5 && strcmp(path + n - 5, ".json") == 0)
-		return FORMAT_SPEEDSCOPE;
-	return FORMAT_FOLDED;
+	if (strcmp(path, "-") == 0)
+		return FORMAT_FOLDED;
+	for (size_t i = 0; i < sizeof(endings) / sizeof(*endings); i++) {
+		size_t k = strlen(endings[i].ending);
+		if (n > k && strcasecmp(path + n - k, endings[i].ending) == 0)
+			return endings[i].format;
+	}
+	return FORMAT_AUTO;
+}
+
+void options__default_output(enum out_format format, pid_t pid, char *buf, size_t len)
+{
+	const char *ext = format == FORMAT_SVG ? "svg" :
+			  format == FORMAT_SPEEDSCOPE ? "json" :
+			  format == FORMAT_FOLDED ? "folded" : "pprof";
+	snprintf(buf, len, "cprof-%d.%s", (int)pid, ext);
+}
+
+static int parse_format(const char *arg, enum out_format *f)
+{
+	static const char *const names[] = {
+		[FORMAT_PPROF] = "pprof", [FORMAT_FOLDED] = "folded", [FORMAT_SVG] = "svg",
+		[FORMAT_SPEEDSCOPE] = "speedscope",
+	};
+	for (int i = FORMAT_PPROF; i <= FORMAT_SPEEDSCOPE; i++) {
+		if (strcasecmp(arg, names[i]) == 0) {
+			*f = (enum out_format)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
 }
 
 static int parse_one(struct options *o, int c, const char *arg, char *err, size_t errlen)
 {
 	long v;
-	char *end;
+	int e;
 	switch (c) {
+	case OPT_PID:
+		if ((e = parse_pid_list(o, arg)) < 0)
+			return pid_list_error(e, "-p", arg, err, errlen);
+		return 0;
 	case OPT_HZ:
 		if (parse_int(arg, 1, HZ_MAX, &v) < 0) {
-			snprintf(err, errlen, "--hz must be a whole number from 1 to %d, not '%s'",
+			snprintf(err, errlen, "--hz (-F) must be a whole number from 1 to %d, not '%s'",
 				 HZ_MAX, arg);
 			return -EINVAL;
 		}
@@ -131,39 +291,32 @@ static int parse_one(struct options *o, int c, const char *arg, char *err, size_
 		o->output = arg;
 		return 0;
 	case OPT_FORMAT:
-		if (strcmp(arg, "pprof") == 0)
-			o->format = FORMAT_PPROF;
-		else if (strcmp(arg, "folded") == 0)
-			o->format = FORMAT_FOLDED;
-		else if (strcmp(arg, "svg") == 0)
-			o->format = FORMAT_SVG;
-		else if (strcmp(arg, "speedscope") == 0)
-			o->format = FORMAT_SPEEDSCOPE;
-		else {
+		if (parse_format(arg, &o->format) < 0) {
 			snprintf(err, errlen,
 				 "--format must be pprof, folded, svg or speedscope, not '%s'", arg);
 			return -EINVAL;
 		}
 		return 0;
 	case OPT_DURATION:
-		errno = 0;
-		o->duration = strtod(arg, &end);
-		if (errno || !*arg || *end || !isfinite(o->duration) || o->duration <= 0 ||
-		    o->duration > 1e7) {
-			snprintf(err, errlen, "--duration must be a number of seconds above 0, not '%s'",
-				 arg);
+		if (parse_duration(arg, &o->duration) < 0) {
+			snprintf(err, errlen, "--duration must be a time above 0: seconds, or with "
+				 "s, ms or m (2, 0.5, 500ms, 1.5m), not '%s'", arg);
 			return -EINVAL;
 		}
 		return 0;
 	case OPT_THREADS:
 		o->thread_root = 1;
 		return 0;
-	case OPT_SUBPROCESSES:
-	case OPT_NO_SUBPROCESSES:
-		o->subprocesses = c == OPT_SUBPROCESSES ? 1 : 0;
-		return 0;
 	case OPT_PROCESSES:
 		o->processes = 1;
+		return 0;
+	case OPT_SUBPROCESSES:
+	case OPT_NO_SUBPROCESSES:
+		o->subprocesses = c == OPT_SUBPROCESSES;
+		o->subprocesses_given = 1;
+		return 0;
+	case OPT_DUMP:
+		o->dump = 1;
 		return 0;
 	case OPT_MAX_DEPTH:
 		if (parse_int(arg, 2, MAX_DEPTH_MAX, &v) < 0) {
@@ -203,7 +356,7 @@ static int parse_one(struct options *o, int c, const char *arg, char *err, size_
 			snprintf(err, errlen, "--threads-matching given twice (use one REGEX with |)");
 			return -EINVAL;
 		}
-		int e = regcomp(&o->threads_re, arg, REG_EXTENDED | REG_NOSUB);
+		e = regcomp(&o->threads_re, arg, REG_EXTENDED | REG_NOSUB);
 		if (e != 0) {
 			char why[128];
 			regerror(e, &o->threads_re, why, sizeof(why));
@@ -240,26 +393,22 @@ static int parse_one(struct options *o, int c, const char *arg, char *err, size_
 	}
 }
 
-static int parse_pid(struct options *o, int argc, char **argv, char *err, size_t errlen)
+/* The message for what getopt refused: C is '?' (unknown) or ':' (no
+ * value); ARG the word as typed. */
+static void getopt_error(int c, const char *arg, char *err, size_t errlen)
 {
-	long v;
-	if (optind >= argc) {
-		snprintf(err, errlen, "no PID given (usage: cprof-attach [OPTIONS] PID, see --help)");
-		return -EINVAL;
-	}
-	if (optind + 1 < argc) {
-		snprintf(err, errlen, "unexpected argument '%s' after the PID "
-			 "(to run a command: cprof-attach [OPTIONS] -- COMMAND)", argv[optind + 1]);
-		return -EINVAL;
-	}
-	if (parse_int(argv[optind], 1, INT_MAX, &v) < 0) {
-		snprintf(err, errlen, "the PID must be a positive whole number, not '%s'", argv[optind]);
-		return -EINVAL;
-	}
-	o->pid = (pid_t)v;
-	o->pids[0] = o->pid;
-	o->npids = 1;
-	return 0;
+	if (c == ':' && optopt == OPT_PID)
+		snprintf(err, errlen, "option '%s' needs a value: the PID (cprof-attach -p PID, "
+			 "or cprof-attach PID)", arg);
+	else if (c == ':')
+		snprintf(err, errlen, "option '%s' needs a value", arg);
+	else if (optopt == 'v')
+		snprintf(err, errlen, "unknown option '-v' (-V prints the version; see --help)");
+	else if (optopt && optopt < 256)
+		snprintf(err, errlen, "unknown option '-%c' (see --help; the PID may be given "
+			 "positionally or with -p)", optopt);
+	else
+		snprintf(err, errlen, "unknown option '%s' (see --help)", arg);
 }
 
 static int check_combination(struct options *o, int first, int nopts, char **argv, char *err,
@@ -268,7 +417,7 @@ static int check_combination(struct options *o, int first, int nopts, char **arg
 int options__parse(struct options *o, int argc, char **argv, char *err, size_t errlen)
 {
 	int c, nopts = argc;
-	*o = (struct options){ .hz = 99, .max_depth = 1024, .subprocesses = -1 };
+	*o = (struct options){ .hz = 99, .max_depth = 1024 };
 	/* Options may come before or after the PID ("cprof-attach 4242 --hz
 	 * 99"); everything after a "--" is the command to launch, with its
 	 * own options. */
@@ -281,14 +430,10 @@ int options__parse(struct options *o, int argc, char **argv, char *err, size_t e
 	}
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(nopts, argv, ":o:hq", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(nopts, argv, short_opts, long_opts, NULL)) != -1) {
 		if (c == '?' || c == ':') {
-			if (c == ':')
-				snprintf(err, errlen, "option '%s' needs a value", argv[optind - 1]);
-			else if (optopt && optopt < 256)
-				snprintf(err, errlen, "unknown option '-%c' (see --help)", optopt);
-			else
-				snprintf(err, errlen, "unknown option '%s' (see --help)", argv[optind - 1]);
+			getopt_error(c, argv[optind - 1], err, errlen);
+			options__free(o);
 			return -EINVAL;
 		}
 		if (parse_one(o, c, optarg, err, errlen) < 0) {
@@ -311,49 +456,154 @@ void options__free(struct options *o)
 	o->threads_matching = NULL;
 }
 
-static int check_combination(struct options *o, int first, int nopts, char **argv, char *err,
-			     size_t errlen)
+/* A word of another tool's command line where the PID goes: say what to
+ * type instead. */
+static int check_subcommand(const char *word, char *err, size_t errlen)
 {
-	if (o->convert) {
-		if (o->command || first < nopts) {
-			snprintf(err, errlen, "--convert reads a file: give no PID or command");
+	for (size_t i = 0; i < sizeof(subcommands) / sizeof(*subcommands); i++) {
+		if (strcmp(word, subcommands[i].word) == 0) {
+			snprintf(err, errlen, "'%s' is not a subcommand: %s", word, subcommands[i].hint);
 			return -EINVAL;
 		}
-		if (!o->output) {
-			snprintf(err, errlen, "--convert needs -o FILE (.svg or .json)");
-			return -EINVAL;
-		}
-		if (o->format == FORMAT_AUTO)
-			o->format = options__format_for(o->output);
-		if (o->format != FORMAT_SVG && o->format != FORMAT_SPEEDSCOPE) {
-			snprintf(err, errlen, "--convert writes svg or speedscope, not %s",
-				 o->format == FORMAT_PPROF ? "pprof" : "folded");
-			return -EINVAL;
-		}
-		return 0;
 	}
-	if (o->command && o->ntids) {
-		snprintf(err, errlen, "--tid needs a PID: in launch mode the threads do not exist yet");
+	return 0;
+}
+
+static int check_convert(struct options *o, int first, int nopts, char *err, size_t errlen)
+{
+	if (o->command || first < nopts || o->npids || o->dump) {
+		snprintf(err, errlen, "--convert reads a file: give no PID, command or --dump");
 		return -EINVAL;
 	}
-	optind = first;
-	if (o->command) {
-		if (optind < nopts) {
-			snprintf(err, errlen, "give a PID or '-- COMMAND', not both ('%s')", argv[optind]);
-			return -EINVAL;
-		}
-		if (!o->command[0]) {
-			snprintf(err, errlen, "no command after '--'");
-			return -EINVAL;
-		}
-	} else if (parse_pid(o, nopts, argv, err, errlen) < 0) {
+	if (!o->output) {
+		snprintf(err, errlen, "--convert needs -o FILE (.svg or .json)");
 		return -EINVAL;
 	}
 	if (o->format == FORMAT_AUTO)
-		o->format = o->output ? options__format_for(o->output) : FORMAT_PPROF;
-	/* Children are followed by default in launch mode, as perf record
-	 * does; attaching to a PID takes that process only unless asked. */
-	if (o->subprocesses < 0)
-		o->subprocesses = o->command != NULL;
+		o->format = options__format_for(o->output);
+	if (o->format == FORMAT_AUTO) {
+		snprintf(err, errlen, "cannot tell the format of '%s': end it in .svg or .json, or "
+			 "give --format svg or --format speedscope", o->output);
+		return -EINVAL;
+	}
+	if (o->format != FORMAT_SVG && o->format != FORMAT_SPEEDSCOPE) {
+		snprintf(err, errlen, "--convert writes svg or speedscope, not %s",
+			 o->format == FORMAT_PPROF ? "pprof" : "folded");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int check_command(struct options *o, int first, int nopts, char **argv, char *err,
+			 size_t errlen)
+{
+	if (o->dump) {
+		snprintf(err, errlen, "--dump reads a running process: give a PID, not -- COMMAND");
+		return -EINVAL;
+	}
+	if (o->ntids) {
+		snprintf(err, errlen, "--tid needs a PID: in launch mode the threads do not exist yet");
+		return -EINVAL;
+	}
+	if (first < nopts || o->npids) {
+		snprintf(err, errlen, "give a PID or '-- COMMAND', not both ('%s')",
+			 first < nopts ? argv[first] : "-p");
+		return -EINVAL;
+	}
+	if (!o->command[0]) {
+		snprintf(err, errlen, "no command after '--'");
+		return -EINVAL;
+	}
+	if (!o->subprocesses_given)
+		o->subprocesses = 1;
+	return 0;
+}
+
+/* The PIDs: from -p, or the one positional argument, not both. */
+static int check_pids(struct options *o, int first, int nopts, char **argv, char *err,
+		      size_t errlen)
+{
+	int e;
+	if (first < nopts && o->npids) {
+		snprintf(err, errlen, "give the PID with -p or without it, not both ('%s')",
+			 argv[first]);
+		return -EINVAL;
+	}
+	if (first + 1 < nopts) {
+		long v;
+		int numeric = parse_int(argv[first + 1], 1, INT_MAX, &v) == 0;
+		snprintf(err, errlen, "unexpected argument '%s' after the PID (%s: cprof-attach "
+			 "[OPTIONS] -- COMMAND)", argv[first + 1],
+			 numeric ? "several PIDs are one list, 101,102; to run a command" :
+				   "to run a command");
+		return -EINVAL;
+	}
+	if (first < nopts && (e = parse_pid_list(o, argv[first])) < 0)
+		return pid_list_error(e, "the PID", argv[first], err, errlen);
+	if (!o->npids) {
+		snprintf(err, errlen, "no PID given (usage: cprof-attach [OPTIONS] PID, or -p PID; "
+			 "see --help)");
+		return -EINVAL;
+	}
+	o->pid = o->pids[0];
+	return 0;
+}
+
+static void warn(struct options *o, const char *w)
+{
+	if (o->nwarnings < MAX_WARNINGS)
+		o->warnings[o->nwarnings++] = w;
+}
+
+/* Options that the chosen format has no use for: said, not refused. */
+static void check_applies(struct options *o)
+{
+	if (o->format == FORMAT_PPROF) {
+		if (o->thread_root)
+			warn(o, "--threads does not apply to pprof: every pprof sample has thread "
+				"and tid labels (go tool pprof -tags)");
+		if (o->processes)
+			warn(o, "--processes does not apply to pprof: every pprof sample has pid "
+				"and process labels (go tool pprof -tags)");
+		if (o->cpu)
+			warn(o, "--cpu does not apply to pprof: it has both wall and cpu time "
+				"(go tool pprof -sample_index=cpu)");
+	}
+	if (o->format == FORMAT_SPEEDSCOPE && o->thread_root)
+		warn(o, "--threads does not apply to speedscope: it has one profile per thread "
+			"already");
+}
+
+static int check_combination(struct options *o, int first, int nopts, char **argv, char *err,
+			     size_t errlen)
+{
+	if (first < nopts && check_subcommand(argv[first], err, errlen) < 0)
+		return -EINVAL;
+	if (o->convert)
+		return check_convert(o, first, nopts, err, errlen);
+	if (o->command) {
+		if (check_command(o, first, nopts, argv, err, errlen) < 0)
+			return -EINVAL;
+	} else if (check_pids(o, first, nopts, argv, err, errlen) < 0) {
+		return -EINVAL;
+	}
+	if (o->dump)            /* a text dump unless --format says; no file unless -o */
+		return 0;
+	if (o->format == FORMAT_AUTO && o->output) {
+		o->format = options__format_for(o->output);
+		if (o->format == FORMAT_AUTO) {
+			snprintf(err, errlen, "cannot tell the format from the name '%s': "
+				 FORMATS_AND_ENDINGS, o->output);
+			return -EINVAL;
+		}
+	}
+	if (o->format == FORMAT_AUTO)
+		o->format = FORMAT_PPROF;
+	if (!o->output && !o->command) {
+		options__default_output(o->format, o->pid, o->default_output,
+					sizeof(o->default_output));
+		o->output = o->default_output;
+	}
+	check_applies(o);
 	return 0;
 }

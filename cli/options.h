@@ -10,48 +10,69 @@
 enum out_format { FORMAT_AUTO, FORMAT_PPROF, FORMAT_FOLDED, FORMAT_SVG, FORMAT_SPEEDSCOPE };
 
 #define MAX_TIDS 256
-#define MAX_DEBUG_DIRS 16
-
 #define MAX_PIDS 64
+#define MAX_DEBUG_DIRS 16
+#define MAX_WARNINGS 8
 
 struct options {
-	pid_t pid;                      /* 0 in launch mode; else pids[0] */
-	pid_t pids[MAX_PIDS];           /* the processes to attach to */
-	size_t npids;
-	int subprocesses;               /* also sample their descendants */
-	int processes;                  /* folded, svg: the process as the root frame */
+	pid_t pid;                      /* pids[0]; 0 in launch mode and with --convert */
+	pid_t pids[MAX_PIDS];           /* -p LIST or the positional PID(s): in order, each once */
+	size_t npids;                   /* 0 in launch mode and with --convert */
 	char **command;                 /* launch mode: argv after "--", else NULL */
 	int hz;
-	const char *output;             /* NULL: cprof-PID.pprof */
-	enum out_format format;
+	/* Never NULL after a parse with a PID: -o as given ("-": standard
+	 * output), else default_output, "cprof-PID" and the format's ending.
+	 * NULL in launch mode without -o (the PID is not known yet: see
+	 * options__default_output) and with --dump without -o. */
+	const char *output;
+	char default_output[32];        /* storage behind output when -o is not given */
+	enum out_format format;         /* never FORMAT_AUTO, except with --dump */
 	double duration;                /* seconds; 0: until stopped */
-	int thread_root;
+	int thread_root;                /* --threads */
+	int processes;                  /* --processes: "NAME (PID)" as the root frame */
+	int subprocesses;               /* follow descendants: default 0 with PIDs, 1 with -- COMMAND */
+	int subprocesses_given;         /* --subprocesses or --no-subprocesses was given */
+	int dump;                       /* --dump: every thread's stack once, then detach */
 	int max_depth;
 	int stats;                      /* a second summary line with costs */
 	int cpu;                        /* folded, svg, speedscope: weigh by CPU time */
 	int no_idle;                    /* drop samples of sleeping or stopped threads */
 	int quiet;                      /* no live status line */
-	pid_t tids[MAX_TIDS];           /* --tid: sample only these threads */
+	pid_t tids[MAX_TIDS];           /* --tid: sample only these threads (of any PID) */
 	size_t ntids;
 	const char *threads_matching;   /* --threads-matching: the regex as given */
 	regex_t threads_re;             /* ... compiled (valid if threads_matching) */
 	const char *debug_dirs[MAX_DEBUG_DIRS];   /* --debug-dir, in order */
 	size_t ndebug_dirs;
 	const char *convert;            /* --convert FILE: folded in, no target */
+	/* Options that do not apply to the chosen format: one line each,
+	 * static strings, for the caller to print as warnings. */
+	const char *warnings[MAX_WARNINGS];
+	size_t nwarnings;
 	int help, version;
 };
 
 #define HZ_MAX 10000
 #define MAX_DEPTH_MAX 65536
+#define DURATION_MAX 1e7                /* seconds: 115 days */
 
 /* Fills O from ARGV.  Returns 0, or -EINVAL with a one-line reason in ERR.
- * Call options__free() after a successful parse. */
+ * O keeps pointers into ARGV and into itself (output may point at
+ * default_output): do not copy it.  Call options__free() after a
+ * successful parse. */
 int options__parse(struct options *o, int argc, char **argv, char *err, size_t errlen);
 void options__free(struct options *o);
 
-/* The format for PATH when none was asked for: .pprof and .pb.gz are
- * pprof, .svg a flame graph, .json speedscope, anything else folded. */
+/* The format a file name asks for, by its ending, case-insensitive:
+ * .pprof, .pb.gz, .pb and .prof are pprof; .svg a flame graph; .json
+ * speedscope; .folded, .collapsed and .txt folded; "-" (standard output)
+ * folded.  FORMAT_AUTO for any other name: the caller refuses it unless
+ * --format says. */
 enum out_format options__format_for(const char *path);
+
+/* The output file name when -o is not given: "cprof-PID" and the ending
+ * of FORMAT (.pprof, .folded, .svg, .json) into BUF. */
+void options__default_output(enum out_format format, pid_t pid, char *buf, size_t len);
 
 extern const char options__usage[];
 

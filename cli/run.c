@@ -411,8 +411,9 @@ static int start_sampler(struct run *r)
 		r->code = o->command ? 127 : 1;
 		return e;
 	}
-	if (!o->output)
-		snprintf(r->output, sizeof(r->output), "cprof-%d.pprof", sampler__first_pid(r->sampler));
+	if (!o->output)         /* launch mode: named after the command's PID */
+		options__default_output(o->format, sampler__first_pid(r->sampler), r->output,
+					sizeof(r->output));
 	return 0;
 }
 
@@ -423,7 +424,7 @@ int run__profile(const struct options *o, int argc, char **argv)
 	if (o->output)
 		snprintf(r.output, sizeof(r.output), "%s", o->output);
 	else
-		snprintf(r.output, sizeof(r.output), "cprof-%d.pprof", o->pid);
+		options__default_output(o->format, 0, r.output, sizeof(r.output));
 	if (open_output(&r) < 0 || (o->ntids && check_tids(o) < 0))
 		goto out;
 	/* Signals are blocked before the sampler's thread starts, so every

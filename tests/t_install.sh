@@ -3,7 +3,8 @@
 # profiler, cprof-folded2svg, the man page and the bash completion in their
 # places; the installed man page renders without warnings and documents
 # every option of --help; the completion offers those options, the
-# --format values, PIDs by name, a process's threads, files; and
+# --format values (--format=, -f too), PIDs by name in numeric order
+# without kernel threads and PID 1, a process's threads, files; and
 # cprof-folded2svg writes what --convert writes.
 . "$(dirname "$0")/lib.sh"
 
@@ -45,9 +46,13 @@ for sec in NAME SYNOPSIS DESCRIPTION OPTIONS "OUTPUT FORMATS" "READING A PROFILE
 	check "man page: section $sec" "grep -q '^$sec\$' '$TMP/man.plain'"
 done
 # The options: the words starting with - on --help's option lines (those
-# that start with one, before the examples).
+# that start with one, before the examples); -F and -V too.
 HELP_OPTS=$("$CPROF" --help | sed '/^examples:/,$d' | grep -E '^ +-' |
-	sed -E 's/^ +//; s/   .*//' | grep -oE '(^|[ ,])--?[a-z][a-z-]*' | sed 's/^[ ,]*//' | sort -u)
+	sed -E 's/^ +//; s/   .*//' | grep -oE '(^|[ ,])--?[a-zA-Z][a-z-]*' | sed 's/^[ ,]*//' | sort -u)
+for o in -p --pid -F --rate -d -f -t -V --processes --subprocesses --no-subprocesses --dump; do
+	DETAIL="options of --help: $(tr '\n' ' ' <<<"$HELP_OPTS")" \
+		check "--help lists $o" "grep -qx -- '$o' <<<\"\$HELP_OPTS\""
+done
 missing=$(for o in $HELP_OPTS; do grep -qE -- "(^|[ ,])$o( |,|\$)" "$TMP/man.plain" || echo "$o"; done)
 DETAIL="not in the man page: $(tr '\n' ' ' <<<"$missing")" \
 	check "man page: every option of --help ($(wc -w <<<"$HELP_OPTS") of them) is documented" \
@@ -91,6 +96,16 @@ DETAIL="offered: $got; formats: $(tr '\n' ' ' <<<"$FORMATS")" \
 	"[ '$got' = \"\$(tr '\\n' ' ' <<<\"\$FORMATS\")\" ]"
 got=$(complete_line --format s | sort | tr '\n' ' ')
 check "completion: --format s -> speedscope svg" "[ '$got' = 'speedscope svg ' ]"
+# "--format=<Tab>": bash splits the word at "=" (COMP_WORDBREAKS).
+fmts=$(tr '\n' ' ' <<<"$FORMATS")
+for words in "--format =" "--format = ''" "-f ''" "--format=" "--format=''"; do
+	eval "got=\$(complete_line $words | sort | tr '\\n' ' ')"
+	DETAIL="offered: ${got:0:200}" check "completion: $words offers the formats" "[ '$got' = '$fmts' ]"
+done
+got=$(complete_line --format = s | sort | tr '\n' ' ')
+DETAIL="offered: $got" check "completion: --format=s -> speedscope svg" "[ '$got' = 'speedscope svg ' ]"
+got=$(complete_line --threads = '')
+DETAIL="offered: $got" check "completion: --threads= (no value) offers nothing" "[ -z \"\$got\" ]"
 mkdir -p "$TMP/files"
 touch "$TMP/files/prof.folded" "$TMP/files/prof.svg" "$TMP/files/other"
 for opt in -o --output --convert; do
@@ -110,7 +125,35 @@ if start_target wallclock; then
 	got=$(complete_line '')
 	DETAIL="$(wc -l <<<"$got") offered: $(head -5 <<<"$got" | tr '\n' '|')" \
 		check "completion: PIDs are listed with their process names" \
-		"grep -qx '$pid wallclock' <<<\"\$got\" && grep -qx '1 [^ ].*' <<<\"\$got\""
+		"grep -qx '$pid wallclock' <<<\"\$got\""
+	# Issue 15 item 9: not PID 1, not kernel threads, numeric order.
+	DETAIL="offered: $(head -3 <<<"$got" | tr '\n' '|')" \
+		check "completion: PID 1 is not offered" "! grep -q '^1 ' <<<\"\$got\""
+	kthreads=$(for d in /proc/[0-9]*; do
+		f=$(sed 's/.*) //' "$d/stat" 2>/dev/null | cut -d' ' -f7)
+		[ -n "$f" ] && [ $((f & 0x200000)) != 0 ] && echo "${d#/proc/}"
+	done)
+	if [ -n "$kthreads" ]; then
+		bad=$(cut -d' ' -f1 <<<"$got" | grep -Fx "$kthreads" | head -3 | tr '\n' ' ')
+		DETAIL="kernel threads offered: $bad" \
+			check "completion: kernel threads ($(wc -l <<<"$kthreads") here) are not offered" "[ -z '$bad' ]"
+	else
+		skip "completion: kernel threads are not offered" "no kernel thread visible (another PID namespace)"
+	fi
+	DETAIL="order: $(cut -d' ' -f1 <<<"$got" | head -8 | tr '\n' ' ')" \
+		check "completion: PIDs in numeric order ($(wc -l <<<"$got") of them)" \
+		"[ \"\$(cut -d' ' -f1 <<<\"\$got\")\" = \"\$(cut -d' ' -f1 <<<\"\$got\" | sort -n)\" ]"
+	# (Each run lists its own shell: compare the long-lived ones.)
+	for words in "-p ''" "--pid = ''"; do
+		eval "got2=\$(complete_line $words)"
+		DETAIL="offered: $(head -3 <<<"$got2" | tr '\n' '|')" \
+			check "completion: $words offers PIDs the same way" \
+			"grep -qx '$pid wallclock' <<<\"\$got2\" && ! grep -q '^1 ' <<<\"\$got2\" &&
+			 [ \"\$(cut -d' ' -f1 <<<\"\$got2\")\" = \"\$(cut -d' ' -f1 <<<\"\$got2\" | sort -n)\" ]"
+	done
+	got2=$(complete_line "1,$pid")
+	DETAIL="offered: $got2" check "completion: a list, 1,$pid -> completes its last PID" \
+		"grep -qxE '1,$pid( wallclock)?' <<<\"\$got2\""
 	got=$(complete_line wallcl)
 	DETAIL="offered: $(tr '\n' '|' <<<"$got")" \
 		check "completion: a process name completes to its PID" \
@@ -125,6 +168,53 @@ if start_target wallclock; then
 	got=$(complete_line "$pid" '')
 	DETAIL="offered: $(head -3 <<<"$got" | tr '\n' '|')" \
 		check "completion: no second PID after the PID" "[ -z \"\$got\" ]"
+	got=$(complete_line -p "$pid" '')
+	DETAIL="offered: $(head -3 <<<"$got" | tr '\n' '|')" \
+		check "completion: no PID after -p PID" "[ -z \"\$got\" ]"
+	for words in "-p $pid --tid ''" "--pid = $pid --tid ''" "-p $$,$pid --tid ''"; do
+		eval "got=\$(complete_line $words | grep -v '^$$ ' | sort)"
+		DETAIL="offered: $(tr '\n' '|' <<<"$got")" \
+			check "completion: $words lists $pid's threads" "[ \"\$got\" = \"\$expected\" ]"
+	done
+	# With the bash-completion package's _init_completion, as in a real
+	# shell: it joins "--format" "=" "s" back into one word.
+	BASH_COMPLETION=/usr/share/bash-completion/bash_completion
+	if [ ! -f "$BASH_COMPLETION" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+		diag "bash-completion missing: apt-get install bash-completion (one time)"
+		DEBIAN_FRONTEND=noninteractive timeout 80 apt-get install -y -qq --no-install-recommends \
+			bash-completion >"$TMP/apt.log" 2>&1 ||
+			{ DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null 2>&1 &&
+				DEBIAN_FRONTEND=noninteractive timeout 80 apt-get install -y -qq \
+					--no-install-recommends bash-completion >>"$TMP/apt.log" 2>&1; }
+	fi
+	if [ -f "$BASH_COMPLETION" ]; then
+		# complete_real LINE WORD...: LINE as typed, WORDs as bash splits it.
+		complete_real() {
+			bash --norc --noprofile -c '
+				. "$1" && . "$2" || exit 9
+				COMP_LINE="cprof-attach $3"; COMP_POINT=${#COMP_LINE}
+				shift 3
+				COMP_WORDS=(cprof-attach "$@"); COMP_CWORD=$#; COMPREPLY=()
+				_cprof_attach
+				printf "%s\n" "${COMPREPLY[@]}"' _ "$BASH_COMPLETION" "$COMPL" "$@" 2>&1
+		}
+		got=$(complete_real "--format=" --format = | sort | tr '\n' ' ')
+		DETAIL="offered: $got" check "completion (bash-completion): --format= offers the formats" \
+			"[ '$got' = '$fmts' ]"
+		got=$(complete_real "--format=s" --format = s | sort | tr '\n' ' ')
+		DETAIL="offered: $got" check "completion (bash-completion): --format=s -> speedscope svg" \
+			"[ '$got' = 'speedscope svg ' ]"
+		got=$(complete_real "--pid=$pid --tid " --pid = "$pid" --tid '' | sort)
+		DETAIL="offered: $(tr '\n' '|' <<<"$got")" \
+			check "completion (bash-completion): --pid=$pid --tid lists its threads" \
+			"[ \"\$got\" = \"\$expected\" ]"
+		got=$(complete_real "-p " -p '')
+		DETAIL="offered: $(head -3 <<<"$got" | tr '\n' '|')" \
+			check "completion (bash-completion): -p lists PIDs, not PID 1" \
+			"grep -qx '$pid wallclock' <<<\"\$got\" && ! grep -q '^1 ' <<<\"\$got\""
+	else
+		skip "completion with the bash-completion package" "not installed, and cannot install it (needs root and apt-get)"
+	fi
 	stop_target "$pid"
 fi
 got=$(complete_line -- ech)

@@ -117,6 +117,188 @@ static void test_options(void)
 	check(parse("cprof-attach --help", &o, err) == 0 && o.help, "options: --help");
 }
 
+/* perf's, py-spy's and strace's spellings, PID lists, the many-process
+ * options, and what each refuses (issue 15 item 2, issue 12). */
+static void test_options_habits(void)
+{
+	struct options o;
+	char err[512];
+	check(parse("cprof-attach -p 4242", &o, err) == 0 && o.pid == 4242 && o.npids == 1 &&
+	      o.pids[0] == 4242, "options: -p PID");
+	check(parse("cprof-attach --pid 7", &o, err) == 0 && o.pid == 7, "options: --pid PID");
+	check(parse("cprof-attach --pid=8", &o, err) == 0 && o.pid == 8, "options: --pid=PID");
+	check(parse("cprof-attach -p9", &o, err) == 0 && o.pid == 9, "options: -pPID");
+	check(parse("cprof-attach -p 101,102,103", &o, err) == 0 && o.npids == 3 && o.pid == 101 &&
+	      o.pids[1] == 102 && o.pids[2] == 103, "options: -p 101,102,103");
+	check(parse("cprof-attach 101,102", &o, err) == 0 && o.npids == 2 && o.pids[1] == 102,
+	      "options: positional PID list");
+	check(parse("cprof-attach -p 5,6,5 -p 7", &o, err) == 0 && o.npids == 3 && o.pids[2] == 7,
+	      "options: -p repeated adds, a PID given twice counts once");
+	char *pidof[] = { "cprof-attach", "-p", "11 12\n", NULL };
+	check(options__parse(&o, 3, pidof, err, sizeof(err)) == 0 && o.npids == 2 && o.pids[1] == 12,
+	      "options: -p \"$(pidof x)\" (spaces) is a list");
+	check(parse("cprof-attach -F 999 1", &o, err) == 0 && o.hz == 999, "options: -F N");
+	check(parse("cprof-attach --rate 49 1", &o, err) == 0 && o.hz == 49, "options: --rate N");
+	check(parse("cprof-attach -f folded -o x.pprof 1", &o, err) == 0 && o.format == FORMAT_FOLDED,
+	      "options: -f F");
+	check(parse("cprof-attach -t -o x.folded 1", &o, err) == 0 && o.thread_root, "options: -t");
+	check(parse("cprof-attach -V", &o, err) == 0 && o.version, "options: -V");
+	static const struct { const char *arg; double secs; } times[] = {
+		{ "2", 2 }, { "0.5", 0.5 }, { ".5", 0.5 }, { "2s", 2 }, { "500ms", 0.5 },
+		{ "1.5m", 90 }, { "1m", 60 }, { "0.25s", 0.25 },
+	};
+	for (size_t i = 0; i < sizeof(times) / sizeof(*times); i++) {
+		char line[128], name[160];
+		snprintf(line, sizeof(line), "cprof-attach -d %s 1", times[i].arg);
+		snprintf(name, sizeof(name), "options: -d %s is %g s", times[i].arg, times[i].secs);
+		check(parse(line, &o, err) == 0 && o.duration > times[i].secs - 1e-9 &&
+		      o.duration < times[i].secs + 1e-9, name);
+	}
+	check(parse("cprof-attach --duration 2s 1", &o, err) == 0 && o.duration == 2,
+	      "options: --duration 2s");
+	check(parse("cprof-attach 1", &o, err) == 0 && !o.subprocesses && !o.subprocesses_given &&
+	      !o.processes && !o.dump, "options: attaching: no subprocesses by default");
+	check(parse("cprof-attach -o x.pprof -- ls", &o, err) == 0 && o.subprocesses &&
+	      !o.subprocesses_given && o.npids == 0 && o.pid == 0,
+	      "options: launch mode follows subprocesses by default");
+	check(parse("cprof-attach --no-subprocesses -o x.pprof -- ls", &o, err) == 0 &&
+	      !o.subprocesses && o.subprocesses_given, "options: --no-subprocesses in launch mode");
+	check(parse("cprof-attach --subprocesses 1", &o, err) == 0 && o.subprocesses &&
+	      o.subprocesses_given, "options: --subprocesses with a PID");
+	check(parse("cprof-attach --processes -o x.svg 1,2", &o, err) == 0 && o.processes &&
+	      o.nwarnings == 0, "options: --processes with svg, no warning");
+	check(parse("cprof-attach --dump 1", &o, err) == 0 && o.dump && !o.output &&
+	      o.format == FORMAT_AUTO, "options: --dump: no file, no format unless asked");
+	check(parse("cprof-attach --tid 5 --tid 6 -p 1,2", &o, err) == 0 && o.ntids == 2,
+	      "options: --tid with several PIDs");
+	static const struct { const char *line, *says; } refused[] = {
+		{ "-p", "positionally|PID" }, { "--pid", "PID" }, { "-x 1", "-p" },
+		{ "-v", "-V" }, { "-p 1 2", "not both" }, { "-p 1 -- ls", "not both" },
+		{ "-p 0", "-p" }, { "-p 1,,2", "list" }, { "-p 1,", "list" }, { "-p ,1", "list" },
+		{ "-p abc", "pidof" }, { "1,x", "list" }, { "-d 2x 1", "duration" },
+		{ "-d -1 1", "duration" }, { "-d 0 1", "duration" }, { "-d 0s 1", "duration" },
+		{ "-d 1e3 1", "duration" }, { "-d ms 1", "duration" }, { "-d 1h 1", "duration" },
+		{ "-d inf 1", "duration" }, { "-F 0 1", "hz" }, { "--rate 20000 1", "hz" },
+		{ "-f xml 1", "format" }, { "--dump -- ls", "dump" },
+		{ "1 2", "101,102" }, { "nginx", "pidof" },
+	};
+	for (size_t i = 0; i < sizeof(refused) / sizeof(*refused); i++) {
+		char line[128], name[160];
+		snprintf(line, sizeof(line), "cprof-attach %s", refused[i].line);
+		int r = parse(line, &o, err);
+		snprintf(name, sizeof(name), "options: '%s' refused, saying '%s'", refused[i].line,
+			 refused[i].says);
+		int says = 0;
+		for (const char *w = refused[i].says, *bar; *w; w = *bar ? bar + 1 : bar) {
+			bar = strchr(w, '|');
+			if (!bar)
+				bar = w + strlen(w);
+			says = says || memmem(err, strlen(err), w, (size_t)(bar - w)) != NULL;
+		}
+		check(r == -EINVAL && says && !strchr(err, '\n'), name);
+	}
+	char many[512] = "cprof-attach -p 1";
+	for (int i = 2; i <= MAX_PIDS + 1; i++)
+		snprintf(many + strlen(many), sizeof(many) - strlen(many), ",%d", i);
+	check(parse(many, &o, err) == -EINVAL && strstr(err, "at most"), "options: at most 64 PIDs");
+	static const char *const words[] = { "record", "attach", "dump", "top", "report", "stat" };
+	for (size_t i = 0; i < sizeof(words) / sizeof(*words); i++) {
+		char line[64], want[64], name[96];
+		snprintf(line, sizeof(line), "cprof-attach %s 4242", words[i]);
+		snprintf(want, sizeof(want), "'%s' is not a subcommand: ", words[i]);
+		snprintf(name, sizeof(name), "options: '%s PID' gets a pointer", words[i]);
+		check(parse(line, &o, err) == -EINVAL && strncmp(err, want, strlen(want)) == 0, name);
+	}
+	check(parse("cprof-attach dump 1", &o, err) == -EINVAL && strstr(err, "--dump"),
+	      "options: 'dump' points to --dump");
+	check(parse("cprof-attach top", &o, err) == -EINVAL && strstr(err, "go tool pprof -top"),
+	      "options: 'top' points to go tool pprof -top");
+	check(parse("cprof-attach record -p 1", &o, err) == -EINVAL && strstr(err, "-o out.pprof"),
+	      "options: 'record -p PID' points to the command line that records");
+}
+
+/* Format by the output's name, the refusal of other names, the default
+ * name, and the warnings for options a format does not use. */
+static void test_options_formats(void)
+{
+	struct options o;
+	char err[512];
+	static const struct { const char *name; enum out_format f; } by_name[] = {
+		{ "x.pprof", FORMAT_PPROF }, { "x.pb.gz", FORMAT_PPROF }, { "x.pb", FORMAT_PPROF },
+		{ "x.prof", FORMAT_PPROF }, { "X.PROF", FORMAT_PPROF }, { "x.Pb.Gz", FORMAT_PPROF },
+		{ "x.svg", FORMAT_SVG }, { "x.SVG", FORMAT_SVG }, { "x.json", FORMAT_SPEEDSCOPE },
+		{ "x.folded", FORMAT_FOLDED }, { "x.collapsed", FORMAT_FOLDED },
+		{ "x.txt", FORMAT_FOLDED }, { "-", FORMAT_FOLDED }, { "x.html", FORMAT_AUTO },
+		{ "x.gz", FORMAT_AUTO }, { "x", FORMAT_AUTO }, { "x.out", FORMAT_AUTO },
+		{ ".svg", FORMAT_AUTO }, { "", FORMAT_AUTO }, { "svg", FORMAT_AUTO },
+	};
+	int ok = 1;
+	for (size_t i = 0; i < sizeof(by_name) / sizeof(*by_name); i++) {
+		if (options__format_for(by_name[i].name) != by_name[i].f) {
+			printf("# format_for(\"%s\") = %d\n", by_name[i].name,
+			       options__format_for(by_name[i].name));
+			ok = 0;
+		}
+	}
+	check(ok, "options: format_for: every ending, case-insensitive; others FORMAT_AUTO");
+	check(parse("cprof-attach -o x.prof 1", &o, err) == 0 && o.format == FORMAT_PPROF &&
+	      strcmp(o.output, "x.prof") == 0, "options: -o x.prof is pprof");
+	const char *unknown[] = { "x.html", "x.gz", "x", "dir/out" };
+	for (size_t i = 0; i < sizeof(unknown) / sizeof(*unknown); i++) {
+		char line[128], name[160];
+		snprintf(line, sizeof(line), "cprof-attach -o %s 1", unknown[i]);
+		snprintf(name, sizeof(name), "options: -o %s refused, listing formats and endings",
+			 unknown[i]);
+		check(parse(line, &o, err) == -EINVAL && strstr(err, unknown[i]) &&
+		      strstr(err, "speedscope") && strstr(err, ".pb.gz") && strstr(err, ".collapsed") &&
+		      !strchr(err, '\n'), name);
+	}
+	check(parse("cprof-attach -o x.html --format svg 1", &o, err) == 0 && o.format == FORMAT_SVG,
+	      "options: any name with --format");
+	check(parse("cprof-attach --convert in.folded -o x.html", &o, err) == -EINVAL,
+	      "options: --convert -o x.html refused");
+	check(parse("cprof-attach -o - 1", &o, err) == 0 && strcmp(o.output, "-") == 0 &&
+	      o.format == FORMAT_FOLDED, "options: -o - is folded on standard output");
+	check(parse("cprof-attach -o - -f pprof 1", &o, err) == 0 && strcmp(o.output, "-") == 0 &&
+	      o.format == FORMAT_PPROF, "options: -o - --format pprof");
+	static const struct { const char *fmt, *name; } defaults[] = {
+		{ "", "cprof-42.pprof" }, { "--format pprof", "cprof-42.pprof" },
+		{ "--format svg", "cprof-42.svg" }, { "--format folded", "cprof-42.folded" },
+		{ "--format speedscope", "cprof-42.json" },
+	};
+	for (size_t i = 0; i < sizeof(defaults) / sizeof(*defaults); i++) {
+		char line[128], name[160];
+		snprintf(line, sizeof(line), "cprof-attach %s 42", defaults[i].fmt);
+		snprintf(name, sizeof(name), "options: no -o, '%s': %s", defaults[i].fmt,
+			 defaults[i].name);
+		check(parse(line, &o, err) == 0 && o.output && strcmp(o.output, defaults[i].name) == 0,
+		      name);
+	}
+	check(parse("cprof-attach -f svg -p 42,43", &o, err) == 0 &&
+	      strcmp(o.output, "cprof-42.svg") == 0, "options: several PIDs: named after the first");
+	check(parse("cprof-attach --format svg -- ls", &o, err) == 0 && !o.output,
+	      "options: launch mode without -o: no name yet");
+	char name[64];
+	options__default_output(FORMAT_SPEEDSCOPE, 77, name, sizeof(name));
+	check(strcmp(name, "cprof-77.json") == 0, "options: default_output for launch mode");
+	check(parse("cprof-attach -o x.folded -t --cpu --processes 1", &o, err) == 0 &&
+	      o.nwarnings == 0, "options: --threads --cpu --processes with folded: no warning");
+	check(parse("cprof-attach -o x.pprof --threads 1", &o, err) == 0 && o.nwarnings == 1 &&
+	      strstr(o.warnings[0], "--threads") && strstr(o.warnings[0], "thread") &&
+	      strstr(o.warnings[0], "label"), "options: --threads with pprof: a warning (labels)");
+	check(parse("cprof-attach --cpu 1", &o, err) == 0 && o.nwarnings == 1 &&
+	      strstr(o.warnings[0], "-sample_index=cpu"), "options: --cpu with pprof: a warning");
+	check(parse("cprof-attach -o x.pb -t --processes --cpu 1", &o, err) == 0 && o.nwarnings == 3,
+	      "options: three options pprof does not use: three warnings");
+	check(parse("cprof-attach -o x.json -t 1", &o, err) == 0 && o.nwarnings == 1 &&
+	      strstr(o.warnings[0], "speedscope"), "options: --threads with speedscope: a warning");
+	ok = 1;
+	parse("cprof-attach -o x.pb -t --processes --cpu 1", &o, err);
+	for (size_t i = 0; i < o.nwarnings; i++)
+		ok = ok && o.warnings[i][0] && !strchr(o.warnings[i], '\n');
+	check(ok, "options: warnings are one line each");
+}
+
 /* Adds COUNT samples of thread SLOT in STATE with PCS[0..N), CPU ns. */
 static void add(struct stacks *st, uint32_t slot, char state, const uint64_t *pcs, size_t n,
 		uint64_t count, uint64_t cpu)
@@ -233,6 +415,8 @@ int main(void)
 	test_intern();
 	test_maps();
 	test_options();
+	test_options_habits();
+	test_options_formats();
 	test_stacks();
 	test_pprof();
 	printf("1..%d\n", n_tests);
