@@ -376,6 +376,7 @@ elif start_target prefork 2 burn; then
 		prof "$base" "$parent" --subprocesses --processes --duration 1 -o "$out"
 		check_ran "strace" "$base" "$out"
 		diag "strace: $(summary "$base.err")"
+		# shellcheck disable=SC2034 # used in the check's condition
 		notes=$(grep -E 'note:' "$base.err" | grep -E "(^|[^0-9])$w1([^0-9]|\$)")
 		DETAIL="stderr: $(head -c 400 "$base.err" | tr '\n' '|')" \
 			check "strace: one note naming worker $w1, traced by $sp (strace)" \
