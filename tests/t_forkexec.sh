@@ -4,13 +4,17 @@
 #    profiled, no child is ever traced (TracerPid 0 in every child's
 #    status, polled until 50 were seen, at most 3 s), and neither is a
 #    long-lived one.
-#  - exec: tests/bin/execer calls exec on cue (SIGUSR1), from main or from
-#    a second thread, into itself or into /bin/sleep.  The profiler must
-#    notice, say so (a stop reason mentioning exec), write what it had and
-#    exit 0; the new image runs on, untraced; and no frame of the new image
-#    is in the profile (never unwound with the old maps).  The thread that
-#    calls exec spins until then, so at 999 Hz a stop is often asked for
-#    right as it calls exec.
+#  - exec (issue 12: exec is followed): tests/bin/execer calls exec on cue
+#    (SIGUSR1), from main or from a second thread, into itself or into
+#    /bin/sleep.  The run goes on after the exec (the profiler is still
+#    running once the new image is, and stops at SIGINT, not at the exec);
+#    both images are in the profile, each named from its own files: the
+#    old one's before_exec_work under the old main or execer thread, the
+#    new one's after_exec_work and its new thread's after_idle (or
+#    /bin/sleep's stripped frames, sleep+0xSTART, down to clock_nanosleep);
+#    no frame is [unknown].  Afterwards the new image runs on, untraced.
+#    The thread that calls exec spins until then, so at 999 Hz a stop is
+#    often asked for right as it calls exec.
 . "$(dirname "$0")/lib.sh"
 
 # --- fork: children never traced while the parent is ------------------------
@@ -77,12 +81,31 @@ if start_target forker; then
 	stop_target "$pid"
 fi
 
-# --- exec ----------------------------------------------------------------------
+# --- exec ---------------------------------------------------------------------
 _comm_is() { [ "$(cat "/proc/$1/comm" 2>/dev/null)" = "$2" ]; }
+
+# stacks_matching FILE ERE: samples whose stack, without its "NAME (ID)"
+# root frames (thread, process), matches ^(ERE)$ as a whole.
+stacks_matching() {
+	sed -E 's/^([^;]* \([0-9]+\);)+//' "$1" | grep -E "^($2) [0-9]+\$" |
+		awk '{ n += $NF } END { print n + 0 }'
+}
+
+# shaped LABEL FILE FRAME ERE: FRAME was sampled, and every stack holding it
+# is one ERE spells out (the frames the image it belongs to makes).
+shaped() {
+	local label=$1 out=$2 frame=$3 re=$4 all good
+	all=$(folded_frame_count "$out" "$frame")
+	good=$(stacks_matching "$out" "$re")
+	DETAIL="$all samples in $frame, $good shaped as expected; $(grep -F ";$frame" "$out" | head -n 3 | cut -c1-200 | tr '\n' '|')" \
+		check "$label" "[ '$all' -gt 0 ] && [ '$good' = '$all' ]"
+}
 
 # exec_run MODE RUN: one profiled exec; checks carry "exec MODE #RUN".
 exec_run() {
-	local mode=$1 label="exec $1 #$2" pid out base reason bad
+	local mode=$1 label="exec $1 #$2" pid out base reason bad still n
+	local libc_main='_start;__libc_start_main;(__libc_start_call_main;)?main'
+	local thread_main='[^;]*clone[^;]*;start_thread'
 	start_target execer "$mode" || return
 	pid=$TARGET_PID
 	base=$TMP/exec-$mode-$2
@@ -91,37 +114,51 @@ exec_run() {
 	if wait_attached "$pid"; then
 		sleep 0.2 # collect samples of the old image
 		kill -USR1 "$pid"
+		if [ "$mode" = sleep ]; then
+			check "$label: the new image (/bin/sleep) runs" wait_until 5 _comm_is "$pid" sleep
+		else
+			check "$label: the new image runs (wrote its ready file)" \
+				wait_until 5 file_ready "$TARGET_READY.after"
+		fi
+		sleep 0.2 # collect samples of the new image
+		DETAIL="profiler $(alive "$PROF_PID" && echo running || echo exited), new image's TracerPid $(tracer_of "$pid" "$pid"): $(head -c 200 "$base.err")" \
+			check "$label: still profiling the new image (it holds its threads)" \
+			"alive $PROF_PID && all_traced $pid"
+		kill -INT "$PROF_PID" 2>/dev/null
 		prof_wait 10
 		check_ran "$label" "$base" "$out"
 		reason=$(summary "$base.err")
 		diag "$label: $reason"
-		DETAIL="summary: ${reason:-none}; stderr: $(head -c 300 "$base.err")" \
-			check "$label: the summary says it stopped at exec" \
-			"grep -qi 'exec' <<<\"\$reason\""
-		DETAIL="$(grep -c . "$base.err") lines: $(head -c 300 "$base.err" | tr '\n' '|')" \
-			check "$label: one line on stderr" "[ \$(grep -c . '$base.err') = 1 ]"
-		c=$(folded_count "$out" 'before_exec_work')
-		DETAIL="$c samples" check "$label: the old image was sampled (before_exec_work)" "[ '$c' -gt 0 ]"
-		# Nothing of the new image: its functions, its threads, its program.
-		bad=$(folded_count "$out" 'after_exec_work|after_idle|after-idle|after_main|(^|;)sleep\+0x|/sleep|(^|;)sleep(;|$)')
-		DETAIL="$bad samples: $(grep -E 'after_|sleep' "$out" | head -n 3 | cut -c1-200 | tr '\n' '|')" \
-			check "$label: no frame of the new image in the profile" "[ '$bad' = 0 ]"
-		# Every stack is one the old image makes.
-		bad=$(folded_count "$out" '.' )
-		bad=$((bad - $(folded_count "$out" 'before_exec_work|idle_here|pthread_join|clockjoin|do_exec|execv')))
-		DETAIL="$bad samples elsewhere: $(grep -vE 'before_exec_work|idle_here|pthread_join|clockjoin|do_exec|execv' "$out" | head -n 3 | cut -c1-200 | tr '\n' '|')" \
-			check "$label: every sample is in the old image's own functions" "[ '$bad' = 0 ]"
-		if [ "$mode" = sleep ]; then
-			check "$label: the new image (/bin/sleep) runs" wait_until 5 _comm_is "$pid" sleep
-			check "$label: new image untraced" untraced "$pid"
-			check "$label: new image not stopped" not_stopped "$pid"
+		DETAIL="summary: ${reason:-none}" \
+			check "$label: the run went on after the exec (stopped by SIGINT)" \
+			"grep -q ', interrupted, wrote ' <<<\"\$reason\""
+		DETAIL="$(head -c 300 "$base.err" | tr '\n' '|')" \
+			check "$label: no error on stderr" "! grep -qi 'error' '$base.err'"
+		n=$(folded_total "$out")
+		DETAIL="folded $n, summary $(summary_field "$base.err" samples)" \
+			check "$label: counts add up to the summary" "[ '$n' = '$(summary_field "$base.err" samples)' ]"
+		if [ "$mode" = thread ]; then
+			shaped "$label: old image sampled, named from it (execer thread in before_exec_work)" \
+				"$out" before_exec_work "$thread_main;execer_main;before_exec_work"
 		else
-			check "$label: the new image runs (wrote its ready file)" \
-				wait_until 5 file_ready "$TARGET_READY.after"
-			check "$label: new image untraced" untraced "$pid"
-			check "$label: new image not stopped" not_stopped "$pid"
-			check "$label: new image makes progress" progresses "$pid"
+			shaped "$label: old image sampled, named from it (main in before_exec_work)" \
+				"$out" before_exec_work "$libc_main;before_exec_work"
 		fi
+		if [ "$mode" = sleep ]; then
+			shaped "$label: new image sampled, named from /bin/sleep (sleep+0xSTART frames)" \
+				"$out" clock_nanosleep "_start;__libc_start_main;(__libc_start_call_main;)?(sleep\+0x[0-9a-f]+;)+([^;]*;)*clock_nanosleep"
+		else
+			shaped "$label: new image sampled, named from it (main in after_exec_work)" \
+				"$out" after_exec_work "$libc_main;(after_main;)?after_exec_work"
+			shaped "$label: the new image's thread sampled (after_idle)" \
+				"$out" after_idle "$thread_main;after_idle_main;after_idle(;[^;]+)*"
+		fi
+		bad=$(grep -c '\[unknown\]' "$out")
+		DETAIL="$(grep -F '[unknown]' "$out" | head -n 3 | cut -c1-200 | tr '\n' '|')" \
+			check "$label: no [unknown] frame" "[ '$bad' = 0 ]"
+		check "$label: new image untraced" untraced "$pid"
+		check "$label: new image not stopped" not_stopped "$pid"
+		[ "$mode" = sleep ] || check "$label: new image makes progress" progresses "$pid"
 	fi
 	kill -KILL "$PROF_PID" 2>/dev/null
 	stop_target "$pid"

@@ -10,8 +10,9 @@
  *           the kernel gives it the leader's TID
  *   sleep   main calls execv("/bin/sleep", "1000")
  * The new image ("after" mode) writes READY.after and burns CPU in
- * after_exec_work(), with a thread "after-idle" in after_idle().  Nothing
- * of it may show up in a profile taken of the old one. */
+ * after_exec_work(), with a thread "after-idle" in after_idle().  A
+ * profiler that follows exec has both images in one profile, each named
+ * from its own files. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <signal.h>
