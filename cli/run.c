@@ -316,8 +316,6 @@ static void print_summary(const struct run *r, const struct sampler_stats *ss)
 	double secs = (double)(ss->end_ns - ss->start_ns) / 1e9;
 	fprintf(stderr, "cprof-attach: %llu samples, %llu threads, ", (unsigned long long)total,
 		(unsigned long long)ts->threads_seen);
-	if (ts->processes_seen > 1)
-		fprintf(stderr, "%llu processes, ", (unsigned long long)ts->processes_seen);
 	fprintf(stderr, "%.2f s, %.1f Hz achieved "
 		"(%d requested), %llu missed ticks, %llu not fully unwound (%.1f%%), "
 		"%.1f%% reached their root",
@@ -325,6 +323,8 @@ static void print_summary(const struct run *r, const struct sampler_stats *ss)
 		(unsigned long long)ss->missed, (unsigned long long)ss->partial,
 		total ? 100.0 * (double)ss->partial / (double)total : 0.0,
 		total ? 100.0 * (double)ss->rooted / (double)total : 0.0);
+	fprintf(stderr, ", %llu %s", (unsigned long long)ts->processes_seen,
+		plural(ts->processes_seen, "process", "processes"));
 	if (ss->truncated)
 		fprintf(stderr, ", %llu cut at --max-depth", (unsigned long long)ss->truncated);
 	if (ss->idle_dropped)

@@ -19,13 +19,20 @@
 #include "util/xalloc.h"
 
 #define REFRESH_INTERVAL_NS (100 * 1000000ull)
+/* A program that has just started (or exec'd) is still being loaded: its
+ * maps change many times in its first moments, and a table read then
+ * lacks the libraries mapped after.  Until it is a second old, every miss
+ * re-reads them: the capture was taken after the library it points into
+ * was mapped, so the re-read finds it. */
+#define YOUNG_NS (1000 * 1000000ull)
+#define YOUNG_REFRESH_INTERVAL_NS 0
 #define MAX_NOTES 64
 
 /* One address space: a program image some processes share. */
 struct space {
 	struct modules *ms;
 	struct unwinder *uw;
-	uint64_t last_refresh_ns;
+	uint64_t born_ns, last_refresh_ns;
 };
 
 struct sampler {
@@ -71,7 +78,7 @@ static struct space *space_for(struct sampler *s, uint32_t id, pid_t pid)
 		sp->ms = modules__new(pid);
 		modules__refresh(sp->ms, pid);
 		sp->uw = unwinder__new(sp->ms);
-		sp->last_refresh_ns = now_ns();
+		sp->born_ns = sp->last_refresh_ns = now_ns();
 	}
 	return sp;
 }
@@ -82,7 +89,9 @@ static struct space *space_for(struct sampler *s, uint32_t id, pid_t pid)
 static bool refresh_space(struct sampler *s, struct space *sp, pid_t pid)
 {
 	uint64_t now = now_ns();
-	if (now - sp->last_refresh_ns < REFRESH_INTERVAL_NS)
+	uint64_t interval = now - sp->born_ns < YOUNG_NS ? YOUNG_REFRESH_INTERVAL_NS :
+							   REFRESH_INTERVAL_NS;
+	if (now - sp->last_refresh_ns < interval)
 		return false;
 	sp->last_refresh_ns = now;
 	s->stats.refreshes++;

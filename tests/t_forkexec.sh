@@ -106,6 +106,9 @@ exec_run() {
 	local mode=$1 label="exec $1 #$2" pid out base reason bad still n
 	local libc_main='_start;__libc_start_main;(__libc_start_call_main;)?main'
 	local thread_main='[^;]*clone[^;]*;start_thread'
+	# The SIGUSR1 that asks for the exec can be caught running its handler:
+	# the signal trampoline (__restore_rt), then on_usr1 and what it calls.
+	local in_handler='(;[^;]+;on_usr1(;[^;]+)*)?'
 	start_target execer "$mode" || return
 	pid=$TARGET_PID
 	base=$TMP/exec-$mode-$2
@@ -139,10 +142,10 @@ exec_run() {
 			check "$label: counts add up to the summary" "[ '$n' = '$(summary_field "$base.err" samples)' ]"
 		if [ "$mode" = thread ]; then
 			shaped "$label: old image sampled, named from it (execer thread in before_exec_work)" \
-				"$out" before_exec_work "$thread_main;execer_main;before_exec_work"
+				"$out" before_exec_work "$thread_main;execer_main;before_exec_work$in_handler"
 		else
 			shaped "$label: old image sampled, named from it (main in before_exec_work)" \
-				"$out" before_exec_work "$libc_main;before_exec_work"
+				"$out" before_exec_work "$libc_main;before_exec_work$in_handler"
 		fi
 		if [ "$mode" = sleep ]; then
 			shaped "$label: new image sampled, named from /bin/sleep (sleep+0xSTART frames)" \
