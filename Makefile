@@ -2,7 +2,7 @@
 # runs every test, `make demo` installs what is missing and profiles the demo.
 # Quiet by default; `make V=1` shows the full commands.
 
-PKGS     := libunwind-generic libdw libelf libprotobuf-c zlib jansson
+PKGS     := libunwind-generic libdw libelf libprotobuf-c zlib jansson libseccomp
 CC       ?= cc
 CFLAGS   ?= -O2 -g
 WARN     := -Wall -Wextra -Wshadow -Wno-unused-parameter
@@ -43,7 +43,7 @@ SRCS := util/xalloc.c util/hist.c util/intern.c util/strbuf.c util/timeutil.c \
         unwind/unwinder.c \
         dwarf/symbolizer.c \
         profile/stacks.c output/frames.c output/output.c output/readers.c output/folded.c output/pprof.c output/svg.c output/speedscope.c \
-        cli/options.c cli/run.c
+        cli/options.c cli/run.c cli/dump.c
 MAIN := cli/main.c
 OBJS := $(SRCS:%.c=build/%.o) build/output/profile.pb-c.o
 objs  = $(OBJS:build/%=$(1)/%)

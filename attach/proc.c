@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #define PROC_PID_INIT_INO "4026531836"  /* the initial PID namespace (linux/proc_ns.h) */
@@ -109,6 +110,50 @@ int proc__parse_syscall(const char *line, uint64_t *sp, uint64_t *pc)
 	*sp = strtoull(prev + 1, NULL, 16);
 	*pc = strtoull(last + 1, NULL, 16);
 	return *sp && *pc ? 1 : -1;
+}
+
+int proc__parse_syscall_args(const char *line, long *nr, uint64_t args[6])
+{
+	char *end;
+	if (strncmp(line, "running", 7) == 0)
+		return -1;
+	errno = 0;
+	*nr = strtol(line, &end, 10);
+	if (errno || end == line)
+		return -1;
+	for (int i = 0; i < 6; i++) {
+		const char *p = end;
+		args[i] = strtoull(p, &end, 16);
+		if (end == p)
+			return -1;
+	}
+	return 0;
+}
+
+double proc__exec_start_ms(pid_t pid, pid_t tid)
+{
+	char fn[96], line[256];
+	double v = -1;
+	snprintf(fn, sizeof(fn), "/proc/%d/task/%d/sched", (int)pid, (int)tid);
+	FILE *f = fopen(fn, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "se.exec_start", 13) == 0) {
+			const char *colon = strchr(line, ':');
+			v = colon ? strtod(colon + 1, NULL) : -1;
+			break;
+		}
+	}
+	fclose(f);
+	return v;
+}
+
+int proc__read_mem(pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec local = { buf, len }, remote = { (void *)addr, len };
+	ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+	return n == (ssize_t)len ? 0 : n < 0 ? -errno : -EIO;
 }
 
 int proc__parse_schedstat(const char *buf, uint64_t *cpu_ns, uint64_t *runs)

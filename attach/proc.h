@@ -40,6 +40,18 @@ ssize_t proc__task_file(pid_t pid, pid_t tid, const char *name, int *fd, char *b
  * Returns 1 (blocked; SP and PC set), 0 (running), or -1 (malformed). */
 int proc__parse_syscall(const char *line, uint64_t *sp, uint64_t *pc);
 
+/* The whole syscall line: the call's number and its six arguments (a
+ * thread blocked in one), or -1 for "running" (or a malformed line). */
+int proc__parse_syscall_args(const char *line, long *nr, uint64_t args[6]);
+
+/* /proc/ID/task/TID/sched's se.exec_start: when the thread last started
+ * running, in ms of the scheduler's clock (compare two of them, never
+ * with another clock); -1 when unknown. */
+double proc__exec_start_ms(pid_t pid, pid_t tid);
+
+/* Copies LEN bytes at ADDR of process PID's memory into BUF: 0 or -errno. */
+int proc__read_mem(pid_t pid, uint64_t addr, void *buf, size_t len);
+
 /* /proc/PID/task/TID/schedstat: CPU time (ns) and times scheduled in. */
 int proc__parse_schedstat(const char *buf, uint64_t *cpu_ns, uint64_t *runs);
 

@@ -2,6 +2,7 @@
 #include <stdio.h>
 
 #include "cli/options.h"
+#include "cli/dump.h"
 #include "cli/run.h"
 
 int main(int argc, char **argv)
@@ -22,7 +23,8 @@ int main(int argc, char **argv)
 	}
 	for (size_t i = 0; i < o.nwarnings; i++)
 		fprintf(stderr, "cprof-attach: warning: %s\n", o.warnings[i]);
-	int code = o.convert ? run__convert(&o) : run__profile(&o, argc, argv);
+	int code = o.convert ? run__convert(&o) : o.dump ? dump__run(&o) :
+		   run__profile(&o, argc, argv);
 	options__free(&o);
 	return code;
 }

@@ -263,6 +263,10 @@ static int parse_format(const char *arg, enum out_format *f)
 			return 0;
 		}
 	}
+	if (strcasecmp(arg, "json") == 0) {     /* --dump's; checked with the rest */
+		*f = FORMAT_JSON;
+		return 0;
+	}
 	return -EINVAL;
 }
 
@@ -476,19 +480,18 @@ static int check_convert(struct options *o, int first, int nopts, char *err, siz
 		return -EINVAL;
 	}
 	if (!o->output) {
-		snprintf(err, errlen, "--convert needs -o FILE (.svg or .json)");
+		snprintf(err, errlen, "--convert needs -o FILE (.svg, .json, .pprof or .folded)");
 		return -EINVAL;
 	}
 	if (o->format == FORMAT_AUTO)
 		o->format = options__format_for(o->output);
 	if (o->format == FORMAT_AUTO) {
-		snprintf(err, errlen, "cannot tell the format of '%s': end it in .svg or .json, or "
-			 "give --format svg or --format speedscope", o->output);
+		snprintf(err, errlen, "cannot tell the format of '%s': " FORMATS_AND_ENDINGS, o->output);
 		return -EINVAL;
 	}
-	if (o->format != FORMAT_SVG && o->format != FORMAT_SPEEDSCOPE) {
-		snprintf(err, errlen, "--convert writes svg or speedscope, not %s",
-			 o->format == FORMAT_PPROF ? "pprof" : "folded");
+	if (o->format == FORMAT_JSON) {
+		snprintf(err, errlen, "--format json is for --dump; --convert writes pprof, folded, "
+			 "svg or speedscope");
 		return -EINVAL;
 	}
 	return 0;
@@ -587,8 +590,18 @@ static int check_combination(struct options *o, int first, int nopts, char **arg
 	} else if (check_pids(o, first, nopts, argv, err, errlen) < 0) {
 		return -EINVAL;
 	}
-	if (o->dump)            /* a text dump unless --format says; no file unless -o */
+	if (o->dump) {          /* a text dump unless --format says; no file unless -o */
+		if (o->format != FORMAT_AUTO && o->format != FORMAT_JSON) {
+			snprintf(err, errlen, "--dump prints text, or JSON with --format json");
+			return -EINVAL;
+		}
 		return 0;
+	}
+	if (o->format == FORMAT_JSON) {
+		snprintf(err, errlen, "--format json is for --dump; a profile is pprof, folded, "
+			 "svg or speedscope");
+		return -EINVAL;
+	}
 	if (o->format == FORMAT_AUTO && o->output) {
 		o->format = options__format_for(o->output);
 		if (o->format == FORMAT_AUTO) {

@@ -7,7 +7,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-enum out_format { FORMAT_AUTO, FORMAT_PPROF, FORMAT_FOLDED, FORMAT_SVG, FORMAT_SPEEDSCOPE };
+enum out_format { FORMAT_AUTO, FORMAT_PPROF, FORMAT_FOLDED, FORMAT_SVG, FORMAT_SPEEDSCOPE,
+		  FORMAT_JSON /* --dump only */ };
 
 #define MAX_TIDS 256
 #define MAX_PIDS 64

@@ -261,23 +261,22 @@ static int write_frames(struct run *r, const struct frames *fr, const struct pro
 	return e;
 }
 
-/* Names the sampled stacks, each address space's against its own modules. */
-static struct frames *name_stacks(struct run *r)
+struct frames *run__name_stacks(const struct sampler *s, const struct options *o)
 {
-	size_t n = sampler__nspaces(r->sampler);
+	char err[512];
+	size_t n = sampler__nspaces(s);
 	const struct modules **spaces = xcalloc(n + 1, sizeof(*spaces));
 	struct symbolizer **syms = xcalloc(n + 1, sizeof(*syms));
 	struct frames *fr = NULL;
 	for (size_t i = 0; i < n; i++) {
-		spaces[i] = sampler__space(r->sampler, i);
-		if (spaces[i] && !(syms[i] = symbolizer__new(spaces[i], r->o->debug_dirs,
-							       r->o->ndebug_dirs, r->err,
-							       sizeof(r->err)))) {
-			errorf("%s", r->err);
+		spaces[i] = sampler__space(s, i);
+		if (spaces[i] && !(syms[i] = symbolizer__new(spaces[i], o->debug_dirs,
+							       o->ndebug_dirs, err, sizeof(err)))) {
+			errorf("%s", err);
 			goto out;
 		}
 	}
-	fr = frames__from_stacks(sampler__stacks(r->sampler), spaces, syms, n);
+	fr = frames__from_stacks(sampler__stacks(s), spaces, syms, n);
 	if (!fr)
 		errorf("out of memory naming the stacks");
 out:
@@ -290,7 +289,7 @@ out:
 
 static int write_profile(struct run *r, const struct sampler_stats *ss, int argc, char **argv)
 {
-	struct frames *fr = name_stacks(r);
+	struct frames *fr = run__name_stacks(r->sampler, r->o);
 	if (!fr)
 		return -EIO;
 	char *cmdline = command_line(argc, argv);

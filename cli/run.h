@@ -7,6 +7,8 @@
 #define CPROF_CLI_RUN_H
 
 #include "cli/options.h"
+#include "output/frames.h"
+#include "sample/sampler.h"
 
 /* Returns the process exit code: 0, 1 on error (after printing one line
  * on stderr), or in launch mode the command's own exit status. */
@@ -15,5 +17,9 @@ int run__profile(const struct options *o, int argc, char **argv);
 /* --convert: a profile file (folded or pprof, or - for stdin) to the
  * format -o asks for.  Returns the exit code. */
 int run__convert(const struct options *o);
+
+/* Names the stacks S sampled, each address space's against its own
+ * modules (and O's --debug-dir); NULL after printing an error. */
+struct frames *run__name_stacks(const struct sampler *s, const struct options *o);
 
 #endif

@@ -355,7 +355,10 @@ static void *tracer_main(void *arg)
 	}
 	publish(s);
 	report_start(s, 0);
-	loop(s);
+	if (s->cfg.once)
+		sample_all(s);          /* the stopped threads' captures come at release */
+	else
+		loop(s);
 	s->stats.end_ns = now_ns();
 	target__release(s->t);
 	take_stopped(s);

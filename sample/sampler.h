@@ -33,6 +33,7 @@ struct sampler_config {
 	const pid_t *tids;              /* sample only these threads (NULL: all) */
 	size_t ntids;
 	const regex_t *threads_re;      /* only threads whose name matches (NULL: all) */
+	int once;                       /* one tick, every thread, then stop (--dump) */
 };
 
 /* What the summary and --stats report. */

@@ -34,3 +34,4 @@ tests/bin/%: tests/targets/%.cpp tests/targets/ready.h tests/tests.mk
 
 .PHONY: test-bins
 test-bins: $(TEST_BINS)
+TEST_NAMES += deadlock
