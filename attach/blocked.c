@@ -97,6 +97,7 @@ const struct capture *target_sample_blocked(struct target *t, struct thread *th)
 			struct capture *c = &t->blocked;
 			c->ticks = 1;
 			c->state = read_state(th);
+			c->syscall = atoi(s.line);
 			/* CPU time belongs where the thread ran, not where it now
 			 * sleeps: it stays on the thread's account until a sample
 			 * finds it running. */

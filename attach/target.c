@@ -80,6 +80,9 @@ static void sample_stopped(struct target *t, struct thread *th, int sig)
 		struct capture *c = &t->caps[t->ncaps++];
 		c->ticks = th->pending_ticks;
 		c->state = th->stop_state;
+		/* A thread stopped inside a system call (blocked, but its
+		 * unwinding needed registers) has the call in orig_rax. */
+		c->syscall = c->state != 'R' && c->regs.orig_rax < 1024 ? (int)c->regs.orig_rax : -1;
 		resume(th, sig);
 		c->pause_ns = now_ns() - c->pause_ns;
 		hist__add(&t->pause, c->pause_ns / 1000);

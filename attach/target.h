@@ -64,6 +64,7 @@ struct capture {
 	uint64_t pause_ns;              /* stop requested -> thread resumed; 0 if not stopped */
 	uint32_t ticks;                 /* ticks this capture stands for (see above) */
 	char state;                     /* /proc state: R running, S sleeping, D disk wait, T stopped */
+	int syscall;                    /* the system call it is blocked in, or -1 */
 	uint64_t cpu_ns;                /* CPU time the thread used since its previous capture */
 };
 

@@ -34,6 +34,8 @@ const char options__usage[] =
 	"  -t, --threads     folded and svg: the thread, \"NAME (TID)\", as the root frame\n"
 	"      --processes   folded and svg: the process, \"NAME (PID)\", as the root\n"
 	"                    frame (with --threads: above the thread)\n"
+	"      --syscalls    folded, svg, speedscope: a blocked thread's system call as\n"
+	"                    its leaf frame, \"[syscall epoll_wait]\" (pprof: a label)\n"
 	"      --subprocesses, --no-subprocesses\n"
 	"                    also sample the processes PID starts, or not (default:\n"
 	"                    not with PID, yes with -- COMMAND)\n"
@@ -71,7 +73,7 @@ enum {
 	OPT_HZ = 'F', OPT_FORMAT = 'f', OPT_DURATION = 'd', OPT_THREADS = 't', OPT_PID = 'p',
 	OPT_VERSION = 'V',
 	OPT_MAX_DEPTH = 256, OPT_STATS, OPT_CPU, OPT_IDLE, OPT_NO_IDLE, OPT_TID,
-	OPT_THREADS_MATCHING, OPT_DEBUG_DIR, OPT_CONVERT, OPT_PROCESSES, OPT_SUBPROCESSES,
+	OPT_THREADS_MATCHING, OPT_DEBUG_DIR, OPT_CONVERT, OPT_PROCESSES, OPT_SYSCALLS, OPT_SUBPROCESSES,
 	OPT_NO_SUBPROCESSES, OPT_DUMP,
 };
 
@@ -86,6 +88,7 @@ static const struct option long_opts[] = {
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "threads", no_argument, NULL, OPT_THREADS },
 	{ "processes", no_argument, NULL, OPT_PROCESSES },
+	{ "syscalls", no_argument, NULL, OPT_SYSCALLS },
 	{ "subprocesses", no_argument, NULL, OPT_SUBPROCESSES },
 	{ "no-subprocesses", no_argument, NULL, OPT_NO_SUBPROCESSES },
 	{ "max-depth", required_argument, NULL, OPT_MAX_DEPTH },
@@ -310,6 +313,9 @@ static int parse_one(struct options *o, int c, const char *arg, char *err, size_
 		return 0;
 	case OPT_THREADS:
 		o->thread_root = 1;
+		return 0;
+	case OPT_SYSCALLS:
+		o->syscall_leaf = 1;
 		return 0;
 	case OPT_PROCESSES:
 		o->processes = 1;
@@ -571,6 +577,9 @@ static void check_applies(struct options *o)
 		if (o->cpu)
 			warn(o, "--cpu does not apply to pprof: it has both wall and cpu time "
 				"(go tool pprof -sample_index=cpu)");
+		if (o->syscall_leaf)
+			warn(o, "--syscalls does not apply to pprof: a blocked sample has a syscall "
+				"label (go tool pprof -tags)");
 	}
 	if (o->format == FORMAT_SPEEDSCOPE && o->thread_root)
 		warn(o, "--threads does not apply to speedscope: it has one profile per thread "

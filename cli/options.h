@@ -31,6 +31,7 @@ struct options {
 	double duration;                /* seconds; 0: until stopped */
 	int thread_root;                /* --threads */
 	int processes;                  /* --processes: "NAME (PID)" as the root frame */
+	int syscall_leaf;               /* --syscalls: "[syscall NAME]" as the leaf frame */
 	int subprocesses;               /* follow descendants: default 0 with PIDs, 1 with -- COMMAND */
 	int subprocesses_given;         /* --subprocesses or --no-subprocesses was given */
 	int dump;                       /* --dump: every thread's stack once, then detach */

@@ -301,6 +301,7 @@ static int write_profile(struct run *r, const struct sampler_stats *ss, int argc
 		.thread_root = r->o->thread_root,
 		.process_root = r->o->processes,
 		.weight_cpu = r->o->cpu,
+		.syscall_leaf = r->o->syscall_leaf,
 	};
 	int e = write_frames(r, fr, &info);
 	free(cmdline);

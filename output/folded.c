@@ -32,6 +32,9 @@ static void build_line(struct strbuf *sb, const struct frames *fr, const struct 
 	size_t n = frames__root_first(fr, s, buf, cap);
 	for (size_t i = 0; i < n; i++)
 		add_frame(sb, (*buf)[i].line->func);
+	char leaf[64];
+	if (output__leaf(info, s, leaf))
+		add_frame(sb, leaf);
 }
 
 static int cmp_str(const void *a, const void *b)

@@ -203,7 +203,7 @@ static void name_stack(struct namer *nm, const struct stacks *st, const struct s
 	}
 	for (size_t i = 0; i < s->n; i++)
 		nm->buf[i] = loc_id(nm, s->space, s->pcs[i]);
-	struct frame_stack fs = { label_id(nm, st, s->slot), s->state, nm->buf, s->n,
+	struct frame_stack fs = { label_id(nm, st, s->slot), s->state, s->syscall, nm->buf, s->n,
 				  s->count, s->cpu_ns };
 	frames__add_stack(nm->fr, &fs);
 }

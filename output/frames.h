@@ -44,6 +44,7 @@ struct frame_loc {
 struct frame_stack {
 	uint32_t label;                 /* FRAMES_NO_LABEL or a label index */
 	char state;                     /* /proc state letter */
+	int syscall;                    /* the system call it was blocked in, or -1 */
 	const uint32_t *locs;           /* leaf first */
 	size_t n;
 	uint64_t count, cpu_ns;

@@ -2,7 +2,10 @@
 #include "output/output.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <unistd.h>
+
+#include "util/syscalls.h"
 
 size_t output__roots(const struct frames *fr, const struct profile_info *info,
 		     const struct frame_stack *s, char roots[2][160])
@@ -16,6 +19,15 @@ size_t output__roots(const struct frames *fr, const struct profile_info *info,
 	if (info->thread_root)
 		frames__thread_text(l, roots[n++], sizeof(roots[0]));
 	return n;
+}
+
+const char *output__leaf(const struct profile_info *info, const struct frame_stack *s,
+			 char buf[64])
+{
+	if (!info->syscall_leaf || s->syscall < 0)
+		return NULL;
+	snprintf(buf, 64, "[syscall %s]", syscalls__name(s->syscall));
+	return buf;
 }
 
 int output__write_all(int fd, const char *s, size_t len)

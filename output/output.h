@@ -19,6 +19,7 @@ struct profile_info {
 	int thread_root;                /* folded, svg: the thread as a root frame */
 	int process_root;               /* folded, svg: the process as the root frame */
 	int weight_cpu;                 /* folded, svg: weigh by CPU time (us), not samples */
+	int syscall_leaf;               /* folded, svg, speedscope: "[syscall NAME]" leaf frames */
 };
 
 /* What a stack weighs in folded output and flame graphs: its samples, or
@@ -34,6 +35,11 @@ static inline uint64_t stack_weight(const struct profile_info *info, const struc
  * thread_root.  Returns how many were written to ROOTS. */
 size_t output__roots(const struct frames *fr, const struct profile_info *info,
 		     const struct frame_stack *s, char roots[2][160]);
+
+/* The frame a root-first writer puts below S's own: "[syscall NAME]" for
+ * a blocked sample with syscall_leaf; NULL when none. */
+const char *output__leaf(const struct profile_info *info, const struct frame_stack *s,
+			 char buf[64]);
 
 /* Each returns 0, or a negative errno with a reason in ERR. */
 int folded__write(int fd, const struct frames *fr, const struct profile_info *info,

@@ -9,6 +9,7 @@
 #include "build/output/profile.pb-c.h"
 #include "output/output.h"
 #include "util/intern.h"
+#include "util/syscalls.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 
@@ -143,8 +144,10 @@ static void add_sample(struct builder *b, const struct profile_info *info,
 	s->value[0] = (int64_t)st->count;
 	s->value[1] = (int64_t)(st->count * info->period_ns);
 	s->value[2] = (int64_t)st->cpu_ns;
-	s->label = xcalloc(5, sizeof(*s->label));
+	s->label = xcalloc(6, sizeof(*s->label));
 	s->label[s->n_label++] = label(b, "state", stacks__state_name(st->state), 0);
+	if (st->syscall >= 0)
+		s->label[s->n_label++] = label(b, "syscall", syscalls__name(st->syscall), 0);
 	const struct stack_label *l = frames__label(b->fr, st->label);
 	if (l) {
 		s->label[s->n_label++] = label(b, "thread", l->thread, 0);

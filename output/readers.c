@@ -88,7 +88,7 @@ static int add_folded_line(struct folded *f, char *line, const char **why)
 			*next++ = '\0';
 		f->locs[--i] = name_loc(f, *frame ? frame : "[unknown]");   /* leaf first */
 	}
-	struct frame_stack s = { FRAMES_NO_LABEL, 'R', f->locs, n, count, 0 };
+	struct frame_stack s = { FRAMES_NO_LABEL, 'R', -1, f->locs, n, count, 0 };
 	if (frames__total(f->fr) + count < count) {
 		*why = "the counts add up to more than 2^64 samples";
 		return -1;
@@ -307,7 +307,7 @@ static int add_samples(struct pp *x)
 		char state = 'R';
 		uint32_t label = r == 0 ? sample_label(x, s, &state) : FRAMES_NO_LABEL;
 		int64_t cpu = ci >= 0 && (size_t)ci < s->n_value && s->value[ci] > 0 ? s->value[ci] : 0;
-		struct frame_stack fs = { label, state, locs, s->n_location_id,
+		struct frame_stack fs = { label, state, -1, locs, s->n_location_id,
 					  (uint64_t)s->value[vi], (uint64_t)cpu };
 		if (r == 0)
 			frames__add_stack(x->fr, &fs);

@@ -90,6 +90,11 @@ static void add_stack(struct builder *b, const struct profile_info *info,
 	size_t n = frames__root_first(b->fr, s, &b->walk, &b->walk_cap);
 	for (size_t k = 0; k < n; k++)
 		json_array_append_new(stack, json_integer((json_int_t)frame_index(b, b->walk[k].line)));
+	char leaf[64];
+	if (output__leaf(info, s, leaf)) {
+		struct frame_line l = { leaf, NULL, 0 };
+		json_array_append_new(stack, json_integer((json_int_t)frame_index(b, &l)));
+	}
 	json_array_append_new(json_object_get(p, "samples"), stack);
 	json_array_append_new(json_object_get(p, "weights"), json_integer((json_int_t)w));
 	b->ends[slot] += w;

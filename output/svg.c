@@ -97,6 +97,14 @@ static void build_tree(struct tree *t, const struct frames *fr, const struct pro
 			at = child(t, at, walk[k].line->func, walk[k].module ? walk[k].module->name : "");
 			t->nodes[at].count += count;
 		}
+		char leaf[64];
+		if (output__leaf(info, &s, leaf)) {
+			int64_t id = intern__add(t->names, leaf, strlen(leaf), NULL);
+			if (id >= 0) {
+				at = child(t, at, intern__key(t->names, (size_t)id, NULL), "[kernel]");
+				t->nodes[at].count += count;
+			}
+		}
 	}
 	free(walk);
 }

@@ -8,8 +8,9 @@
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 
-/* Key layout: [slot | state << 32 | space << 40][pc0][pc1]...; a u64 head
- * keeps the PCs aligned. */
+/* Key layout: [slot | state << 32 | space << 40][syscall + 1][pc0][pc1]...;
+ * u64 heads keep the PCs aligned. */
+#define HEAD 2
 struct stacks {
 	struct intern *in;
 	uint64_t *counts;
@@ -53,14 +54,15 @@ void stacks__free(struct stacks *st)
 
 int stacks__add(struct stacks *st, const struct stack *s)
 {
-	if (s->n + 1 > st->key_cap) {
+	if (s->n + HEAD > st->key_cap) {
 		st->key_cap = s->n + 64;
 		st->key = xrealloc(st->key, st->key_cap * sizeof(*st->key));
 	}
 	st->key[0] = s->slot | (uint64_t)(unsigned char)s->state << 32 |
 		     (uint64_t)(s->space & (STACKS_MAX_SPACES - 1)) << 40;
-	memcpy(st->key + 1, s->pcs, s->n * sizeof(*s->pcs));
-	int64_t id = intern__add(st->in, st->key, (s->n + 1) * sizeof(*st->key), NULL);
+	st->key[1] = (uint64_t)(int64_t)s->syscall + 1;
+	memcpy(st->key + HEAD, s->pcs, s->n * sizeof(*s->pcs));
+	int64_t id = intern__add(st->in, st->key, (s->n + HEAD) * sizeof(*st->key), NULL);
 	if (id < 0)
 		return (int)id;
 	if ((size_t)id >= st->cap) {
@@ -94,8 +96,9 @@ void stacks__get(const struct stacks *st, size_t i, struct stack *out)
 	out->slot = (uint32_t)k[0];
 	out->state = (char)(k[0] >> 32);
 	out->space = (uint32_t)(k[0] >> 40);
-	out->pcs = k + 1;
-	out->n = len / sizeof(*k) - 1;
+	out->syscall = (int)((int64_t)k[1] - 1);
+	out->pcs = k + HEAD;
+	out->n = len / sizeof(*k) - HEAD;
 	out->count = st->counts[i];
 	out->cpu_ns = st->cpu[i];
 }

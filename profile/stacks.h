@@ -27,6 +27,7 @@ struct stack {
 	uint32_t slot;                  /* the thread: see stacks__label() */
 	uint32_t space;                 /* which module table the PCs are in */
 	char state;                     /* /proc state letter: R, S, D, T, ... */
+	int syscall;                    /* the system call it was blocked in, or -1 */
 	const uint64_t *pcs;            /* innermost first */
 	size_t n;
 	uint64_t count;                 /* samples (ticks) */

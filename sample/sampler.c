@@ -144,7 +144,7 @@ static int take(struct sampler *s, const struct capture *c)
 		target__stack_too_small(s->t, c->tid);
 	}
 	struct stack st = { .slot = c->slot, .space = c->space, .state = c->state,
-			    .pcs = s->pcs, .n = depth, .count = c->ticks, .cpu_ns = c->cpu_ns };
+			    .syscall = c->syscall, .pcs = s->pcs, .n = depth, .count = c->ticks, .cpu_ns = c->cpu_ns };
 	stacks__add(s->st, &st);
 	return 0;
 }

@@ -84,6 +84,22 @@ check "--dump --format svg refused, one line" "[ '$PROF_RC' = 2 ] && [ \$(grep -
 prof "$TMP/bad2" --dump -- true
 check "--dump -- COMMAND refused" "[ '$PROF_RC' = 2 ]"
 
+# --- why a thread waits, in a profile (issue 15, item 4) ---------------------------
+prof "$TMP/sys" "$pid" --duration 0.5 --threads --syscalls -o "$TMP/sys.folded"
+check "--syscalls: the reader's samples end in [syscall read]" \
+	"grep -qE '^reader \\($tr\\);.*;reader;.*;\\[syscall read\\] [0-9]+\$' '$TMP/sys.folded'"
+check "--syscalls: lock-a's in [syscall futex], the poller's in [syscall epoll_wait]" \
+	"grep -qE '^lock-a .*\\[syscall futex\\] [0-9]+\$' '$TMP/sys.folded' && grep -qE '^poller .*\\[syscall epoll_wait\\] [0-9]+\$' '$TMP/sys.folded'"
+if have_pprof; then
+	prof "$TMP/sysp" "$pid" --duration 0.5 -o "$TMP/sys.pprof"
+	tags=$("$GO" tool pprof -tags "$TMP/sys.pprof" 2>&1)
+	DETAIL="$(grep -A6 'syscall:' <<<"$tags" | tr '\n' '|')" \
+		check "pprof: blocked samples carry a syscall label (futex, read, epoll_wait, rt_sigtimedwait)" \
+		"grep -A6 'syscall:' <<<\"\$tags\" | grep -q futex && grep -A6 'syscall:' <<<\"\$tags\" | grep -q ': read\$' && grep -A6 'syscall:' <<<\"\$tags\" | grep -q epoll_wait"
+else
+	skip "pprof: syscall label" "no go tool pprof ($GO)"
+fi
+
 # How long a dump takes next to eu-stack (not asserted: performance is for bench).
 if command -v eu-stack >/dev/null; then
 	t0=${EPOCHREALTIME/[.,]/}; "$CPROF" --dump -p "$pid" >/dev/null 2>&1; t1=${EPOCHREALTIME/[.,]/}

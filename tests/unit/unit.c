@@ -303,7 +303,7 @@ static void test_options_formats(void)
 static void add(struct stacks *st, uint32_t slot, char state, const uint64_t *pcs, size_t n,
 		uint64_t count, uint64_t cpu)
 {
-	struct stack s = { .slot = slot, .state = state, .pcs = pcs, .n = n, .count = count,
+	struct stack s = { .slot = slot, .state = state, .syscall = -1, .pcs = pcs, .n = n, .count = count,
 			   .cpu_ns = cpu };
 	stacks__add(st, &s);
 }
