@@ -254,19 +254,25 @@ check_ran() {
 # --- folded files ---------------------------------------------------------------
 # A line is "frame;frame;... COUNT"; frames may contain spaces, the count is
 # after the last one.
+#
+# Patterns and names reach awk through the environment (ENVIRON), never
+# `awk -v`: -v processes backslash escapes, and gawk turns "\(" into "("
+# where mawk keeps "\(", so a regex would mean one thing under each.
 
 folded_total() { awk '{ n += $NF } END { print n + 0 }' "$1"; }
 
 # folded_count FILE ERE: samples whose stack (any frame) matches ERE, where
 # ERE is matched against the whole "a;b;c" stack string.
 folded_count() {
-	awk -v re="$2" '{ s = $0; sub(/ [0-9]+$/, "", s); if (s ~ re) n += $NF }
+	re=$2 awk 'BEGIN { re = ENVIRON["re"] }
+		{ s = $0; sub(/ [0-9]+$/, "", s); if (s ~ re) n += $NF }
 		END { print n + 0 }' "$1"
 }
 
 # folded_has_frame FILE NAME: samples with a frame exactly NAME.
 folded_frame_count() {
-	awk -v name="$2" '{ s = $0; sub(/ [0-9]+$/, "", s); k = split(s, f, ";")
+	name=$2 awk 'BEGIN { name = ENVIRON["name"] }
+		{ s = $0; sub(/ [0-9]+$/, "", s); k = split(s, f, ";")
 		for (i = 1; i <= k; i++) if (f[i] == name) { n += $NF; break } }
 		END { print n + 0 }' "$1"
 }
