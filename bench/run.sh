@@ -27,9 +27,10 @@
 # thread wakes it, which changes how long the running ones wait).
 #
 # Synchronization is always a bounded polling loop on something observable
-# (a ready file, /proc/PID/task/*/status TracerPid, perf's control ack);
-# the only plain sleeps are polling intervals and the LONG run's 10 s RSS
-# sampling period.
+# (a ready file, /proc/PID/task/*/status TracerPid, perf's control ack),
+# with the tests' helpers (tests/lib-core.sh: wait_until, alive, gone,
+# file_ready); the only plain sleep is the LONG run's 10 s RSS sampling
+# period.
 set -euo pipefail
 export LC_ALL=C
 
@@ -65,6 +66,7 @@ if [ "$QUICK" = 1 ]; then
 fi
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+. "$ROOT/tests/lib-core.sh"     # wait_until, alive, gone, file_ready
 BENCH=$ROOT/bench
 BUILD=$BENCH/build
 CPROF=${CPROF:-$ROOT/cprof-attach}
@@ -109,23 +111,10 @@ range() { vals "$1" | sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { if (N
 calc() { awk "BEGIN { printf \"%s\", $* }" </dev/null; }   # calc 'sprintf(...)' or an expression
 fmt() { awk -v v="$2" "BEGIN { if (v == \"\") print \"n/a\"; else printf \"$1\", v }" </dev/null; }
 
-# alive PID: true while PID exists and is not a zombie
-alive() {
-	local s
-	read -r s 2>/dev/null <"/proc/$1/stat" || return 1
-	s=${s##*) }
-	s=${s%% *}
-	[ -n "$s" ] && [ "$s" != Z ] && [ "$s" != X ]
-}
-
 # wait_gone PID SECS WHAT: bounded wait for PID to end (then reap it with
 # `wait` to get its status)
 wait_gone() {
-	local pid=$1 limit=$(($(date +%s) + $2))
-	while alive "$pid"; do
-		[ "$(date +%s)" -lt $limit ] || die "$3 (PID $pid) still running after $2 s"
-		sleep 0.02
-	done
+	wait_until "$2" gone "$1" || die "$3 (PID $1) still running after $2 s"
 }
 
 # reap PID: its exit status (PID must have ended)
@@ -139,13 +128,12 @@ reap() {
 # Sets WPID; the workload's stdout goes to $TMP/TAG.work.
 # wait_ready FILE PID WHAT LOG: polls until FILE has content; dies if PID
 # exits first (showing LOG) or after READY_TIMEOUT s.
+_ready_or_gone() { file_ready "$1" || gone "$2"; }
 wait_ready() {
-	local file=$1 pid=$2 what=$3 logf=$4 i
-	for ((i = 0; i < READY_TIMEOUT * 100; i++)); do
-		[ -s "$file" ] && return 0
-		alive "$pid" || die "$what exited before it was ready: $(cat "$logf")"
-		sleep 0.01
-	done
+	local file=$1 pid=$2 what=$3 logf=$4
+	wait_until "$READY_TIMEOUT" _ready_or_gone "$file" "$pid" || :
+	file_ready "$file" && return 0
+	alive "$pid" || die "$what exited before it was ready: $(cat "$logf")"
 	die "$what not ready after $READY_TIMEOUT s"
 }
 
@@ -177,19 +165,18 @@ finish_work() {
 	WALL=$2 WSTART=$4 WEND=$6
 }
 
-# wait_traced W P WHAT: every thread of W is traced by a thread of P.
+# wait_traced W P: every thread of W is traced, all by one thread of P
+# (false at once if P exits, or after READY_TIMEOUT s).
+_traced_by() {
+	local tracers
+	tracers=$(awk '/^TracerPid:/ { print $2 }' /proc/"$1"/task/*/status 2>/dev/null | sort -u)
+	[ -n "$tracers" ] && [ "$(echo "$tracers" | wc -l)" = 1 ] && [ "$tracers" != 0 ] &&
+		[ -d "/proc/$2/task/$tracers" ]
+}
+_traced_or_gone() { _traced_by "$1" "$2" || gone "$2"; }
 wait_traced() {
-	local w=$1 p=$2 i tracers
-	for ((i = 0; i < READY_TIMEOUT * 100; i++)); do
-		alive "$p" || return 1
-		tracers=$(awk '/^TracerPid:/ { print $2 }' /proc/"$w"/task/*/status 2>/dev/null | sort -u)
-		if [ -n "$tracers" ] && [ "$(echo "$tracers" | wc -l)" = 1 ] && [ "$tracers" != 0 ] &&
-			[ -d "/proc/$p/task/$tracers" ]; then
-			return 0
-		fi
-		sleep 0.01
-	done
-	return 1
+	wait_until "$READY_TIMEOUT" _traced_or_gone "$1" "$2" || :
+	alive "$2" && _traced_by "$1" "$2"
 }
 
 # ---- the runs --------------------------------------------------------------
@@ -327,7 +314,7 @@ run_perf() {
 # run_eustack T UNITS TAG KEY: eu-stack -p in a loop, as fast as it goes;
 # the work starts once the first snapshot is done.
 run_eustack() {
-	local t=$1 units=$2 tag=$3 key=$4 p i n ts=$TMP/$3.snaps w
+	local t=$1 units=$2 tag=$3 key=$4 p n ts=$TMP/$3.snaps w
 	start_work "$t" "$units" "$tag"
 	w=$WPID
 	: >"$ts"
@@ -340,11 +327,7 @@ run_eustack() {
 	) &
 	p=$!
 	PIDS+=("$p")
-	for ((i = 0; i < READY_TIMEOUT * 100; i++)); do
-		[ -s "$ts" ] && break
-		sleep 0.01
-	done
-	[ -s "$ts" ] || die "eu-stack ($tag): no snapshot within $READY_TIMEOUT s"
+	wait_until "$READY_TIMEOUT" file_ready "$ts" || die "eu-stack ($tag): no snapshot within $READY_TIMEOUT s"
 	go_work
 	finish_work "$tag"
 	wait_gone "$p" "$RUN_TIMEOUT" "eu-stack loop ($tag)"

@@ -12,6 +12,7 @@ packages=(
 	golang-1.19-go                     # go tool pprof: the tests read our pprof with it
 	elfutils                           # eu-stack: reference stacks in the tests
 	strace util-linux procps           # tests: a second tracer, setpriv, pgrep
+	gawk mawk                          # tests: the awk pass runs under both (tests/run.sh)
 )
 
 missing=()

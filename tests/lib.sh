@@ -7,6 +7,9 @@
 #
 # Environment: CPROF (the profiler, default ./cprof-attach from the repo
 # root), GO (go binary for `go tool pprof`), KEEP=1 keeps the scratch dir.
+#
+# The polling and /proc helpers (wait_until, alive, untraced, ...) are in
+# tests/lib-core.sh, sourced here; bench/run.sh sources that file alone.
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BIN=$ROOT/tests/bin
@@ -19,6 +22,7 @@ chmod 755 "$TMP"
 FAILED=0
 PIDS=()         # everything we started, killed on exit
 MOUNTS=()       # anything we mounted, unmounted on exit
+. "$ROOT/tests/lib-core.sh"
 
 cleanup() {
 	local p m
@@ -78,23 +82,6 @@ done_testing() {
 	exit $((FAILED > 0))
 }
 
-# wait_until SECONDS COMMAND...: poll COMMAND every 20 ms until it succeeds
-# or SECONDS of wall time pass.  Returns COMMAND's last status.
-wait_until() {
-	local deadline us
-	us=$(awk -v s="$1" 'BEGIN { printf "%d", s * 1000000 }')
-	deadline=$((${EPOCHREALTIME/[.,]/} + us))
-	shift
-	while :; do
-		"$@" && return 0
-		[ "${EPOCHREALTIME/[.,]/}" -lt "$deadline" ] || break
-		sleep 0.02
-	done
-	"$@"
-}
-
-file_ready() { [ -s "$1" ]; }
-
 # start_target NAME ARGS...: start tests/bin/NAME READY ARGS... in the
 # background and wait (at most 10 s) for its ready file.  Sets TARGET_PID
 # and TARGET_READY; returns non-zero (and prints a failed check) if it did
@@ -121,92 +108,6 @@ stop_target() {
 	return 0
 }
 
-alive() { [ -d "/proc/$1" ] && [ "$(proc_state "$1")" != Z ]; }
-gone() { ! alive "$1"; }
-
-# proc_state PID [TID]: the one-letter state from /proc/.../stat
-proc_state() {
-	local f=/proc/$1/stat
-	[ -n "$2" ] && f=/proc/$1/task/$2/stat
-	sed -n 's/^.*) \(.\) .*/\1/p' "$f" 2>/dev/null
-}
-
-tids() { ls "/proc/$1/task" 2>/dev/null; }
-thread_count() { tids "$1" | wc -l; }
-
-tracer_of() {
-	awk '/^TracerPid:/ { print $2 }' "/proc/$1/task/$2/status" 2>/dev/null
-}
-
-# untraced PID: every thread has TracerPid 0.  Sets DETAIL otherwise.
-untraced() {
-	local pid=$1 t tp bad=
-	alive "$pid" || { DETAIL="process $pid is gone"; return 1; }
-	for t in $(tids "$pid"); do
-		tp=$(tracer_of "$pid" "$t")
-		[ -z "$tp" ] || [ "$tp" = 0 ] || bad="$bad $t:$tp"
-	done
-	[ -z "$bad" ] && return 0
-	DETAIL="traced threads (tid:tracer):$bad"
-	return 1
-}
-
-# all_traced PID: every thread has a tracer (the profiler attached).  A
-# thread that is exiting, or gone between the listing and the read of its
-# status, is skipped: with threads coming and going, it would fail every
-# poll.
-all_traced() {
-	local pid=$1 t tp
-	alive "$pid" || return 1
-	for t in $(tids "$pid"); do
-		tp=$(tracer_of "$pid" "$t")
-		case $(proc_state "$pid" "$t") in Z | X | '') continue ;; esac
-		[ -n "$tp" ] && [ "$tp" != 0 ] || return 1
-	done
-	return 0
-}
-
-# not_stopped PID: alive, and no thread stopped (T, t), zombie or dead.
-not_stopped() {
-	local pid=$1 t s bad=
-	alive "$pid" || { DETAIL="process $pid is gone"; return 1; }
-	for t in $(tids "$pid"); do
-		s=$(proc_state "$pid" "$t")
-		case $s in T | t | Z | X) bad="$bad $t:$s" ;; esac
-	done
-	[ -z "$bad" ] && return 0
-	DETAIL="threads not running (tid:state):$bad"
-	return 1
-}
-
-# all_stopped PID: every thread in a stop (T or t).
-all_stopped() {
-	local pid=$1 t s
-	for t in $(tids "$pid"); do
-		s=$(proc_state "$pid" "$t")
-		case $s in T | t) ;; *) return 1 ;; esac
-	done
-	return 0
-}
-
-# cpu_ticks PID: utime + stime of the whole process and of its reaped
-# children, in clock ticks.
-cpu_ticks() {
-	sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null | awk '{ print $12 + $13 + $14 + $15 }'
-}
-
-# progresses PID: the process uses at least 5 more ticks of CPU within 5 s
-# (for targets with a CPU-burning thread): it is really running.
-progresses() {
-	local pid=$1 t0
-	t0=$(cpu_ticks "$pid")
-	[ -n "$t0" ] || { DETAIL="process $pid is gone"; return 1; }
-	wait_until 5 _ticks_above "$pid" $((t0 + 5)) && return 0
-	DETAIL="CPU time stuck at $t0 ticks"
-	return 1
-}
-_ticks_above() { local t; t=$(cpu_ticks "$1"); [ -n "$t" ] && [ "$t" -ge "$2" ]; }
-
 # check_unharmed LABEL PID NTHREADS: the standard "attach without harm"
 # checks for a target that should have survived the profiler.
 check_unharmed() {
@@ -218,6 +119,49 @@ check_unharmed() {
 		"[ '$now' = '$n' ]"
 	check "$label: no thread stopped" not_stopped "$pid"
 	check "$label: target keeps running (CPU time grows)" progresses "$pid"
+}
+
+# --- the error contract ------------------------------------------------------
+
+# CWD: where expect_error runs the profiler, an empty directory anyone may
+# write to (some runs are as the user nobody); a refused run leaves it empty.
+CWD=$TMP/cwd
+mkdir -m 777 "$CWD"
+
+# expect_error LABEL MESSAGE_ERE OUTFILE TARGET -- COMMAND...: run COMMAND
+# (the profiler, maybe wrapped) in $CWD and check the error contract: a
+# non-zero exit (not a timeout or a signal); exactly one line on stderr,
+# starting "cprof-attach: ", that matches MESSAGE_ERE (case-insensitive; ""
+# skips that check); no OUTFILE ("" if none, or if it is in $CWD: the next
+# check covers it); nothing written to $CWD; and TARGET (a PID, or "") still
+# running and untraced.  Sets ELAPSED_MS, the run's wall time.
+expect_error() {
+	local label=$1 re=$2 outfile=$3 target=$4 base=$TMP/e.$RANDOM rc lines t0 t1
+	shift 5
+	t0=$(date +%s%N)
+	(cd "$CWD" && timeout --foreground -k 5 30 "$@" >"$base.out" 2>"$base.err")
+	rc=$?
+	t1=$(date +%s%N)
+	ELAPSED_MS=$(((t1 - t0) / 1000000))
+	DETAIL="exit $rc" check "$label: non-zero exit" "[ $rc != 0 ] && [ $rc != 124 ] && [ $rc -lt 128 ]"
+	lines=$(wc -l <"$base.err")
+	DETAIL="$lines lines: $(head -c 400 "$base.err" | tr '\n' '|')" \
+		check "$label: exactly one line on stderr, 'cprof-attach: ...'" \
+		"[ '$lines' = 1 ] && grep -q '^cprof-attach: ' '$base.err'"
+	if [ -n "$re" ]; then
+		DETAIL="message: $(head -c 300 "$base.err")" \
+			check "$label: message mentions /$re/" "grep -qiE '$re' '$base.err'"
+	fi
+	if [ -n "$outfile" ]; then
+		check "$label: no output file" "[ ! -e '$outfile' ]"
+	fi
+	DETAIL="left in cwd: $(ls -A "$CWD" | tr '\n' ' ')" \
+		check "$label: nothing written to the working directory" "[ -z \"\$(ls -A '$CWD')\" ]"
+	if [ -n "$target" ]; then
+		check "$label: target still running" not_stopped "$target"
+		check "$label: target untraced" untraced "$target"
+	fi
+	rm -rf "${CWD:?}"/* 2>/dev/null
 }
 
 # --- running the profiler ---------------------------------------------------
@@ -310,19 +254,25 @@ check_ran() {
 # --- folded files ---------------------------------------------------------------
 # A line is "frame;frame;... COUNT"; frames may contain spaces, the count is
 # after the last one.
+#
+# Patterns and names reach awk through the environment (ENVIRON), never
+# `awk -v`: -v processes backslash escapes, and gawk turns "\(" into "("
+# where mawk keeps "\(", so a regex would mean one thing under each.
 
 folded_total() { awk '{ n += $NF } END { print n + 0 }' "$1"; }
 
 # folded_count FILE ERE: samples whose stack (any frame) matches ERE, where
 # ERE is matched against the whole "a;b;c" stack string.
 folded_count() {
-	awk -v re="$2" '{ s = $0; sub(/ [0-9]+$/, "", s); if (s ~ re) n += $NF }
+	re=$2 awk 'BEGIN { re = ENVIRON["re"] }
+		{ s = $0; sub(/ [0-9]+$/, "", s); if (s ~ re) n += $NF }
 		END { print n + 0 }' "$1"
 }
 
 # folded_has_frame FILE NAME: samples with a frame exactly NAME.
 folded_frame_count() {
-	awk -v name="$2" '{ s = $0; sub(/ [0-9]+$/, "", s); k = split(s, f, ";")
+	name=$2 awk 'BEGIN { name = ENVIRON["name"] }
+		{ s = $0; sub(/ [0-9]+$/, "", s); k = split(s, f, ";")
 		for (i = 1; i <= k; i++) if (f[i] == name) { n += $NF; break } }
 		END { print n + 0 }' "$1"
 }

@@ -13,7 +13,8 @@
 
 # thread_samples FOLDED NAME: samples of threads named NAME (--threads roots).
 thread_samples() {
-	awk -v name="$2" '{ split($0, f, ";"); r = f[1]; sub(/ \([0-9]+\)$/, "", r)
+	name=$2 awk 'BEGIN { name = ENVIRON["name"] }
+		{ split($0, f, ";"); r = f[1]; sub(/ \([0-9]+\)$/, "", r)
 		if (r == name) n += $NF } END { print n + 0 }' "$1"
 }
 peak_rss() { sed -nE 's/.*peak RSS ([0-9]+) KiB.*/\1/p' "$1"; }
@@ -128,8 +129,8 @@ if start_target churn 0 2 0; then
 		ticks=$(ticks_of "$TMP/storm$i.err")
 		got=
 		for tid in $(cat "$TARGET_READY.creators"); do
-			c=$(awk -v root="creator ($tid)" '{ split($0, f, ";"); if (f[1] == root) n += $NF }
-				END { print n + 0 }' "$out")
+			c=$(root="creator ($tid)" awk 'BEGIN { root = ENVIRON["root"] }
+				{ split($0, f, ";"); if (f[1] == root) n += $NF } END { print n + 0 }' "$out")
 			got="$got $c"
 			[ $((c * 100)) -ge $((ticks * 90)) ] ||
 				bad="$bad run $i: creator $tid has $c samples of $ticks ticks;"

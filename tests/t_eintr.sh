@@ -64,8 +64,8 @@ if start_target eintr; then
 		END { for (t in c) printf "%s=%d ", t, c[t] }' "$out")"
 	for name in $WAITERS w-burn eintr; do
 		fn=${FN[$name]}
-		c=$(awk -v root="^$name \\\\([0-9]+\\\\);" -v fn=";$fn(;|$)" \
-			'{ s = $0; sub(/ [0-9]+$/, "", s); if (s ~ root && s ~ fn) n += $NF } END { print n + 0 }' "$out")
+		c=$(root="^$name \\([0-9]+\\);" fn=";$fn(;|$)" awk 'BEGIN { root = ENVIRON["root"]; fn = ENVIRON["fn"] }
+			{ s = $0; sub(/ [0-9]+$/, "", s); if (s ~ root && s ~ fn) n += $NF } END { print n + 0 }' "$out")
 		DETAIL="$c samples in $fn, $ticks ticks" \
 			check "wall clock: thread $name sampled in $fn at >= 90% of the ticks" \
 			"[ $((c * 100)) -ge $((ticks * 90)) ]"

@@ -139,7 +139,8 @@ if start_target deep 10000; then
 		check "10000 deep: every deep stack is [truncated] + about 1024 frames" \
 		"[ -z \"\$bad\" ] && [ \$(folded_count '$out' recurse) -gt 0 ]"
 	for leaf in spin_at_bottom block_at_bottom; do
-		c=$(awk -v leaf="$leaf" '{ s = $0; sub(/ [0-9]+$/, "", s); k = split(s, f, ";")
+		c=$(leaf=$leaf awk 'BEGIN { leaf = ENVIRON["leaf"] }
+			{ s = $0; sub(/ [0-9]+$/, "", s); k = split(s, f, ";")
 			for (i = k - 2; i <= k; i++) if (index(f[i], leaf) == 1) { n += $NF; break } }
 			END { print n + 0 }' "$out")
 		DETAIL="$c samples end in $leaf" check "10000 deep: the innermost frames are kept ($leaf)" "[ '$c' -gt 0 ]"

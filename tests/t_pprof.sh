@@ -11,7 +11,8 @@ if ! have_pprof; then
 fi
 
 top_col() { # top_col TOPTEXT FUNCTION COLUMN(2=flat%, 5=cum%)
-	awk -v fn="$2" -v col="$3" '{ name = $6; for (i = 7; i <= NF; i++) name = name " " $i }
+	fn=$2 awk -v col="$3" 'BEGIN { fn = ENVIRON["fn"] }
+		{ name = $6; for (i = 7; i <= NF; i++) name = name " " $i }
 		name == fn { v = $col; sub(/%$/, "", v); print v; exit }' <<<"$1"
 }
 

@@ -92,13 +92,15 @@ check_offsets() {
 
 # leaf_share FILE REGEX: % of samples whose leaf frame matches REGEX.
 leaf_share() {
-	pct "$(awk -v re="$2" '{ s = $0; sub(/ [0-9]+$/, "", s); n = split(s, f, ";")
+	pct "$(re=$2 awk 'BEGIN { re = ENVIRON["re"] }
+		{ s = $0; sub(/ [0-9]+$/, "", s); n = split(s, f, ";")
 		if (f[n] ~ re) c += $NF } END { print c + 0 }' "$1")" "$(folded_total "$1")"
 }
 
 # depth_share FILE REGEX K: % of samples with at least K frames matching REGEX.
 depth_share() {
-	pct "$(awk -v re="$2" -v k="$3" '{ s = $0; sub(/ [0-9]+$/, "", s); n = split(s, f, ";"); m = 0
+	pct "$(re=$2 awk -v k="$3" 'BEGIN { re = ENVIRON["re"] }
+		{ s = $0; sub(/ [0-9]+$/, "", s); n = split(s, f, ";"); m = 0
 		for (i = 1; i <= n; i++) if (f[i] ~ re) m++
 		if (m >= k) c += $NF } END { print c + 0 }' "$1")" "$(folded_total "$1")"
 }

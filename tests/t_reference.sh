@@ -112,7 +112,8 @@ eu_frames() {
 # our_stacks NAME TID: that thread's distinct stacks, "COUNT frames..."
 # leaf first, most sampled first.
 our_stacks() {
-	awk -v l="$1 ($2);" 'index($0, l) == 1 { s = substr($0, length(l) + 1)
+	l="$1 ($2);" awk 'BEGIN { l = ENVIRON["l"] }
+		index($0, l) == 1 { s = substr($0, length(l) + 1)
 		c = s; sub(/.* /, "", c); sub(/ [0-9]+$/, "", s)
 		n = split(s, f, ";"); r = c; for (i = n; i >= 1; i--) r = r " " f[i]; print r }' \
 		"$TMP/p.folded" | sort -k1,1nr
@@ -138,7 +139,8 @@ symtab() {
 # symbol_at BUILD_ID MODULE NAME OFFSET: the value of function symbol NAME
 # if its range holds OFFSET (hex).
 symbol_at() {
-	awk -v n="$3" -v o="$(printf '%d' "$4")" '$3 == n && $1 <= o && o < $1 + ($2 ? $2 : 1) {
+	n=$3 awk -v o="$(printf '%d' "$4")" 'BEGIN { n = ENVIRON["n"] }
+		$3 == n && $1 <= o && o < $1 + ($2 ? $2 : 1) {
 		print $1; exit }' "$(symtab "$1" "$2")"
 }
 

@@ -11,14 +11,16 @@ ROOT_RE='^(_start|__libc_start_main(_impl|_alias_[0-9]+)?(@@?GLIBC_[0-9.]+)?|sta
 
 # rooted FILE: samples whose first frame is a root
 rooted() {
-	awk -v re="$ROOT_RE" '{ s = $0; sub(/ [0-9]+$/, "", s); split(s, f, ";")
+	re=$ROOT_RE awk 'BEGIN { re = ENVIRON["re"] }
+		{ s = $0; sub(/ [0-9]+$/, "", s); split(s, f, ";")
 		if (f[1] ~ re) n += $NF } END { print n + 0 }' "$1"
 }
 
 # deep_samples FILE LEAF MIN: samples whose stack contains LEAF and at least
 # MIN frames named exactly "recurse"
 deep_samples() {
-	awk -v leaf="$2" -v min="$3" '{ s = $0; sub(/ [0-9]+$/, "", s)
+	leaf=$2 awk -v min="$3" 'BEGIN { leaf = ENVIRON["leaf"] }
+		{ s = $0; sub(/ [0-9]+$/, "", s)
 		if (s !~ leaf) next
 		k = split(s, f, ";"); r = 0
 		for (i = 1; i <= k; i++) if (f[i] == "recurse") r++
@@ -50,7 +52,7 @@ if start_target deep; then
 		all=$(folded_count "$out" "$leaf")
 		full=$(deep_samples "$out" "$leaf" 200)
 		DETAIL="$leaf in $all samples" check "deep: $leaf sampled" "[ '$all' -gt 0 ]"
-		DETAIL="$full of $all samples have >= 200 recurse frames; depths: $(awk -v leaf="$leaf" '$0 ~ leaf { print gsub(/;recurse;/, "&") }' "$out" | sort -u | tr '\n' ' ')" \
+		DETAIL="$full of $all samples have >= 200 recurse frames; depths: $(grep -E "$leaf" "$out" | awk '{ print gsub(/;recurse;/, "&") }' | sort -u | tr '\n' ' ')" \
 			check "deep: $leaf under >= 200 recurse frames in >= 99% of its samples" \
 			"[ '$all' -gt 0 ] && ge \$(pct $full $all) 99"
 	done

@@ -18,7 +18,8 @@
 SRC=$ROOT/tests/targets
 
 top_col() { # top_col TOPTEXT FUNCTION COLUMN(2=flat%, 5=cum%): 0 if absent
-	awk -v fn="$2" -v col="$3" '{ name = $6; for (i = 7; i <= NF; i++) name = name " " $i }
+	fn=$2 awk -v col="$3" 'BEGIN { fn = ENVIRON["fn"] }
+		{ name = $6; for (i = 7; i <= NF; i++) name = name " " $i }
 		name == fn { v = $col; sub(/%$/, "", v); print v; found = 1; exit }
 		END { if (!found) print 0 }' <<<"$1"
 }
@@ -43,7 +44,8 @@ raw_samples() {
 # sum_where SAMPLES FUNC [STATE]: samples whose stack has FUNC (and, if
 # given, whose state is STATE; "!STATE" for any other state).
 sum_where() {
-	awk -v fn="$2" -v want="${3:-}" '{ k = split($3, f, ","); hit = 0
+	fn=$2 want=${3:-} awk 'BEGIN { fn = ENVIRON["fn"]; want = ENVIRON["want"] }
+		{ k = split($3, f, ","); hit = 0
 		for (i = 1; i <= k; i++) if (f[i] == fn) hit = 1
 		if (!hit) next
 		if (want ~ /^!/) { if ($2 == substr(want, 2)) next }
@@ -347,7 +349,8 @@ if start_target jit; then
 	for th in jit-plain:jit_spin_loop "jit-deep:LazyCompile:*hot_loop app.js:12"; do
 		name=${th%%:*} fn=${th#*:}
 		all=$(folded_count "$out" "^$name \\(")
-		leaf=$(awk -v p="$name (" -v fn="$fn" 'index($0, p) == 1 { s = $0; sub(/ [0-9]+$/, "", s)
+		leaf=$(p="$name (" fn=$fn awk 'BEGIN { p = ENVIRON["p"]; fn = ENVIRON["fn"] }
+			index($0, p) == 1 { s = $0; sub(/ [0-9]+$/, "", s)
 			k = split(s, f, ";"); if (f[k] == fn) n += $NF } END { print n + 0 }' "$out")
 		DETAIL="$leaf of $all; $(grep -F "$name (" "$out" | head -3 | tr '\n' '|')" \
 			check "jit: thread $name's leaf frame is '$fn' (>= 95%)" \

@@ -25,24 +25,15 @@ static atomic_int started, slots;
 static pid_t creator_tids[64];
 static volatile unsigned long sink;
 
-static long elapsed_ns(const struct timespec *t0)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (t.tv_sec - t0->tv_sec) * 1000000000L + (t.tv_nsec - t0->tv_nsec);
-}
-
 __attribute__((noinline)) static void brief_work(void)
 {
-	struct timespec t0;
+	long t0 = now_ns();
 	unsigned long x = 9;
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	do {
 		x = x * 6364136223846793005UL + 1442695040888963407UL;
 		sink = x;
-	} while (elapsed_ns(&t0) < work_ns);
+	} while (now_ns() - t0 < work_ns);
 }
 
 static void *brief_main(void *arg)
@@ -97,17 +88,15 @@ static void *creator_main(void *arg)
 
 static void write_count(void)
 {
-	char path[4200], tmp[4300];
+	struct report_file r;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s.count", ready);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	f = fopen(tmp, "w");
+	report_init(&r, ready, ".count");
+	f = report_open(&r);
 	if (!f)
 		return;
 	fprintf(f, "%ld\n", atomic_load(&created));
-	if (fclose(f) == 0)
-		rename(tmp, path);
+	report_commit(&r, f);
 }
 
 static void write_creators(int n)
@@ -139,7 +128,6 @@ static void *counter_main(void *arg)
 int main(int argc, char **argv)
 {
 	int ncreators = argc > 3 ? atoi(argv[3]) : 1;
-	struct timespec ms = { 0, 1000 * 1000 };
 	pthread_t creators[64], counter;
 	sigset_t set;
 
@@ -156,8 +144,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < ncreators; i++)
 		if (pthread_create(&creators[i], NULL, creator_main, NULL))
 			return 98;
-	while (atomic_load(&started) < ncreators)
-		nanosleep(&ms, NULL);
+	ready_wait_started(&started, ncreators);
 	write_creators(ncreators);
 	write_count();
 	ready_announce(ready);

@@ -43,13 +43,11 @@ static void *burner_main(void *arg)
 int main(int argc, char **argv)
 {
 	const char *ready = ready_path(argc, argv);
-	struct timespec poll = { 0, 1000 * 1000 };
 	pthread_t burner;
 
 	if (pthread_create(&burner, NULL, burner_main, NULL))
 		return 98;
-	while (!atomic_load(&started))
-		nanosleep(&poll, NULL);
+	ready_wait_started(&started, 1);
 	sleep_here(ready);
 	return 0;
 }

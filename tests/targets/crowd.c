@@ -38,7 +38,6 @@ static void *burner_main(void *arg)
 int main(int argc, char **argv)
 {
 	const char *ready = ready_path(argc, argv);
-	struct timespec poll = { 0, 1000 * 1000 };
 	pthread_t burners[MAX_BURNERS];
 	long n = 4 * sysconf(_SC_NPROCESSORS_ONLN);
 
@@ -49,8 +48,7 @@ int main(int argc, char **argv)
 	for (long i = 0; i < n; i++)
 		if (pthread_create(&burners[i], NULL, burner_main, NULL))
 			return 98;
-	while (atomic_load(&started) < n)
-		nanosleep(&poll, NULL);
+	ready_wait_started(&started, n);
 	ready_announce(ready);
 	pthread_join(burners[0], NULL);
 	return 0;

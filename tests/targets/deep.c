@@ -68,7 +68,6 @@ static void *spinner_main(void *arg)
 int main(int argc, char **argv)
 {
 	const char *ready = ready_path(argc, argv);
-	struct timespec poll = { 0, 1000 * 1000 };
 	pthread_t a, b;
 
 	if (argc > 2)
@@ -78,8 +77,7 @@ int main(int argc, char **argv)
 	if (pthread_create(&a, NULL, blocker_main, NULL) ||
 	    pthread_create(&b, NULL, spinner_main, NULL))
 		return 98;
-	while (atomic_load(&at_bottom) < 2)
-		nanosleep(&poll, NULL);
+	ready_wait_started(&at_bottom, 2);
 	ready_announce(ready);
 	pthread_join(a, NULL);
 	return 0;

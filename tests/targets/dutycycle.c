@@ -50,13 +50,11 @@ static void *worker_main(void *arg)
 int main(int argc, char **argv)
 {
 	const char *ready = ready_path(argc, argv);
-	struct timespec poll = { 0, 1000 * 1000 };
 	pthread_t worker;
 
 	if (pthread_create(&worker, NULL, worker_main, NULL))
 		return 98;
-	while (!atomic_load(&started))
-		nanosleep(&poll, NULL);
+	ready_wait_started(&started, 1);
 	ready_announce(ready);
 	pthread_join(worker, NULL);
 	return 0;

@@ -249,26 +249,23 @@ static void setup(void)
 
 static void write_report(const char *ready, int serial)
 {
-	char path[4200], tmp[4300];
+	struct report_file r;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s.report", ready);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	f = fopen(tmp, "w");
+	report_init(&r, ready, ".report");
+	f = report_open(&r);
 	if (!f)
 		return;
 	fprintf(f, "serial %d\n", serial);
 	for (int i = 0; i < NW; i++)
 		fprintf(f, "%s eintr=%d other=%d\n", names[i], atomic_load(&eintr_n[i]),
 			atomic_load(&other_n[i]));
-	if (fclose(f) == 0)
-		rename(tmp, path);
+	report_commit(&r, f);
 }
 
 int main(int argc, char **argv)
 {
 	const char *ready = ready_path(argc, argv);
-	struct timespec ms = { 0, 1000 * 1000 };
 	pthread_t th[NWORKERS];
 	sigset_t set;
 	int serial = 0;
@@ -281,8 +278,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < NWORKERS; i++)
 		if (pthread_create(&th[i], NULL, worker_main, (void *)&workers[i]))
 			die("pthread_create");
-	while (atomic_load(&started) < NWORKERS)
-		nanosleep(&ms, NULL);
+	ready_wait_started(&started, NWORKERS);
 	write_report(ready, serial);
 	ready_announce(ready);
 	sigdelset(&set, SIGUSR2);

@@ -122,7 +122,6 @@ static void *execer_main(void *arg)
 
 int main(int argc, char **argv)
 {
-	struct timespec ms = { 0, 1000 * 1000 };
 	struct sigaction sa;
 	pthread_t idler, execer;
 
@@ -139,14 +138,12 @@ int main(int argc, char **argv)
 	if (strcmp(mode, "thread") == 0) {
 		if (pthread_create(&execer, NULL, execer_main, NULL))
 			return 98;
-		while (atomic_load(&started) < 2)
-			nanosleep(&ms, NULL);
+		ready_wait_started(&started, 2);
 		ready_announce(ready);
 		pthread_join(execer, NULL);
 		return 0;
 	}
-	while (atomic_load(&started) < 1)
-		nanosleep(&ms, NULL);
+	ready_wait_started(&started, 1);
 	ready_announce(ready);   /* the idler runs; main spins from here */
 	before_exec_work();
 	do_exec();

@@ -9,14 +9,6 @@
 
 static volatile unsigned long sink;
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 __attribute__((noinline)) static void idle_here(void)
 {
 	for (;;)
@@ -30,12 +22,12 @@ static void *idler_main(void *arg)
 	return arg;
 }
 
-__attribute__((noinline)) static void exiter_work(double end)
+__attribute__((noinline)) static void exiter_work(long end_ns)
 {
 	unsigned long x = 3;
 	unsigned i;
 
-	while (now() < end) {
+	while (now_ns() < end_ns) {
 		for (i = 0; i < 100000; i++)
 			x = x * 6364136223846793005UL + 1442695040888963407UL;
 		sink = x;
@@ -47,12 +39,12 @@ int main(int argc, char **argv)
 	const char *ready = ready_path(argc, argv);
 	double secs = argc > 2 ? atof(argv[2]) : 1.0;
 	int status = argc > 3 ? atoi(argv[3]) : 0;
-	double start = now();
+	long start = now_ns();
 	pthread_t idler;
 
 	if (pthread_create(&idler, NULL, idler_main, NULL))
 		return 98;
 	ready_announce(ready);
-	exiter_work(start + secs);
+	exiter_work(start + (long)(secs * 1e9));
 	exit(status);
 }

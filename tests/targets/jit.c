@@ -74,7 +74,6 @@ int main(int argc, char **argv)
 {
 	const char *ready = ready_path(argc, argv);
 	static struct region regions[2] = { { NULL, "jit-plain", 0 }, { NULL, "jit-deep", 64 << 10 } };
-	struct timespec ts = { 0, 1000 * 1000 };
 	char map[64];
 	pthread_t th[2];
 	FILE *f;
@@ -93,8 +92,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < 2; i++)
 		if (pthread_create(&th[i], NULL, run_jit, &regions[i]))
 			return 98;
-	while (atomic_load(&started) < 2)
-		nanosleep(&ts, NULL);
+	ready_wait_started(&started, 2);
 	ready_announce(ready);
 	for (;;)
 		pause();

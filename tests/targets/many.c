@@ -44,7 +44,6 @@ int main(int argc, char **argv)
 {
 	const char *ready = ready_path(argc, argv);
 	long n = argc > 2 ? atol(argv[2]) : 1000;
-	struct timespec poll = { 0, 1000 * 1000 };
 	static pthread_t threads[MAX_THREADS];
 	pthread_attr_t attr;
 
@@ -56,8 +55,7 @@ int main(int argc, char **argv)
 	for (long i = 0; i < n; i++)
 		if (pthread_create(&threads[i], &attr, waiter_main, (void *)i))
 			return 98;
-	while (atomic_load(&started) < n)
-		nanosleep(&poll, NULL);
+	ready_wait_started(&started, n);
 	ready_announce(ready);
 	pthread_join(threads[0], NULL);
 	return 0;

@@ -22,43 +22,18 @@ static const char *const labels[] = { "TERM=", " INT=", " USR1=", " ALRM=", " CH
 #define NSIGS (int)(sizeof(sigs) / sizeof(sigs[0]))
 
 static atomic_int counts[NSIGS], started;
-static char report_path[4200], report_tmp[4300];
+static struct report_file report;
 static volatile unsigned long sink;
 
-static char *put_num(char *p, const char *label, int n)
-{
-	char digits[16];
-	int k = 0;
-
-	while (*label)
-		*p++ = *label++;
-	do {
-		digits[k++] = '0' + n % 10;
-		n /= 10;
-	} while (n);
-	while (k)
-		*p++ = digits[--k];
-	return p;
-}
-
-/* Async-signal-safe: open, write, close, rename only. */
+/* Async-signal-safe. */
 static void write_report(void)
 {
 	char buf[256], *p = buf;
-	int saved = errno, fd;
 
 	for (int i = 0; i < NSIGS; i++)
-		p = put_num(p, labels[i], atomic_load(&counts[i]));
+		p = report_put_num(p, labels[i], atomic_load(&counts[i]));
 	*p++ = '\n';
-	fd = open(report_tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	if (fd >= 0) {
-		ssize_t w = write(fd, buf, p - buf);
-
-		(void)w;
-		close(fd);
-		rename(report_tmp, report_path);
-	}
-	errno = saved;
+	report_write_raw(&report, buf, p - buf);
 }
 
 static void on_signal(int sig)
@@ -118,13 +93,11 @@ static void *sleep_main(void *arg)
 int main(int argc, char **argv)
 {
 	const char *ready = ready_path(argc, argv);
-	struct timespec ms = { 0, 1000 * 1000 };
 	struct sigaction sa;
 	pthread_t burner, sleeper;
 	sigset_t set;
 
-	snprintf(report_path, sizeof(report_path), "%s.report", ready);
-	snprintf(report_tmp, sizeof(report_tmp), "%s.report.tmp", ready);
+	report_init(&report, ready, ".report");
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sa.sa_flags = SA_RESTART;
@@ -138,8 +111,7 @@ int main(int argc, char **argv)
 	if (pthread_create(&burner, NULL, burn_main, NULL) ||
 	    pthread_create(&sleeper, NULL, sleep_main, NULL))
 		return 98;
-	while (atomic_load(&started) < 2)
-		nanosleep(&ms, NULL);
+	ready_wait_started(&started, 2);
 	write_report();
 	ready_announce(ready);
 	pthread_join(burner, NULL);

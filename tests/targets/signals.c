@@ -18,45 +18,20 @@
 #include <time.h>
 #include "ready.h"
 
-static char report_path[4200], report_tmp[4300];
+static struct report_file report;
 static atomic_int rt_count, usr2_count, eintr_count, started;
 static volatile unsigned long sink;
 
-static char *put_num(char *p, const char *label, int n)
-{
-	char digits[16];
-	int k = 0;
-
-	while (*label)
-		*p++ = *label++;
-	do {
-		digits[k++] = '0' + n % 10;
-		n /= 10;
-	} while (n);
-	while (k)
-		*p++ = digits[--k];
-	return p;
-}
-
-/* Async-signal-safe: open, write, close, rename only. */
+/* Async-signal-safe. */
 static void write_report(void)
 {
 	char buf[128], *p = buf;
-	int saved = errno, fd;
 
-	p = put_num(p, "rt=", atomic_load(&rt_count));
-	p = put_num(p, " usr2=", atomic_load(&usr2_count));
-	p = put_num(p, " eintr=", atomic_load(&eintr_count));
+	p = report_put_num(p, "rt=", atomic_load(&rt_count));
+	p = report_put_num(p, " usr2=", atomic_load(&usr2_count));
+	p = report_put_num(p, " eintr=", atomic_load(&eintr_count));
 	*p++ = '\n';
-	fd = open(report_tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	if (fd >= 0) {
-		ssize_t w = write(fd, buf, p - buf);
-
-		(void)w;
-		close(fd);
-		rename(report_tmp, report_path);
-	}
-	errno = saved;
+	report_write_raw(&report, buf, p - buf);
 }
 
 static void on_signal(int sig)
@@ -117,13 +92,11 @@ static void *catcher_main(void *arg)
 int main(int argc, char **argv)
 {
 	const char *ready = ready_path(argc, argv);
-	struct timespec poll = { 0, 1000 * 1000 };
 	struct sigaction sa;
 	pthread_t ep, catcher;
 	sigset_t all;
 
-	snprintf(report_path, sizeof(report_path), "%s.report", ready);
-	snprintf(report_tmp, sizeof(report_tmp), "%s.report.tmp", ready);
+	report_init(&report, ready, ".report");
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sa.sa_flags = SA_RESTART;
@@ -136,8 +109,7 @@ int main(int argc, char **argv)
 	if (pthread_create(&ep, NULL, epoller_main, NULL) ||
 	    pthread_create(&catcher, NULL, catcher_main, NULL))
 		return 98;
-	while (atomic_load(&started) < 2)
-		nanosleep(&poll, NULL);
+	ready_wait_started(&started, 2);
 	ready_announce(ready);
 	pthread_join(catcher, NULL);
 	return 0;

@@ -96,7 +96,7 @@ static void *worker_main(void *arg)
 
 static void write_report(const char *ready, int serial)
 {
-	char path[4200], tmp[4300];
+	struct report_file r;
 	long done[2], now, start;
 	int cur;
 	FILE *f;
@@ -111,17 +111,16 @@ static void write_report(const char *ready, int serial)
 	} while (start != atomic_load(&phase_start));
 	done[cur] += now - start;
 
-	snprintf(path, sizeof(path), "%s.report", ready);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	f = fopen(tmp, "w");
+	report_init(&r, ready, ".report");
+	f = report_open(&r);
 	if (!f) {
-		perror(tmp);
+		perror(r.tmp);
 		exit(99);
 	}
 	fprintf(f, "serial %d\na_ns %ld\nb_ns %ld\nswitches %ld\nworker %d\n", serial,
 		done[0], done[1], atomic_load(&switches), atomic_load(&worker_tid));
-	if (fclose(f) != 0 || rename(tmp, path) != 0) {
-		perror(path);
+	if (report_commit(&r, f) != 0) {
+		perror(r.path);
 		exit(99);
 	}
 }

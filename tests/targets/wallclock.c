@@ -49,14 +49,12 @@ static void *sleeper_main(void *arg)
 int main(int argc, char **argv)
 {
 	const char *ready = ready_path(argc, argv);
-	struct timespec poll = { 0, 1000 * 1000 };
 	pthread_t burner, sleeper;
 
 	if (pthread_create(&burner, NULL, burner_main, NULL) ||
 	    pthread_create(&sleeper, NULL, sleeper_main, NULL))
 		return 98;
-	while (atomic_load(&started) < 2)
-		nanosleep(&poll, NULL);
+	ready_wait_started(&started, 2);
 	ready_announce(ready);
 	pthread_join(burner, NULL); /* CALL_JOIN */
 	return 0;
