@@ -263,26 +263,14 @@ static int write_frames(struct run *r, const struct frames *fr, const struct pro
 
 struct frames *run__name_stacks(const struct sampler *s, const struct options *o)
 {
-	char err[512];
 	size_t n = sampler__nspaces(s);
 	const struct modules **spaces = xcalloc(n + 1, sizeof(*spaces));
-	struct symbolizer **syms = xcalloc(n + 1, sizeof(*syms));
-	struct frames *fr = NULL;
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n; i++)
 		spaces[i] = sampler__space(s, i);
-		if (spaces[i] && !(syms[i] = symbolizer__new(spaces[i], o->debug_dirs,
-							       o->ndebug_dirs, err, sizeof(err)))) {
-			errorf("%s", err);
-			goto out;
-		}
-	}
-	fr = frames__from_stacks(sampler__stacks(s), spaces, syms, n);
+	struct frames *fr = frames__from_stacks(sampler__stacks(s), spaces, n, o->debug_dirs,
+						o->ndebug_dirs);
 	if (!fr)
 		errorf("out of memory naming the stacks");
-out:
-	for (size_t i = 0; i < n; i++)
-		symbolizer__free(syms[i]);
-	free(syms);
 	free(spaces);
 	return fr;
 }

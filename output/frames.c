@@ -126,11 +126,26 @@ void frames__set_main_module(struct frames *fr, int32_t module)
 
 /* ---- naming counted stacks ------------------------------------------- */
 
+/* Where a file was first seen: later address spaces that map the same
+ * file (every exec'd child maps libc, each at its own address) are named
+ * through that space's symbolizer, their addresses moved by the
+ * difference of the two load biases.  So each file's symbols and debug
+ * info are read once, however many processes mapped it. */
+struct home {
+	uint32_t space;
+	const struct module *m;
+};
+
 struct namer {
 	struct frames *fr;
 	const struct modules *const *spaces;
-	struct symbolizer *const *syms;
 	size_t nspaces;
+	struct symbolizer **syms;       /* by space, made on first use */
+	const char *const *dirs;
+	size_t ndirs;
+	struct intern *files;           /* module file identity -> homes[] */
+	struct home *homes;
+	size_t nhomes;
 	struct intern *locs;            /* (space, pc) -> loc id */
 	struct intern *mods;            /* module pointer -> module id */
 	uint32_t *labels;               /* stack slot -> label id */
@@ -152,6 +167,39 @@ static int32_t module_id(struct namer *nm, const struct module *m)
 	return (int32_t)id;
 }
 
+static struct symbolizer *sym_for(struct namer *nm, uint32_t space)
+{
+	char err[256];
+	if (space >= nm->nspaces || !nm->spaces[space])
+		return NULL;
+	if (!nm->syms[space])
+		nm->syms[space] = symbolizer__new(nm->spaces[space], nm->dirs, nm->ndirs, err,
+						  sizeof(err));
+	return nm->syms[space];
+}
+
+/* The space where M's file was first seen, and PC moved there. */
+static struct symbolizer *home_of(struct namer *nm, uint32_t space, const struct module *m,
+				  uint64_t *pc)
+{
+	char key[4200];
+	int len = snprintf(key, sizeof(key), "%s%c%llu%c%s", m->path, 0,
+			   (unsigned long long)m->inode, 0, m->build_id);
+	int added;
+	int64_t id = intern__add(nm->files, key, (size_t)len < sizeof(key) ? (size_t)len :
+				 sizeof(key) - 1, &added);
+	if (id < 0)
+		return sym_for(nm, space);
+	if (added) {
+		nm->homes = xrealloc(nm->homes, ((size_t)id + 1) * sizeof(*nm->homes));
+		nm->homes[id] = (struct home){ space, m };
+		nm->nhomes = (size_t)id + 1;
+	}
+	const struct home *h = &nm->homes[id];
+	*pc = *pc - m->bias + h->m->bias;
+	return sym_for(nm, h->space);
+}
+
 static uint32_t loc_id(struct namer *nm, uint32_t space, uint64_t pc)
 {
 	uint64_t key[2] = { space, pc };
@@ -164,14 +212,17 @@ static uint32_t loc_id(struct namer *nm, uint32_t space, uint64_t pc)
 		return frames__add_loc(nm->fr, 0, FRAMES_NO_MODULE, &cut, 1);
 	}
 	const struct modules *ms = space < nm->nspaces ? nm->spaces[space] : NULL;
-	struct symbolizer *sym = space < nm->nspaces ? nm->syms[space] : NULL;
-	int32_t mod = module_id(nm, ms ? modules__find(ms, pc) : NULL);
+	const struct module *m = ms ? modules__find(ms, pc) : NULL;
+	int32_t mod = module_id(nm, m);
+	uint64_t at = pc;
+	/* Code in no module (JIT) is named from the space's own process. */
+	struct symbolizer *sym = m && m->usable ? home_of(nm, space, m, &at) : sym_for(nm, space);
 	if (!sym) {
 		static const struct frame_line unknown = { "[unknown]", NULL, 0 };
 		return frames__add_loc(nm->fr, pc, mod, &unknown, 1);
 	}
 	const struct sym_frame *f;
-	size_t n = symbolizer__lookup(sym, pc, &f);
+	size_t n = symbolizer__lookup(sym, at, &f);
 	struct frame_line lines[n];
 	for (size_t i = 0; i < n; i++)
 		lines[i] = (struct frame_line){ f[i].func, f[i].file, f[i].line };
@@ -209,11 +260,13 @@ static void name_stack(struct namer *nm, const struct stacks *st, const struct s
 }
 
 struct frames *frames__from_stacks(const struct stacks *st, const struct modules *const *spaces,
-				   struct symbolizer *const *syms, size_t nspaces)
+				   size_t nspaces, const char *const *dirs, size_t ndirs)
 {
-	struct namer nm = { .fr = frames__new(), .spaces = spaces, .syms = syms,
-			    .nspaces = nspaces, .locs = intern__new(), .mods = intern__new() };
-	if (!nm.fr || !nm.locs || !nm.mods) {
+	struct namer nm = { .fr = frames__new(), .spaces = spaces, .nspaces = nspaces,
+			    .syms = xcalloc(nspaces + 1, sizeof(*nm.syms)), .dirs = dirs,
+			    .ndirs = ndirs, .files = intern__new(), .locs = intern__new(),
+			    .mods = intern__new() };
+	if (!nm.fr || !nm.locs || !nm.mods || !nm.files) {
 		frames__free(nm.fr);
 		nm.fr = NULL;
 		goto out;
@@ -227,6 +280,11 @@ struct frames *frames__from_stacks(const struct stacks *st, const struct modules
 		name_stack(&nm, st, &s);
 	}
 out:
+	for (size_t i = 0; i < nspaces; i++)
+		symbolizer__free(nm.syms[i]);
+	free(nm.syms);
+	free(nm.homes);
+	intern__free(nm.files);
 	intern__free(nm.locs);
 	intern__free(nm.mods);
 	free(nm.labels);

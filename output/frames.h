@@ -61,12 +61,13 @@ struct frames;
 struct frames *frames__new(void);
 void frames__free(struct frames *fr);           /* accepts NULL */
 
-/* Names every stack of ST.  Stack I's PCs belong to address space
- * ST's stack.space, whose modules are SPACES[space] and whose symbolizer
- * is SYMS[space] (NULL entries: names are "[unknown]").  Each address is
- * symbolized once, however many stacks hold it. */
+/* Names every stack of ST.  A stack's PCs belong to address space
+ * stack.space, whose modules are SPACES[space] (NULL: names are
+ * "[unknown]"); debug files are also looked for in the NDIRS directories
+ * DIRS (see dwarf/symbolizer.h).  Each address is symbolized once, however
+ * many stacks hold it, and each file once, however many spaces map it. */
 struct frames *frames__from_stacks(const struct stacks *st, const struct modules *const *spaces,
-				   struct symbolizer *const *syms, size_t nspaces);
+				   size_t nspaces, const char *const *dirs, size_t ndirs);
 
 /* Building (strings are copied).  Returns the new index. */
 int32_t frames__add_module(struct frames *fr, const struct frame_module *m);

@@ -349,7 +349,7 @@ static void test_pprof(void)
 	stacks__set_label(st, 0, &threads[0]);
 	stacks__set_label(st, 1, &threads[1]);
 	const struct modules *spaces[] = { ms };
-	struct frames *fr = frames__from_stacks(st, spaces, &sym, 1);
+	struct frames *fr = frames__from_stacks(st, spaces, 1, NULL, 0);
 	struct profile_info info = { .period_ns = 10101010, .start_ns = 1, .duration_ns = 2,
 				     .comment = "cmd" };
 	char path[] = "/tmp/cprof-unit-XXXXXX";
