@@ -247,11 +247,13 @@ int target__attach(struct target *t, pid_t pid, char *err, size_t errlen)
 
 /* In the child, before exec: what the command would have had without us.
  * An ignored signal stays ignored across exec, and the profiler ignores
- * SIGPIPE (cli/); the tracer thread may run at a raised priority
+ * SIGPIPE, SIGTTIN and SIGTTOU (cli/); the tracer thread may run at a raised priority
  * (sample/sampler.c), and it blocks the signals it reads from a signalfd. */
 static void reset_child(const sigset_t *mask, int nice_value)
 {
 	signal(SIGPIPE, SIG_DFL);
+	signal(SIGTTIN, SIG_DFL);
+	signal(SIGTTOU, SIG_DFL);
 	sigprocmask(SIG_SETMASK, mask, NULL);
 	setpriority(PRIO_PROCESS, 0, nice_value);
 }

@@ -124,9 +124,14 @@ static int setup_signals(struct run *r)
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGTSTP);
 	if (sigprocmask(SIG_BLOCK, &set, &r->old_mask) < 0)
 		return -errno;
+	/* A stopped tracer stops its target's signal delivery: no job
+	 * control while attached (SIGTSTP is read below and only noted). */
 	signal(SIGPIPE, SIG_IGN);
+	signal(SIGTTIN, SIG_IGN);
+	signal(SIGTTOU, SIG_IGN);
 	sigdelset(&set, SIGCHLD);
 	r->sig_fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 	return r->sig_fd < 0 ? -errno : 0;
@@ -191,6 +196,11 @@ static void read_signals(struct run *r)
 {
 	struct signalfd_siginfo si;
 	while (read(r->sig_fd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo == SIGTSTP) {
+			fprintf(stderr, "\r\033[Kcprof-attach: note: Ctrl-Z ignored while attached "
+				"(a stopped tracer stops the target's signals); Ctrl-C ends the run\n");
+			continue;
+		}
 		if (!r->stop_reason)
 			r->stop_reason = si.ssi_signo == SIGINT ? "interrupted" :
 					 si.ssi_signo == SIGTERM ? "terminated" : "hung up";
@@ -427,6 +437,8 @@ int run__profile(const struct options *o, int argc, char **argv)
 	sampler__stop(r.sampler);
 	if (sampler__targets_exited(r.sampler) && (!r.stop_reason || !strcmp(r.stop_reason, "duration reached")))
 		r.stop_reason = "target exited";
+	if (sampler__failure(r.sampler))
+		r.stop_reason = sampler__failure(r.sampler);
 	show_status(&r, 1);
 	print_notes(&r);
 	sampler__stats(r.sampler, &ss);
@@ -436,6 +448,11 @@ int run__profile(const struct options *o, int argc, char **argv)
 	if (o->stats)
 		print_stats(&ss);
 	r.code = o->command ? child_status(&r) : 0;
+	if (sampler__failure(r.sampler)) {
+		errorf("sampling stopped early: %s; the profile has what was counted before",
+		       sampler__failure(r.sampler));
+		r.code = 1;
+	}
 out:
 	run_free(&r);
 	return r.code;

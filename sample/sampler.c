@@ -49,6 +49,7 @@ struct sampler {
 	int stop_fd, done_fd;           /* eventfds: asked to stop; stopped by itself */
 	int chld_fd, timer_fd;
 	int exited;                     /* every target process exited */
+	const char *failure;            /* why sampling stopped early, or NULL */
 	int stopped;
 	struct target *t;
 	struct space *spaces;
@@ -106,6 +107,8 @@ static bool refresh_space(struct sampler *s, struct space *sp, pid_t pid)
 static enum unwind_status unwind(struct sampler *s, const struct capture *c, size_t *depth)
 {
 	struct space *sp = space_for(s, c->space, c->pid);
+	if (!sp->uw)
+		s->failure = "cannot make libunwind's address space (out of memory?)";
 	struct unwind_input in = { &c->regs, c->partial_regs, c->stack_addr, c->stack,
 				   c->stack_len, c->stack_want };
 	size_t max = (size_t)s->cfg.max_depth;
@@ -145,7 +148,8 @@ static int take(struct sampler *s, const struct capture *c)
 	}
 	struct stack st = { .slot = c->slot, .space = c->space, .state = c->state,
 			    .syscall = c->syscall, .pcs = s->pcs, .n = depth, .count = c->ticks, .cpu_ns = c->cpu_ns };
-	stacks__add(s->st, &st);
+	if (stacks__add(s->st, &st) < 0)
+		s->failure = "out of memory counting stacks (ulimit -v?)";
 	return 0;
 }
 
@@ -260,7 +264,7 @@ static void loop(struct sampler *s)
 		if (fds[1].revents)
 			tick(s);
 		publish(s);
-		if (fds[2].revents)
+		if (fds[2].revents || s->failure)
 			return;
 	}
 	s->exited = 1;
@@ -364,6 +368,8 @@ static void *tracer_main(void *arg)
 	take_stopped(s);
 	copy_labels(s);
 	take_notes(s);
+	if (s->failure)
+		s->exited = 0;
 	uint64_t one = 1;
 	if (write(s->done_fd, &one, sizeof(one)) < 0)
 		abort();                /* an eventfd write cannot fail here */
@@ -450,6 +456,11 @@ void sampler__stop(struct sampler *s)
 int sampler__targets_exited(const struct sampler *s)
 {
 	return s->exited;
+}
+
+const char *sampler__failure(const struct sampler *s)
+{
+	return s->failure;
 }
 
 void sampler__progress(struct sampler *s, struct sampler_progress *p)

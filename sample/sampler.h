@@ -75,6 +75,10 @@ void sampler__stop(struct sampler *s);
 /* Did the sampler stop because every target exited? */
 int sampler__targets_exited(const struct sampler *s);
 
+/* Why it stopped early by itself (out of memory), or NULL: what was
+ * counted until then is still there. */
+const char *sampler__failure(const struct sampler *s);
+
 void sampler__progress(struct sampler *s, struct sampler_progress *p);
 
 /* After sampler__stop(): the counted stacks (with their labels), the

@@ -1,7 +1,8 @@
 /* xalloc: allocation that cannot fail silently.  Running out of memory
- * prints one line and aborts: the profiler cannot do anything useful
- * without memory, and every caller checking would hide the real logic.
- * (The target is not affected: the kernel detaches it when we die.) */
+ * prints one line and exits with status 1: the profiler cannot do anything
+ * useful without memory, and every caller checking would hide the real
+ * logic.  (The target is not affected: the kernel detaches it when we
+ * exit.) */
 #ifndef CPROF_UTIL_XALLOC_H
 #define CPROF_UTIL_XALLOC_H
 
