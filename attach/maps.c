@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "util/strbuf.h"
+#include "util/text.h"
 
 struct modules {
 	pid_t pid;
@@ -67,6 +68,7 @@ static void module_free(struct module *m)
 		close(m->fd);
 	free(m->segs);
 	free(m->path);
+	free(m->shown);
 	free(m);
 }
 
@@ -242,8 +244,13 @@ static struct module *module_new(pid_t pid, const struct map_entry *first, uint6
 {
 	struct module *m = xcalloc(1, sizeof(*m));
 	m->path = xstrdup(first->path);
-	const char *slash = strrchr(m->path, '/');
-	m->name = slash ? slash + 1 : m->path;
+	/* A file name is any bytes but '/' and NUL, chosen by whoever named
+	 * the library: shown only once cleaned. */
+	size_t len = strlen(m->path);
+	m->shown = xmalloc(len + 1);
+	text__clean(m->shown, len + 1, m->path, len);
+	const char *slash = strrchr(m->shown, '/');
+	m->name = slash ? slash + 1 : m->shown;
 	m->start = first->start;
 	m->end = end;
 	m->inode = first->inode;

@@ -16,6 +16,7 @@
 
 #include "util/intern.h"
 #include "util/strbuf.h"
+#include "util/text.h"
 #include "util/timeutil.h"
 
 #define OPTIONS (PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC)
@@ -129,12 +130,17 @@ static void read_comm(pid_t pid, pid_t tid, char name[16])
 	int fd = open(fn, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return;
-	ssize_t n = read(fd, name, 15);
+	char raw[32];
+	ssize_t n = read(fd, raw, sizeof(raw));
 	close(fd);
 	if (n <= 0)
 		return;
-	name[n] = '\0';
-	name[strcspn(name, "\n")] = '\0';
+	if (raw[n - 1] == '\n')
+		n--;
+	/* Any bytes the target chose (a newline too), cut to 15 by the
+	 * kernel, maybe inside a character: made safe to show here, once, for
+	 * every writer and for --threads-matching. */
+	text__clean(name, 16, raw, (size_t)n);
 }
 
 static uint64_t read_cpu_ns(struct target *t, struct thread *th);

@@ -26,6 +26,7 @@
 #include "output/stacks.h"
 #include "unwind/unwinder.h"
 #include "util/strbuf.h"
+#include "util/text.h"
 #include "util/timeutil.h"
 
 struct run {
@@ -613,6 +614,7 @@ static int add_folded_line(struct stacks *st, struct symbolizer *names, char *li
 			   uint64_t **pcs, size_t *cap)
 {
 	line[strcspn(line, "\r\n")] = '\0';
+	text__clean(line, strlen(line) + 1, line, strlen(line));    /* frames are any bytes */
 	char *sp = strrchr(line, ' '), *end;
 	if (!sp || sp == line)
 		return -1;
