@@ -11,6 +11,7 @@
 #include "unwind/unwinder.h"
 #include "util/intern.h"
 #include "util/strbuf.h"
+#include "util/text.h"
 
 typedef Perftools__Profiles__Profile Profile;
 typedef Perftools__Profiles__ValueType ValueType;
@@ -43,10 +44,18 @@ struct builder {
 };
 
 /* pprof ids are 1-based indices (0 means "none"); string ids 0-based with
- * string_table[0] = "". */
+ * string_table[0] = "".  Protobuf strings must be UTF-8: names come
+ * cleaned (util/text.h), anything else is cleaned here. */
 static int64_t string_id(struct builder *b, const char *s)
 {
-	return intern__add(b->strings, s ? s : "", s ? strlen(s) : 0, NULL);
+	size_t len = s ? strlen(s) : 0;
+	if (!len || text__valid(s, len))
+		return intern__add(b->strings, len ? s : "", len, NULL);
+	char *clean = xmalloc(len + 1);
+	len = text__clean(clean, len + 1, s, len);
+	int64_t id = intern__add(b->strings, clean, len, NULL);
+	free(clean);
+	return id;
 }
 
 static uint64_t function_id(struct builder *b, const char *name, const char *file)
@@ -79,7 +88,7 @@ static uint64_t mapping_id(struct builder *b, const struct module *m)
 		mp->memory_start = m->start;
 		mp->memory_limit = m->end;
 		mp->file_offset = 0;    /* a module starts at its first mapping, offset 0 */
-		mp->filename = string_id(b, m->path);
+		mp->filename = string_id(b, m->shown);
 		mp->build_id = string_id(b, m->build_id);
 		/* Symbolized already: tells pprof not to try again. */
 		mp->has_functions = mp->has_filenames = mp->has_line_numbers = true;
