@@ -242,7 +242,7 @@ static const char script[] =
 	"const frames = Array.from(document.querySelectorAll('g.f'));\n"
 	"const details = document.getElementById('details');\n"
 	"const matched = document.getElementById('matched');\n"
-	"function nameOf(g) { return g.querySelector('title').textContent.replace(/ (\\[[^\\]]*\\] )?\\(\\d+ (samples|us CPU).*$/, ''); }\n"
+	"function nameOf(g) { return g.querySelector('title').textContent.replace(/ (\\[[^\\]]*\\]?\\] )?\\(\\d+ (samples|us CPU).*$/, ''); }\n"
 	"function fit(g, w) {\n"
 	"  const t = g.querySelector('text'), n = Array.from(nameOf(g)), c = Math.floor((w - 6) / CW);\n"
 	"  t.textContent = w < 3 * CW ? '' : (n.length <= c ? n.join('') : n.slice(0, Math.max(0, c - 2)).join('') + '..');\n"
