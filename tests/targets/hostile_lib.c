@@ -30,7 +30,8 @@ __attribute__((noinline)) void ctl(unsigned long n) { SPIN(n, 7); }
 __attribute__((noinline)) void longcjk(unsigned long n) { SPIN(n, 11); }
 __attribute__((noinline)) void emoji(unsigned long n) { SPIN(n, 19); }
 __attribute__((noinline)) void 计算非常长的函数名字测试用例(unsigned long n) { SPIN(n, 13); }
-__attribute__((noinline)) static void anonymous_work(unsigned long n) { SPIN(n, 17); }
+/* Four times the work: the stripped copy's frame of it must get samples. */
+__attribute__((noinline)) static void anonymous_work(unsigned long n) { SPIN(4 * n, 17); }
 
 void hostile_entry(unsigned long n)
 {
