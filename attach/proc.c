@@ -9,6 +9,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "util/text.h"
+
 #define PROC_PID_INIT_INO "4026531836"  /* the initial PID namespace (linux/proc_ns.h) */
 
 /* The comm field may hold spaces and parentheses: parse from the last ')'. */
@@ -58,18 +60,21 @@ long proc__status_field(pid_t id, const char *key)
 
 void proc__comm(pid_t pid, pid_t tid, char name[16])
 {
-	char fn[64], buf[16];
+	char fn[64], raw[32];
 	snprintf(fn, sizeof(fn), "/proc/%d/task/%d/comm", (int)pid, (int)tid);
 	int fd = open(fn, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return;
-	ssize_t n = read(fd, buf, 15);
+	ssize_t n = read(fd, raw, sizeof(raw));
 	close(fd);
 	if (n <= 0)
 		return;
-	buf[n] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
-	memcpy(name, buf, strlen(buf) + 1);
+	if (raw[n - 1] == '\n')
+		n--;
+	/* Any bytes the target chose (a newline too), cut to 15 by the
+	 * kernel, maybe inside a character: made safe to show here, once, for
+	 * every writer and for --threads-matching. */
+	text__clean(name, 16, raw, (size_t)n);
 }
 
 ssize_t proc__task_file(pid_t pid, pid_t tid, const char *name, int *fd, char *buf, size_t size)

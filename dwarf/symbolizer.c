@@ -12,6 +12,7 @@
 
 #include "util/intern.h"
 #include "util/strbuf.h"
+#include "util/text.h"
 #include "util/xalloc.h"
 
 /* From libstdc++ (the C++ ABI's demangler, also what eu-stack uses). */
@@ -45,9 +46,22 @@ struct jit_sym {
 };
 
 
+/* Every name and file the symbolizer hands out is stored here, once, and
+ * cleaned on the way in (util/text.h): symbols, DWARF names and files,
+ * /tmp/perf-PID.map lines and --convert's frames are whatever bytes their
+ * authors wrote. */
 static const char *str(struct symbolizer *s, const char *v)
 {
-	int64_t id = intern__add(s->strings, v, strlen(v), NULL);
+	size_t len = strlen(v);
+	char small[256], *clean = NULL;
+	if (!text__valid(v, len)) {
+		clean = len < sizeof(small) ? small : xmalloc(len + 1);
+		len = text__clean(clean, len + 1, v, len);
+		v = clean;
+	}
+	int64_t id = intern__add(s->strings, v, len, NULL);
+	if (clean != small)
+		free(clean);
 	return id < 0 ? "?" : intern__key(s->strings, (size_t)id, NULL);
 }
 

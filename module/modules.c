@@ -16,6 +16,7 @@
 
 #include "module/cfi.h"
 #include "util/strbuf.h"
+#include "util/text.h"
 #include "util/xalloc.h"
 
 struct modules {
@@ -70,6 +71,7 @@ static void module_free(struct module *m)
 	module_cfi__free(m->cfi);
 	free(m->segs);
 	free(m->path);
+	free(m->shown);
 	free(m);
 }
 
@@ -245,8 +247,13 @@ static struct module *module_new(pid_t pid, const struct map_entry *first, uint6
 {
 	struct module *m = xcalloc(1, sizeof(*m));
 	m->path = xstrdup(first->path);
-	const char *slash = strrchr(m->path, '/');
-	m->name = slash ? slash + 1 : m->path;
+	/* A file name is any bytes but '/' and NUL, chosen by whoever named
+	 * the library: shown only once cleaned. */
+	size_t len = strlen(m->path);
+	m->shown = xmalloc(len + 1);
+	text__clean(m->shown, len + 1, m->path, len);
+	const char *slash = strrchr(m->shown, '/');
+	m->name = slash ? slash + 1 : m->shown;
 	m->start = first->start;
 	m->end = end;
 	m->inode = first->inode;

@@ -32,8 +32,9 @@ struct segment {
 };
 
 struct module {
-	char *path;                     /* as the maps file spells it */
-	const char *name;               /* basename of path, inside path */
+	char *path;                     /* as the maps file spells it: to open */
+	char *shown;                    /* path made safe to show (util/text.h) */
+	const char *name;               /* basename of shown, inside shown */
 	uint64_t start, end;            /* lowest and highest address mapped */
 	uint64_t bias;                  /* runtime address = ELF vaddr + bias */
 	uint64_t inode;

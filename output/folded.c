@@ -7,18 +7,24 @@
 #include "output/output.h"
 #include "util/intern.h"
 #include "util/strbuf.h"
+#include "util/text.h"
 #include "util/xalloc.h"
 
 /* flamegraph.pl splits frames on ';' and the count off at the last space:
- * a ';' or newline inside a name would break the line apart. */
+ * a ';' or newline inside a name would break the line apart, so they
+ * become '_'.  Names come cleaned (util/text.h); anything else is cleaned
+ * here all the same (other control characters and invalid UTF-8 to '?'). */
 static void add_frame(struct strbuf *sb, const char *name)
 {
 	if (sb->len)
 		strbuf__add(sb, ";", 1);
+	size_t at = sb->len;
 	for (const char *p = name; *p; p++) {
 		char c = (*p == ';' || *p == '\n') ? '_' : *p;
 		strbuf__add(sb, &c, 1);
 	}
+	if (sb->len > at && !text__valid(sb->s + at, sb->len - at))
+		sb->len = at + text__clean(sb->s + at, sb->len - at + 1, sb->s + at, sb->len - at);
 }
 
 static void build_line(struct strbuf *sb, const struct frames *fr, const struct profile_info *info,

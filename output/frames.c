@@ -161,7 +161,7 @@ static int32_t module_id(struct namer *nm, const struct module *m)
 	int added;
 	int64_t id = intern__add(nm->mods, &m, sizeof(m), &added);
 	if (added) {
-		struct frame_module fm = { m->path, NULL, m->build_id, m->start, m->end };
+		struct frame_module fm = { m->shown, NULL, m->build_id, m->start, m->end };
 		frames__add_module(nm->fr, &fm);
 	}
 	return (int32_t)id;

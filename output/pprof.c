@@ -11,6 +11,7 @@
 #include "util/intern.h"
 #include "util/syscalls.h"
 #include "util/strbuf.h"
+#include "util/text.h"
 #include "util/xalloc.h"
 
 typedef Perftools__Profiles__Profile Profile;
@@ -46,10 +47,18 @@ struct builder {
 };
 
 /* pprof ids are 1-based indices (0 means "none"); string ids 0-based with
- * string_table[0] = "". */
+ * string_table[0] = "".  Protobuf strings must be UTF-8: names come
+ * cleaned (util/text.h), anything else is cleaned here. */
 static int64_t string_id(struct builder *b, const char *s)
 {
-	return intern__add(b->strings, s ? s : "", s ? strlen(s) : 0, NULL);
+	size_t len = s ? strlen(s) : 0;
+	if (!len || text__valid(s, len))
+		return intern__add(b->strings, len ? s : "", len, NULL);
+	char *clean = xmalloc(len + 1);
+	len = text__clean(clean, len + 1, s, len);
+	int64_t id = intern__add(b->strings, clean, len, NULL);
+	free(clean);
+	return id;
 }
 
 static uint64_t function_id(struct builder *b, const char *name, const char *file)

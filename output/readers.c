@@ -9,6 +9,7 @@
 
 #include "build/output/profile.pb-c.h"
 #include "util/intern.h"
+#include "util/text.h"
 #include "util/xalloc.h"
 
 #define READ_MAX (1ull << 32)          /* 4 GiB: more is not a profile */
@@ -63,6 +64,7 @@ static int parse_count(const char *s, uint64_t *out)
 static int add_folded_line(struct folded *f, char *line, const char **why)
 {
 	line[strcspn(line, "\r\n")] = '\0';
+	text__clean(line, strlen(line) + 1, line, strlen(line));    /* frames are any bytes */
 	char *sp = strrchr(line, ' ');
 	uint64_t count;
 	if (!sp || sp == line) {

@@ -8,6 +8,7 @@
  * --cpu, the CPU time its thread used, in nanoseconds. */
 #include <errno.h>
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include "output/output.h"
 #include "util/intern.h"
 #include "util/strbuf.h"
+#include "util/text.h"
 #include "util/xalloc.h"
 
 struct builder {
@@ -26,7 +28,34 @@ struct builder {
 	json_t **profiles;              /* by thread slot, created on first use */
 	uint64_t *ends;                 /* each profile's total weight */
 	size_t nslots;
+	bool failed;                    /* a frame or profile could not be built */
 };
+
+/* A JSON string of S.  jansson refuses invalid UTF-8 (NULL), and a frame
+ * lost that way would shift every later frame index: names come cleaned
+ * (util/text.h), anything else is cleaned here. */
+static json_t *jstring(const char *s)
+{
+	size_t len = strlen(s);
+	if (text__valid(s, len))
+		return json_stringn(s, len);
+	char *clean = xmalloc(len + 1);
+	len = text__clean(clean, len + 1, s, len);
+	json_t *j = json_stringn(clean, len);
+	free(clean);
+	return j;
+}
+
+static bool add_frame(struct builder *b, const struct frame_line *f)
+{
+	json_t *fr = json_object();
+	if (!fr || json_object_set_new(fr, "name", jstring(f->func)) != 0 ||
+	    (f->file && json_object_set_new(fr, "file", jstring(f->file)) != 0)) {
+		json_decref(fr);
+		return false;
+	}
+	return json_array_append_new(b->frames, fr) == 0;
+}
 
 static size_t frame_index(struct builder *b, const struct frame_line *f)
 {
@@ -35,13 +64,11 @@ static size_t frame_index(struct builder *b, const struct frame_line *f)
 	int added;
 	int64_t id = intern__add(b->frame_keys, key.s, key.len, &added);
 	strbuf__free(&key);
-	if (id < 0)
+	/* A frame's id must be its index in the array: when it cannot be, the
+	 * whole file fails rather than name every later frame wrong. */
+	if (id < 0 || (added && !add_frame(b, f)) || json_array_size(b->frames) <= (size_t)id) {
+		b->failed = true;
 		return 0;
-	if (added) {
-		json_t *fr = json_pack("{s:s}", "name", f->func);
-		if (f->file)
-			json_object_set_new(fr, "file", json_string(f->file));
-		json_array_append_new(b->frames, fr);
 	}
 	return (size_t)id;
 }
@@ -69,9 +96,10 @@ static json_t *profile_for(struct builder *b, uint32_t slot)
 		} else {
 			snprintf(name, sizeof(name), "all");
 		}
-		b->profiles[slot] = json_pack("{s:s, s:s, s:s, s:i, s:[], s:[]}", "type", "sampled",
-					      "name", name, "unit", "nanoseconds", "startValue", 0,
-					      "samples", "weights");
+		b->profiles[slot] = json_pack("{s:s, s:o, s:s, s:i, s:[], s:[]}", "type", "sampled",
+					      "name", jstring(name), "unit", "nanoseconds",
+					      "startValue", 0, "samples", "weights");
+		b->failed |= !b->profiles[slot];
 	}
 	return b->profiles[slot];
 }
@@ -86,6 +114,8 @@ static void add_stack(struct builder *b, const struct profile_info *info,
 	 * profile, after the labelled ones. */
 	uint32_t slot = s->label == FRAMES_NO_LABEL ? (uint32_t)frames__nlabels(b->fr) : s->label;
 	json_t *p = profile_for(b, slot);
+	if (!p)
+		return;
 	json_t *stack = json_array();
 	size_t n = frames__root_first(b->fr, s, &b->walk, &b->walk_cap);
 	for (size_t k = 0; k < n; k++)
@@ -116,13 +146,13 @@ int speedscope__write(int fd, const struct frames *fr, const struct profile_info
 		json_object_set_new(b.profiles[i], "endValue", json_integer((json_int_t)b.ends[i]));
 		json_array_append_new(profiles, b.profiles[i]);
 	}
-	json_t *root = json_pack("{s:s, s:{s:o}, s:o, s:s, s:i, s:s}",
+	json_t *root = json_pack("{s:s, s:{s:o}, s:o, s:o, s:i, s:s}",
 				 "$schema", "https://www.speedscope.app/file-format-schema.json",
 				 "shared", "frames", b.frames, "profiles", profiles,
-				 "name", info->comment ? info->comment : "cprof-attach",
+				 "name", jstring(info->comment ? info->comment : "cprof-attach"),
 				 "activeProfileIndex", 0, "exporter", "cprof-attach " CPROF_VERSION);
 	int r = 0;
-	if (!root || !b.frame_keys) {
+	if (!root || !b.frame_keys || b.failed) {
 		r = -ENOMEM;
 		snprintf(err, errlen, "building the speedscope JSON: out of memory");
 	} else if (json_dumpfd(root, fd, JSON_COMPACT) != 0) {

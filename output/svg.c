@@ -4,7 +4,8 @@
  * it: wall time; with --cpu, the CPU time), laid out root at the bottom and children sorted by name,
  * as flamegraph.pl does, and coloured by module.  A small embedded script
  * gives hover details, click to zoom, and search (click "Search" or
- * Ctrl-F). */
+ * Ctrl-F).  Every string goes through add_escaped(); none goes into the
+ * script or the style (the script reads names from the DOM, as text). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include "output/output.h"
 #include "util/intern.h"
 #include "util/strbuf.h"
+#include "util/text.h"
 #include "util/xalloc.h"
 
 #define WIDTH 1200.0
@@ -109,17 +111,45 @@ static void build_tree(struct tree *t, const struct frames *fr, const struct pro
 	free(walk);
 }
 
+/* S, at most MAX characters of it, as XML text or attribute value (either
+ * quote).  Names come cleaned from where they were read (util/text.h);
+ * anything else is cleaned here all the same, so that no string can make
+ * the file malformed: an XML parser refuses invalid UTF-8 and control
+ * characters, and the browser then shows an error, not the graph. */
 static void add_escaped(struct strbuf *sb, const char *s, size_t max)
 {
-	for (size_t i = 0; s[i] && i < max; i++) {
+	size_t len = strlen(s);
+	char *clean = NULL;
+	if (!text__valid(s, len)) {
+		clean = xmalloc(len + 1);
+		len = text__clean(clean, len + 1, s, len);
+		s = clean;
+	}
+	len = text__prefix(s, len, max);
+	for (size_t i = 0; i < len; i++) {
 		switch (s[i]) {
 		case '&': strbuf__addf(sb, "&amp;"); break;
 		case '<': strbuf__addf(sb, "&lt;"); break;
 		case '>': strbuf__addf(sb, "&gt;"); break;
 		case '"': strbuf__addf(sb, "&quot;"); break;
+		case '\'': strbuf__addf(sb, "&#39;"); break;
 		default: strbuf__add(sb, &s[i], 1);
 		}
 	}
+	free(clean);
+}
+
+/* Characters in S once shown (cleaned: each '?' stands for what it
+ * replaces), for fitting labels by width. */
+static size_t shown_chars(const char *s)
+{
+	size_t len = strlen(s);
+	if (text__valid(s, len))
+		return text__chars(s, len);
+	char *clean = xmalloc(len + 1);
+	size_t n = text__chars(clean, text__clean(clean, len + 1, s, len));
+	free(clean);
+	return n;
 }
 
 /* A stable colour per module (hue) and function (shade), so the same
@@ -167,15 +197,18 @@ static void emit_frame(struct emit *e, uint32_t id, double x)
 	strbuf__addf(e->sb, "<g class=\"f\" data-x=\"%.9f\" data-w=\"%.9f\" data-d=\"%u\">"
 		     "<title>", x / WIDTH, w / WIDTH, nd->depth);
 	add_escaped(e->sb, name, 4096);
-	if (id && *nd->module)
-		strbuf__addf(e->sb, " [%s]", nd->module);
+	if (id && *nd->module) {
+		strbuf__addf(e->sb, " [");
+		add_escaped(e->sb, nd->module, 4096);
+		strbuf__addf(e->sb, "]");
+	}
 	strbuf__addf(e->sb, " (%" PRIu64 " %s, %.2f%%)</title>"
 		     "<rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"%d\" fill=\"rgb(%d,%d,%d)\" "
 		     "rx=\"2\"/><text x=\"%.2f\" y=\"%.0f\">", nd->count, e->unit,
 		     100.0 * (double)nd->count / e->total, x, y, w, FRAME_H - 1, r, g, b, x + 3,
 		     y + FRAME_H - 4);
 	size_t fit = w > 3 * CHAR_W ? (size_t)((w - 6) / CHAR_W) : 0;
-	if (fit >= strlen(name)) {
+	if (fit >= shown_chars(name)) {
 		add_escaped(e->sb, name, fit);
 	} else if (fit > 2) {
 		add_escaped(e->sb, name, fit - 2);
@@ -216,10 +249,10 @@ static const char script[] =
 	"const frames = Array.from(document.querySelectorAll('g.f'));\n"
 	"const details = document.getElementById('details');\n"
 	"const matched = document.getElementById('matched');\n"
-	"function nameOf(g) { return g.querySelector('title').textContent.replace(/ (\\[[^\\]]*\\] )?\\(\\d+ (samples|us CPU).*$/, ''); }\n"
+	"function nameOf(g) { return g.querySelector('title').textContent.replace(/ (\\[[^\\]]*\\]?\\] )?\\(\\d+ (samples|us CPU).*$/, ''); }\n"
 	"function fit(g, w) {\n"
-	"  const t = g.querySelector('text'), n = nameOf(g), c = Math.floor((w - 6) / CW);\n"
-	"  t.textContent = w < 3 * CW ? '' : (n.length <= c ? n : n.slice(0, Math.max(0, c - 2)) + '..');\n"
+	"  const t = g.querySelector('text'), n = Array.from(nameOf(g)), c = Math.floor((w - 6) / CW);\n"
+	"  t.textContent = w < 3 * CW ? '' : (n.length <= c ? n.join('') : n.slice(0, Math.max(0, c - 2)).join('') + '..');\n"
 	"}\n"
 	"function zoom(x0, w0, d0) {\n"
 	"  for (const g of frames) {\n"

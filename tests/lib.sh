@@ -317,3 +317,42 @@ request_report() {
 	kill -USR1 "$1"
 	wait_until 5 _serial_is "$2" "$want"
 }
+
+# --- headless Chromium (t_flamegraph, t_hostile) ----------------------------------
+
+find_chromium() {
+	local c
+	for c in chromium chromium-browser google-chrome; do
+		command -v "$c" >/dev/null && { command -v "$c"; return 0; }
+	done
+	return 1
+}
+
+# need_chromium: sets CHROMIUM, installing Debian's package "chromium" when
+# it is missing and we are root (apt-get); returns 1 if there is none.
+need_chromium() {
+	CHROMIUM=$(find_chromium)
+	if [ -z "$CHROMIUM" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+		diag "chromium missing: apt-get install chromium (one time)"
+		DEBIAN_FRONTEND=noninteractive timeout 80 apt-get install -y -qq --no-install-recommends \
+			chromium >"$TMP/apt.log" 2>&1 ||
+			{ DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null 2>&1 &&
+				DEBIAN_FRONTEND=noninteractive timeout 80 apt-get install -y -qq \
+					--no-install-recommends chromium >"$TMP/apt.log" 2>&1; }
+		CHROMIUM=$(find_chromium)
+		[ -n "$CHROMIUM" ] || diag_file "$TMP/apt.log" 5
+	fi
+	[ -n "$CHROMIUM" ]
+}
+
+# browser ARGS... URL: headless Chromium with a profile of its own (two
+# browsers sharing one would hand the page to each other), no GPU, no
+# network of its own, output at scale 1; its log (console messages
+# included) goes to $TMP/browser.log.
+browser() {
+	timeout -k 5 40 "$CHROMIUM" --headless --no-sandbox --disable-gpu \
+		--user-data-dir="$TMP/chromium-profile" --force-device-scale-factor=1 \
+		--hide-scrollbars --no-first-run --disable-background-networking \
+		--disable-component-update --disable-sync --enable-logging=stderr --v=0 \
+		"$@" 2>>"$TMP/browser.log"
+}

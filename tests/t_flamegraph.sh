@@ -16,41 +16,12 @@
 
 SPEEDSCOPE_VERSION=1.20.0
 
-find_chromium() {
-	local c
-	for c in chromium chromium-browser google-chrome; do
-		command -v "$c" >/dev/null && { command -v "$c"; return 0; }
-	done
-	return 1
-}
-
-CHROMIUM=$(find_chromium)
-if [ -z "$CHROMIUM" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-	diag "chromium missing: apt-get install chromium (one time)"
-	DEBIAN_FRONTEND=noninteractive timeout 80 apt-get install -y -qq --no-install-recommends \
-		chromium >"$TMP/apt.log" 2>&1 ||
-		{ DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null 2>&1 &&
-			DEBIAN_FRONTEND=noninteractive timeout 80 apt-get install -y -qq \
-				--no-install-recommends chromium >"$TMP/apt.log" 2>&1; }
-	CHROMIUM=$(find_chromium)
-	[ -n "$CHROMIUM" ] || diag_file "$TMP/apt.log" 5
-fi
-if [ -z "$CHROMIUM" ]; then
+if ! need_chromium; then
 	skip "flame graph in headless Chromium" \
 		"no chromium, and cannot install it (needs root and apt-get: apt-get install chromium)"
 	done_testing
 fi
 diag "$("$CHROMIUM" --version 2>/dev/null)"
-
-# browser ARGS... URL: headless Chromium with a profile of its own (two
-# browsers sharing one would hand the page to each other), no GPU, output
-# at scale 1; its log (console messages included) goes to $TMP/browser.log.
-browser() {
-	timeout -k 5 40 "$CHROMIUM" --headless --no-sandbox --disable-gpu \
-		--user-data-dir="$TMP/chromium-profile" --force-device-scale-factor=1 \
-		--hide-scrollbars --no-first-run --enable-logging=stderr --v=0 \
-		"$@" 2>>"$TMP/browser.log"
-}
 
 # png_at FILE X,Y...: prints "W H" then "R,G,B" of each pixel (PNG, 8 bit
 # RGB or RGBA, as Chromium writes), then the number of distinct colours.

@@ -10,7 +10,10 @@
 TEST_NAMES := wallclock deep inlined cxx nodebug stripped \
               exiter latethread forker signals crowd eintr interrupter sigcount churn execer many mainexit cpuidle jit dutycycle switcher still
 TEST_NAMES += prefork
+TEST_NAMES += hostile
+TEST_NAMES += deadlock
 TEST_BINS  := $(TEST_NAMES:%=tests/bin/%)
+TEST_BINS  += tests/bin/libhostile.so tests/bin/libhostile-s.so
 
 CXX             ?= g++
 TEST_CFLAGS     := -O2 -fomit-frame-pointer -pthread -fPIE -pie -Wall -Wextra \
@@ -34,4 +37,11 @@ tests/bin/%: tests/targets/%.cpp tests/targets/ready.h tests/tests.mk
 
 .PHONY: test-bins
 test-bins: $(TEST_BINS)
-TEST_NAMES += deadlock
+
+# The library tests/bin/hostile loads (t_hostile.sh copies it to hostile
+# file names): with symbols, and stripped.
+tests/bin/libhostile.so tests/bin/libhostile-s.so: tests/targets/hostile_lib.c tests/tests.mk
+	@mkdir -p tests/bin
+	@echo "  CC      $< ($(notdir $@))"
+	$(Q)$(CC) -std=gnu11 -O2 -fomit-frame-pointer -fPIC -shared -Wall -Wextra -g \
+		-Wl,--build-id=none $(if $(findstring -s.so,$@),-s) -o $@ $<

@@ -6,6 +6,8 @@
 #           .eh_frame_hdr, build ID), libunwind's .eh_frame parsing, and
 #           libdw's symbols, lines, inlines and demangling (the symbolizer)
 #   unwind  the registers and stack bytes we unwind, against real modules
+#   writers --convert input (names that are any bytes) through the parser
+#           and every writer, each output checked (fuzz_writers.c)
 # Two builds of each:
 #   build/fuzz/fuzz_NAME     libFuzzer (clang), by `make fuzz`;
 #                            FUZZ_SECS=N also runs each for N seconds
@@ -19,6 +21,7 @@
 # fuzz_unwind.c) and regress-* (inputs that crashed us before a fix).
 
 FUZZ_NAMES  := maps elf unwind
+FUZZ_NAMES  += writers
 FUZZ_CC     ?= clang
 FUZZ_FLAGS  := -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
 FUZZ_SECS   ?=

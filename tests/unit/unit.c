@@ -16,6 +16,7 @@
 #include "output/output.h"
 #include "profile/stacks.h"
 #include "util/intern.h"
+#include "util/text.h"
 
 static int n_tests, n_failed;
 
@@ -410,6 +411,74 @@ out:
 	modules__free(ms);
 }
 
+/* text__clean on LEN bytes of IN into a SIZE buffer gives WANT. */
+static int cleans_to(const char *in, size_t len, size_t size, const char *want)
+{
+	char out[256];
+	size_t n = text__clean(out, size, in, len);
+	return n == strlen(want) && strcmp(out, want) == 0 && n < size;
+}
+
+static void test_text(void)
+{
+	check(cleans_to("plain ASCII", 11, 64, "plain ASCII") && text__valid("plain ASCII", 11),
+	      "text: ASCII unchanged");
+	check(cleans_to("\xc3\xa9t\xc3\xa9 \xe7\xba\xbf \xf0\x9f\x94\xa5", 14, 64,
+			"\xc3\xa9t\xc3\xa9 \xe7\xba\xbf \xf0\x9f\x94\xa5") &&
+	      text__valid("\xf0\x9f\x94\xa5\xf4\x8f\xbf\xbd", 8),
+	      "text: 2-, 3- and 4-byte characters unchanged (up to U+10FFFD)");
+	check(cleans_to("a\tb\nc\rd\x1b[31m\x7f", 13, 64, "a?b?c?d?[31m?") &&
+	      !text__valid("a\tb", 3) && !text__valid("\x7f", 1),
+	      "text: C0 controls (tab and newline too) and DEL become '?'");
+	check(cleans_to("x\xc2\x80y\xc2\x9fz\xc2\xa0", 9, 64, "x?y?z\xc2\xa0") &&
+	      !text__valid("\xc2\x85", 2), "text: C1 controls become '?', U+00A0 stays");
+	check(cleans_to("a\0b", 3, 64, "a?b") && !text__valid("a\0b", 3),
+	      "text: an embedded NUL is a control character, the length rules");
+	check(cleans_to("\xc0\xaf|\xe0\x80\xaf|\xf0\x80\x80\xaf|\xc1\xbf", 14, 64, "??|???|????|??"),
+	      "text: overlong forms, one '?' per byte (no valid prefix)");
+	check(cleans_to("\xed\xa0\x80|\xed\xbf\xbf|\xed\x9f\xbf", 11, 64, "???|???|\xed\x9f\xbf"),
+	      "text: UTF-16 surrogates become '?', U+D7FF stays");
+	check(cleans_to("\xf4\x90\x80\x80|\xf5\x80|\xff\xfe", 10, 64, "????|??|??"),
+	      "text: above U+10FFFF, F5-FF bytes become '?'");
+	check(cleans_to("\xef\xbf\xbe\xef\xbf\xbf\xef\xbf\xbd", 9, 64, "??\xef\xbf\xbd"),
+	      "text: U+FFFE and U+FFFF (not XML characters) become '?', U+FFFD stays");
+	check(cleans_to("ab\xe7\xba", 4, 64, "ab?") && cleans_to("ab\xf0\x9f\x94", 5, 64, "ab?") &&
+	      cleans_to("\xc3\xa9\xc3", 3, 64, "\xc3\xa9?"),
+	      "text: a character cut at the end is one '?'");
+	check(cleans_to("\xe7\xbax\xf0\x9f\x94y\x80\x80", 9, 64, "?x?y??"),
+	      "text: cut sequences inside, one '?' each; lone continuation bytes one each");
+	/* The kernel keeps 15 bytes of a thread's name: "éééééééé" is cut to
+	 * seven and a half. */
+	check(cleans_to("\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3", 15, 16,
+			"\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9?"),
+	      "text: a 15-byte thread name cut mid-character fits its 16-byte buffer");
+	check(cleans_to("\xe7\xba\xbf\xe7\xa8\x8b", 6, 6, "\xe7\xba\xbf") &&
+	      cleans_to("\xe7\xba\xbf\xe7\xa8\x8b", 6, 4, "\xe7\xba\xbf") &&
+	      cleans_to("\xe7\xba\xbf\xe7\xa8\x8b", 6, 3, "") &&
+	      cleans_to("ab\xf0\x9f\x94\xa5", 6, 6, "ab"),
+	      "text: a byte budget cuts at a character boundary only");
+	char buf[32] = "a\xff\xc3\xa9\x01z";
+	size_t n = text__clean(buf, sizeof(buf), buf, strlen(buf));
+	check(n == 6 && strcmp(buf, "a?\xc3\xa9?z") == 0, "text: in place");
+	check(text__clean(buf, 0, "abc", 3) == 0 && text__clean(buf, 1, "abc", 3) == 0 && !buf[0],
+	      "text: size 0 and 1");
+	const char *cjk = "\xe7\xba\xbf\xe7\xa8\x8b-\xc3\xa9";       /* 线程-é */
+	check(text__chars(cjk, strlen(cjk)) == 4 && text__prefix(cjk, strlen(cjk), 0) == 0 &&
+	      text__prefix(cjk, strlen(cjk), 1) == 3 && text__prefix(cjk, strlen(cjk), 3) == 7 &&
+	      text__prefix(cjk, strlen(cjk), 4) == 9 && text__prefix(cjk, strlen(cjk), 99) == 9,
+	      "text: characters counted, prefixes end at character boundaries");
+	/* Every 1- and 2-byte input: the result is clean, and at most as long. */
+	int ok = 1;
+	for (unsigned a = 0; a < 256 && ok; a++) {
+		for (unsigned b = 0; b < 256 && ok; b++) {
+			char in[2] = { (char)a, (char)b }, out[8];
+			size_t m = text__clean(out, sizeof(out), in, 2);
+			ok = m <= 2 && text__valid(out, m) && (text__valid(in, 2) == (memcmp(in, out, 2) == 0 && m == 2));
+		}
+	}
+	check(ok, "text: all 65536 two-byte inputs clean to a clean string no longer than them");
+}
+
 int main(void)
 {
 	test_intern();
@@ -419,6 +488,7 @@ int main(void)
 	test_options_formats();
 	test_stacks();
 	test_pprof();
+	test_text();
 	printf("1..%d\n", n_tests);
 	return n_failed != 0;
 }
