@@ -11,7 +11,7 @@ TEST_NAMES := wallclock deep inlined cxx nodebug stripped \
               exiter latethread forker signals crowd eintr interrupter sigcount churn execer many mainexit cpuidle jit dutycycle switcher still
 TEST_NAMES += prefork
 TEST_NAMES += hostile
-TEST_NAMES += deadlock
+TEST_NAMES += deadlock cloner
 TEST_BINS  := $(TEST_NAMES:%=tests/bin/%)
 TEST_BINS  += tests/bin/libhostile.so tests/bin/libhostile-s.so
 
