@@ -304,7 +304,24 @@ static int is_module_path(const char *path)
 
 /* Mappings of one file are consecutive in /proc/PID/maps; a run of them
  * with at least one executable mapping is one module. */
-int modules__refresh(struct modules *ms, pid_t pid)
+/* How a run of mappings of one file compares with the table. */
+enum run_kind { RUN_SAME, RUN_NEW, RUN_REPLACES };
+
+static enum run_kind classify(const struct modules *ms, const struct map_entry *run, uint64_t end)
+{
+	const struct module *old = modules__find(ms, run->start);
+	if (old)
+		return same_module(old, run) ? RUN_SAME : RUN_REPLACES;
+	for (size_t i = 0; i < ms->n; i++)
+		if (ms->mods[i]->start < end && run->start < ms->mods[i]->end)
+			return RUN_REPLACES;
+	return RUN_NEW;
+}
+
+/* Reads PID's maps; with APPLY, adds each module not in the table (and
+ * drops those it overlaps).  Returns the largest change seen (0 same,
+ * 1 added, 2 replaced), or -errno. */
+static int walk_maps(struct modules *ms, pid_t pid, int apply)
 {
 	char fn[64], line[4400];
 	snprintf(fn, sizeof(fn), "/proc/%d/maps", pid);
@@ -314,10 +331,10 @@ int modules__refresh(struct modules *ms, pid_t pid)
 	struct stat st;
 	char exe[64];
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", pid);
-	if (stat(exe, &st) == 0)
+	if (apply && stat(exe, &st) == 0)
 		ms->exe_inode = st.st_ino;
 	struct map_entry *run = xmalloc(sizeof(*run)), e;
-	int have_run = 0, run_exec = 0, added = 0;
+	int have_run = 0, run_exec = 0, change = MODULES_SAME;
 	uint64_t run_end = 0;
 	for (;;) {
 		int more = fgets(line, sizeof(line), f) != NULL;
@@ -330,11 +347,13 @@ int modules__refresh(struct modules *ms, pid_t pid)
 			continue;
 		}
 		if (have_run && run_exec) {
-			const struct module *old = modules__find(ms, run->start);
-			if (!old || !same_module(old, run)) {
+			enum run_kind k = classify(ms, run, run_end);
+			if (k != RUN_SAME && apply)
 				insert_module(ms, module_new(pid, run, run_end));
-				added++;
-			}
+			if (k == RUN_REPLACES)
+				change = MODULES_REPLACED;
+			else if (k == RUN_NEW && change == MODULES_SAME)
+				change = MODULES_ADDED;
 		}
 		have_run = 0;
 		if (!more)
@@ -348,5 +367,15 @@ int modules__refresh(struct modules *ms, pid_t pid)
 	}
 	free(run);
 	fclose(f);
-	return added;
+	return change;
+}
+
+int modules__refresh(struct modules *ms, pid_t pid)
+{
+	return walk_maps(ms, pid, 1);
+}
+
+int modules__scan(const struct modules *ms, pid_t pid)
+{
+	return walk_maps((struct modules *)ms, pid, 0);
 }

@@ -55,12 +55,21 @@ struct modules;
 struct modules *modules__new(pid_t pid);
 void modules__free(struct modules *ms);          /* accepts NULL */
 
+#define MODULES_SAME 0
+#define MODULES_ADDED 1                 /* files mapped where nothing was */
+#define MODULES_REPLACED 2              /* a file mapped over another's range */
+
 /* (Re-)reads /proc/PID/maps and adds the modules not seen before; a module
- * whose range is now taken by another file is replaced.  PID is the
- * table's own process or one that shares its address space layout (a
- * child forked from it).  Returns the number of modules added, or a
+ * whose range is now taken by another file is replaced (see
+ * modules__scan: a caller that keeps samples of the old one makes a new
+ * table instead).  PID is the table's own process or one that shares its
+ * address space layout (a child forked from it).  Returns MODULES_*, or a
  * negative errno (the process is gone). */
 int modules__refresh(struct modules *ms, pid_t pid);
+
+/* Compares /proc/PID/maps with the table without changing it: MODULES_*,
+ * or a negative errno. */
+int modules__scan(const struct modules *ms, pid_t pid);
 
 const struct module *modules__find(const struct modules *ms, uint64_t addr);
 

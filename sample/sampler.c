@@ -26,13 +26,15 @@
  * was mapped, so the re-read finds it. */
 #define YOUNG_NS (1000 * 1000000ull)
 #define YOUNG_REFRESH_INTERVAL_NS 0
+#define SCAN_INTERVAL_NS (250 * 1000000ull)
 #define MAX_NOTES 64
 
 /* One address space: a program image some processes share. */
 struct space {
 	struct modules *ms;
 	struct unwinder *uw;
-	uint64_t born_ns, last_refresh_ns;
+	uint32_t index;                 /* in spaces[]: what stacks are counted with */
+	uint64_t born_ns, last_refresh_ns, last_scan_ns;
 };
 
 struct sampler {
@@ -52,8 +54,10 @@ struct sampler {
 	const char *failure;            /* why sampling stopped early, or NULL */
 	int stopped;
 	struct target *t;
-	struct space *spaces;
-	size_t nspaces;
+	struct space *spaces;           /* every generation of every space */
+	size_t nspaces, spaces_cap;
+	uint32_t *gen;                  /* the target's space id -> current generation */
+	size_t ngen;
 	struct stacks *st;
 	uint64_t *pcs;
 	uint64_t period_ns, next_slot, rng;
@@ -63,60 +67,109 @@ struct sampler {
 	size_t nnotes, notes_taken;
 };
 
-/* ---- address spaces ------------------------------------------------------ */
+/* ---- address spaces ------------------------------------------------------
+ * The target numbers address spaces (capture.space); each may go through
+ * generations here: when a library is unmapped and another file mapped
+ * over its range (dlclose + dlopen), the samples taken before must still
+ * be named from the old file, so the space gets a new module table and
+ * the old one stays.  Stacks are counted with the generation's index. */
 
-/* The space with id ID, its module table read from PID's maps on first use. */
+static struct space *new_space(struct sampler *s, uint32_t id, pid_t pid)
+{
+	if (s->nspaces == s->spaces_cap) {
+		s->spaces_cap = s->spaces_cap ? s->spaces_cap * 2 : 16;
+		s->spaces = xrealloc(s->spaces, s->spaces_cap * sizeof(*s->spaces));
+	}
+	if (id >= s->ngen) {
+		size_t n = (size_t)id + 1 > s->ngen * 2 ? (size_t)id + 1 : s->ngen * 2;
+		s->gen = xrealloc(s->gen, n * sizeof(*s->gen));
+		for (size_t i = s->ngen; i < n; i++)
+			s->gen[i] = UINT32_MAX;
+		s->ngen = n;
+	}
+	struct space *sp = &s->spaces[s->nspaces];
+	*sp = (struct space){ .ms = modules__new(pid), .index = (uint32_t)s->nspaces };
+	modules__refresh(sp->ms, pid);
+	sp->uw = unwinder__new(sp->ms);
+	sp->born_ns = sp->last_refresh_ns = sp->last_scan_ns = now_ns();
+	s->gen[id] = (uint32_t)s->nspaces++;
+	return sp;
+}
+
+/* The current generation of space ID, its module table read from PID's
+ * maps on first use. */
 static struct space *space_for(struct sampler *s, uint32_t id, pid_t pid)
 {
-	if (id >= s->nspaces) {
-		size_t n = (size_t)id + 1 > s->nspaces * 2 ? (size_t)id + 1 : s->nspaces * 2;
-		s->spaces = xrealloc(s->spaces, n * sizeof(*s->spaces));
-		memset(s->spaces + s->nspaces, 0, (n - s->nspaces) * sizeof(*s->spaces));
-		s->nspaces = n;
-	}
-	struct space *sp = &s->spaces[id];
-	if (!sp->ms) {
-		sp->ms = modules__new(pid);
+	if (id < s->ngen && s->gen[id] != UINT32_MAX)
+		return &s->spaces[s->gen[id]];
+	return new_space(s, id, pid);
+}
+
+/* Re-reads the maps of space ID (current generation SP): files added are
+ * added; a file mapped over another's range starts a new generation.
+ * Returns the space to use from now on, or NULL if nothing changed. */
+static struct space *rescan(struct sampler *s, struct space *sp, uint32_t id, pid_t pid)
+{
+	uint64_t now = now_ns();
+	sp->last_refresh_ns = sp->last_scan_ns = now;
+	s->stats.refreshes++;
+	switch (modules__scan(sp->ms, pid)) {
+	case MODULES_ADDED:
 		modules__refresh(sp->ms, pid);
-		sp->uw = unwinder__new(sp->ms);
-		sp->born_ns = sp->last_refresh_ns = now_ns();
+		unwinder__flush(sp->uw);
+		return sp;
+	case MODULES_REPLACED:
+		s->stats.generations++;
+		return new_space(s, id, pid);
+	default:
+		return NULL;
 	}
-	return sp;
 }
 
 /* A PC fell outside every known module: a library dlopen()ed since the
  * last read of the maps.  Re-read them, but not on every miss (JIT code
- * is outside every module for good).  Returns true if modules were added. */
-static bool refresh_space(struct sampler *s, struct space *sp, pid_t pid)
+ * is outside every module for good). */
+static struct space *refresh_space(struct sampler *s, struct space *sp, uint32_t id, pid_t pid)
 {
 	uint64_t now = now_ns();
 	uint64_t interval = now - sp->born_ns < YOUNG_NS ? YOUNG_REFRESH_INTERVAL_NS :
 							   REFRESH_INTERVAL_NS;
 	if (now - sp->last_refresh_ns < interval)
-		return false;
-	sp->last_refresh_ns = now;
-	s->stats.refreshes++;
-	if (modules__refresh(sp->ms, pid) <= 0)
-		return false;
-	unwinder__flush(sp->uw);
-	return true;
+		return NULL;
+	return rescan(s, sp, id, pid);
+}
+
+/* A library can also be swapped for another at the same address, where no
+ * PC falls outside every module: the maps of a space being sampled are
+ * compared with its table every SCAN_INTERVAL_NS. */
+static struct space *due_scan(struct sampler *s, struct space *sp, uint32_t id, pid_t pid)
+{
+	if (now_ns() - sp->last_scan_ns < SCAN_INTERVAL_NS)
+		return sp;
+	struct space *now = rescan(s, sp, id, pid);
+	return now ? now : sp;
 }
 
 /* ---- taking a capture ------------------------------------------------------ */
 
-static enum unwind_status unwind(struct sampler *s, const struct capture *c, size_t *depth)
+static enum unwind_status unwind(struct sampler *s, const struct capture *c, size_t *depth,
+				 uint32_t *space)
 {
-	struct space *sp = space_for(s, c->space, c->pid);
+	struct space *sp = due_scan(s, space_for(s, c->space, c->pid), c->space, c->pid);
 	if (!sp->uw)
 		s->failure = "cannot make libunwind's address space (out of memory?)";
 	struct unwind_input in = { &c->regs, c->partial_regs, c->stack_addr, c->stack,
 				   c->stack_len, c->stack_want };
 	size_t max = (size_t)s->cfg.max_depth;
+	*space = sp->index;
 	if (!sp->uw)
 		return UNWIND_PARTIAL;
 	enum unwind_status r = unwinder__unwind(sp->uw, &in, s->pcs, max, depth);
-	if (r == UNWIND_NO_MODULE && refresh_space(s, sp, c->pid))
-		r = unwinder__unwind(sp->uw, &in, s->pcs, max, depth);
+	struct space *again = r == UNWIND_NO_MODULE ? refresh_space(s, sp, c->space, c->pid) : NULL;
+	if (again) {
+		*space = again->index;
+		r = unwinder__unwind(again->uw, &in, s->pcs, max, depth);
+	}
 	return r == UNWIND_NO_MODULE ? UNWIND_PARTIAL : r;
 }
 
@@ -129,7 +182,8 @@ static int take(struct sampler *s, const struct capture *c)
 		s->stats.idle_dropped += c->ticks;      /* sleeping or stopped: not wanted */
 		return 0;
 	}
-	enum unwind_status r = unwind(s, c, &depth);
+	uint32_t space;
+	enum unwind_status r = unwind(s, c, &depth, &space);
 	if (r == UNWIND_NEED_REGS)
 		return -EAGAIN;
 	/* Counted in samples (a capture can stand for several ticks), as the
@@ -146,7 +200,7 @@ static int take(struct sampler *s, const struct capture *c)
 		s->stats.short_copies++;
 		target__stack_too_small(s->t, c->tid);
 	}
-	struct stack st = { .slot = c->slot, .space = c->space, .state = c->state,
+	struct stack st = { .slot = c->slot, .space = space, .state = c->state,
 			    .syscall = c->syscall, .pcs = s->pcs, .n = depth, .count = c->ticks, .cpu_ns = c->cpu_ns };
 	if (stacks__add(s->st, &st) < 0)
 		s->failure = "out of memory counting stacks (ulimit -v?)";
@@ -523,6 +577,7 @@ void sampler__free(struct sampler *s)
 	for (size_t i = 0; i < s->nnotes; i++)
 		free(s->notes[i]);
 	free(s->spaces);
+	free(s->gen);
 	target__free(s->t);
 	stacks__free(s->st);
 	free(s->pcs);

@@ -45,6 +45,7 @@ struct sampler_stats {
 	uint64_t short_copies;          /* stacks deeper than their copy (copy grown) */
 	uint64_t idle_dropped;          /* samples dropped by no_idle */
 	uint64_t refreshes;             /* re-reads of a process's maps */
+	uint64_t generations;           /* libraries replaced at the same address */
 	uint64_t samples;               /* counted */
 	struct target_stats target;
 	double pause_p50_us, pause_p99_us;

@@ -11,9 +11,10 @@ TEST_NAMES := wallclock deep inlined cxx nodebug stripped \
               exiter latethread forker signals crowd eintr interrupter sigcount churn execer many mainexit cpuidle jit dutycycle switcher still
 TEST_NAMES += prefork
 TEST_NAMES += hostile
-TEST_NAMES += deadlock cloner
+TEST_NAMES += deadlock cloner swapper
 TEST_BINS  := $(TEST_NAMES:%=tests/bin/%)
 TEST_BINS  += tests/bin/libhostile.so tests/bin/libhostile-s.so
+TEST_BINS  += tests/bin/libswapA.so tests/bin/libswapB.so
 
 CXX             ?= g++
 TEST_CFLAGS     := -O2 -fomit-frame-pointer -pthread -fPIE -pie -Wall -Wextra \
@@ -45,3 +46,11 @@ tests/bin/libhostile.so tests/bin/libhostile-s.so: tests/targets/hostile_lib.c t
 	@echo "  CC      $< ($(notdir $@))"
 	$(Q)$(CC) -std=gnu11 -O2 -fomit-frame-pointer -fPIC -shared -Wall -Wextra -g \
 		-Wl,--build-id=none $(if $(findstring -s.so,$@),-s) -o $@ $<
+
+# The two libraries tests/bin/swapper loads at one address: one source,
+# two function names.
+tests/bin/libswapA.so tests/bin/libswapB.so: tests/bin/libswap%.so: tests/targets/swaplib.c tests/tests.mk
+	@mkdir -p tests/bin
+	@echo "  CC      $< ($(notdir $@))"
+	$(Q)$(CC) -std=gnu11 -O2 -fomit-frame-pointer -fPIC -shared -Wall -Wextra -g \
+		-DSWAP_FN=inner_$* -DSWAP_LEAF=leaf_$* -o $@ $<
