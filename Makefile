@@ -43,6 +43,7 @@ SRCS := util/intern.c util/strbuf.c util/timeutil.c \
         dwarf/symbolizer.c \
         output/stacks.c output/folded.c output/pprof.c output/svg.c output/speedscope.c \
         cli/options.c cli/profile.c
+SRCS += cli/outfile.c
 MAIN := cli/main.c
 OBJS := $(SRCS:%.c=build/%.o) build/output/profile.pb-c.o
 objs  = $(OBJS:build/%=$(1)/%)

@@ -21,6 +21,7 @@
 
 #include "attach/maps.h"
 #include "attach/target.h"
+#include "cli/outfile.h"
 #include "dwarf/symbolizer.h"
 #include "output/output.h"
 #include "output/stacks.h"
@@ -30,9 +31,7 @@
 
 struct run {
 	const struct options *o;
-	char output[4096];
-	char tmp[4200];                 /* the output's temporary name */
-	int out_fd;
+	struct outfile *out;            /* see cli/outfile.h */
 	sigset_t old_mask;
 	int sig_fd, timer_fd;
 	struct target *t;
@@ -62,69 +61,6 @@ static void errorf(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
 	va_end(ap);
-}
-
-/* The output is written to an unnamed file (O_TMPFILE) in its directory,
- * given a name only when complete: no half-written profile is ever left,
- * not even if we are SIGKILLed.  Where the filesystem has no O_TMPFILE, a
- * hidden temporary name is used instead.  Opened before we attach, so an
- * unwritable path is refused with the target untouched. */
-static int open_output(struct run *r)
-{
-	char dir[4096];
-	snprintf(dir, sizeof(dir), "%s", r->output);
-	char *d = dirname(dir);
-	struct stat st;
-	if (stat(r->output, &st) == 0 && S_ISDIR(st.st_mode)) {
-		errorf("cannot write the profile to %s: it is a directory", r->output);
-		return -EISDIR;
-	}
-	r->out_fd = open(d, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
-	if (r->out_fd >= 0 || (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)) {
-		r->tmp[0] = '\0';
-	} else {
-		snprintf(r->tmp, sizeof(r->tmp), "%s/.cprof-attach.XXXXXX", d);
-		r->out_fd = mkostemp(r->tmp, O_CLOEXEC);
-		if (r->out_fd >= 0)
-			fchmod(r->out_fd, 0644);
-	}
-	if (r->out_fd < 0) {
-		int e = errno;
-		errorf("cannot write the profile to %s: %s", r->output,
-		       e == ENOENT ? "its directory does not exist" : strerror(e));
-		r->tmp[0] = '\0';
-		return -e;
-	}
-	return 0;
-}
-
-/* Gives the complete output its name.  An unnamed file is linked under a
- * temporary name first, because linkat() will not replace an existing
- * file and rename() will. */
-static int name_output(struct run *r)
-{
-	if (!r->tmp[0]) {
-		char proc[64], dir[4096];
-		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", r->out_fd);
-		snprintf(dir, sizeof(dir), "%s", r->output);
-		snprintf(r->tmp, sizeof(r->tmp), "%s/.cprof-attach.%d", dirname(dir), (int)getpid());
-		unlink(r->tmp);
-		if (linkat(AT_FDCWD, proc, AT_FDCWD, r->tmp, AT_SYMLINK_FOLLOW) < 0) {
-			r->tmp[0] = '\0';
-			return -errno;
-		}
-	}
-	return rename(r->tmp, r->output) < 0 ? -errno : 0;
-}
-
-static void drop_output(struct run *r)
-{
-	if (r->out_fd >= 0)
-		close(r->out_fd);
-	if (r->tmp[0])
-		unlink(r->tmp);
-	r->out_fd = -1;
-	r->tmp[0] = '\0';
 }
 
 /* SIGCHLD carries ptrace stops; SIGINT, SIGTERM and SIGHUP end the run.
@@ -281,7 +217,7 @@ static void show_status(struct run *r, int final)
 	fprintf(stderr, "\r\033[Kcprof-attach: %.0f s, %llu samples, %llu threads, %.1f Hz "
 		"(Ctrl-C to stop and write %s)", secs, (unsigned long long)stacks__total(r->st),
 		(unsigned long long)ts->threads_seen, secs > 0 ? (double)ts->ticks / secs : 0.0,
-		r->output);
+		outfile__path(r->out));
 	fflush(stderr);
 }
 
@@ -408,17 +344,12 @@ static int write_profile(struct run *r, int argc, char **argv)
 		.thread_root = r->o->thread_root,
 		.weight_cpu = r->o->cpu,
 	};
-	int e = writer_for(r->o->format)(r->out_fd, r->st, sym, &info, r->err, sizeof(r->err));
-	if (e == 0 && fsync(r->out_fd) < 0) {
-		e = -errno;
-		snprintf(r->err, sizeof(r->err), "%s", strerror(errno));
-	}
-	if (e == 0 && (e = name_output(r)) < 0)
-		snprintf(r->err, sizeof(r->err), "%s", strerror(-e));
+	int e = writer_for(r->o->format)(outfile__fd(r->out), r->st, sym, &info, r->err,
+					 sizeof(r->err));
 	if (e < 0)
-		errorf("cannot write the profile to %s: %s", r->output, r->err);
-	else
-		r->tmp[0] = '\0';
+		errorf("cannot write the profile to %s: %s", outfile__path(r->out), r->err);
+	else if ((e = outfile__commit(r->out, r->err, sizeof(r->err))) < 0)
+		errorf("%s", r->err);
 	free(labels);
 	free(cmdline);
 	symbolizer__free(sym);
@@ -442,9 +373,10 @@ static void print_summary(const struct run *r)
 		fprintf(stderr, ", %llu cut at --max-depth", (unsigned long long)r->truncated);
 	if (r->idle_dropped)
 		fprintf(stderr, ", %llu idle dropped (--no-idle)", (unsigned long long)r->idle_dropped);
-	fprintf(stderr, ", %llu taken without stopping the thread, %s, wrote %s\n",
+	fprintf(stderr, ", %llu taken without stopping the thread, %s, wrote %s%s\n",
 		(unsigned long long)ts->samples_blocked,
-		r->stop_reason ? r->stop_reason : "stopped", r->output);
+		r->stop_reason ? r->stop_reason : "stopped",
+		outfile__is_stream(r->out) ? "to " : "", outfile__path(r->out));
 }
 
 /* What sampling cost, for benchmarks and the curious: the pause each
@@ -491,7 +423,7 @@ static int child_status(struct run *r)
 
 static void run_free(struct run *r)
 {
-	drop_output(r);
+	outfile__free(r->out);
 	stacks__free(r->st);
 	unwinder__free(r->uw);
 	modules__free(r->ms);
@@ -540,8 +472,14 @@ static void *tracer_main(void *arg)
 		r->code = r->o->command ? 127 : 1;
 		return NULL;
 	}
-	if (!r->o->output)
-		snprintf(r->output, sizeof(r->output), "cprof-%d.pprof", target__pid(r->t));
+	if (!r->o->output) {
+		char name[64];
+		snprintf(name, sizeof(name), "cprof-%d.pprof", target__pid(r->t));
+		if (outfile__set_path(r->out, name, r->err, sizeof(r->err)) < 0) {
+			errorf("%s", r->err);
+			return NULL;
+		}
+	}
 	r->ms = modules__new(target__pid(r->t));
 	if (!r->o->command)
 		modules__refresh(r->ms);
@@ -572,13 +510,15 @@ static void *tracer_main(void *arg)
 
 int profile__run(const struct options *o, int argc, char **argv)
 {
-	struct run r = { .o = o, .out_fd = -1, .sig_fd = -1, .timer_fd = -1, .code = 1 };
+	struct run r = { .o = o, .sig_fd = -1, .timer_fd = -1, .code = 1 };
 	pthread_t tracer;
-	if (o->output)
-		snprintf(r.output, sizeof(r.output), "%s", o->output);
-	else
-		snprintf(r.output, sizeof(r.output), "cprof-%d.pprof", o->pid);
-	if (open_output(&r) < 0 || (o->ntids && check_tids(o) < 0))
+	char name[64];
+	snprintf(name, sizeof(name), "cprof-%d.pprof", o->pid);
+	if (outfile__open(&r.out, o->output ? o->output : name, r.err, sizeof(r.err)) < 0) {
+		errorf("%s", r.err);
+		goto out;
+	}
+	if (o->ntids && check_tids(o) < 0)
 		goto out;
 	/* Signals are blocked before the tracer thread starts, so both threads
 	 * have them blocked and only the signalfd sees them. */
@@ -641,8 +581,7 @@ static int add_folded_line(struct stacks *st, struct symbolizer *names, char *li
 
 int profile__convert(const struct options *o)
 {
-	struct run r = { .o = o, .out_fd = -1, .sig_fd = -1, .timer_fd = -1, .code = 1 };
-	snprintf(r.output, sizeof(r.output), "%s", o->output);
+	struct run r = { .o = o, .sig_fd = -1, .timer_fd = -1, .code = 1 };
 	FILE *in = strcmp(o->convert, "-") == 0 ? stdin : fopen(o->convert, "re");
 	if (!in) {
 		errorf("cannot read %s: %s", o->convert, strerror(errno));
@@ -665,18 +604,19 @@ int profile__convert(const struct options *o)
 	}
 	if (in != stdin)
 		fclose(in);
-	if (!bad && open_output(&r) == 0) {
+	if (!bad && outfile__open(&r.out, o->output, r.err, sizeof(r.err)) < 0) {
+		errorf("%s", r.err);
+	} else if (!bad) {
 		struct profile_info info = { .period_ns = 1000000000ull / (uint64_t)o->hz,
 					     .comment = o->convert };
-		int e = writer_for(o->format)(r.out_fd, r.st, names, &info, r.err, sizeof(r.err));
-		if (e == 0 && (e = name_output(&r)) < 0)
-			snprintf(r.err, sizeof(r.err), "%s", strerror(-e));
-		if (e < 0) {
-			errorf("cannot write %s: %s", r.output, r.err);
-		} else {
-			r.tmp[0] = '\0';
+		int e = writer_for(o->format)(outfile__fd(r.out), r.st, names, &info, r.err,
+					      sizeof(r.err));
+		if (e < 0)
+			errorf("cannot write %s: %s", outfile__path(r.out), r.err);
+		else if ((e = outfile__commit(r.out, r.err, sizeof(r.err))) < 0)
+			errorf("%s", r.err);
+		else
 			r.code = 0;
-		}
 	}
 	free(line);
 	free(pcs);
