@@ -369,7 +369,8 @@ static int open_file(struct outfile *f, const struct where *w, const char *path,
 	 * write there (permissions, read-only or full file system). */
 	int fd = make_temp(f->dir_fd, ".cprof-attach-", f->tmp, sizeof(f->tmp));
 	if (fd < 0)
-		return fail(err, errlen, path, -fd, "%s", strerror(-fd));
+		return fail(err, errlen, path, -fd, "cannot create a file in %s: %s", w->dir,
+			    strerror(-fd));
 	f->fd = fd;
 	f->base = strdup(w->base);
 	f->shown = strdup(path);
@@ -619,7 +620,7 @@ static int commit_file(struct outfile *f, char *err, size_t errlen)
 {
 	char why[256];
 	int e = 0;
-	if (fsync(f->fd) < 0) {
+	if (fsync(f->fd) < 0 && errno != EINVAL) {     /* EINVAL: no fsync there */
 		e = -errno;
 		snprintf(why, sizeof(why), "%s", strerror(errno));
 	}

@@ -262,6 +262,49 @@ DETAIL="$(head -c 400 "$base.err")" \
 check "-o - with the reader gone: the whole profile saved in \$TMPDIR" \
 	"[ \"\$(dirname '$saved')\" = '$TMP/spill' ] && is_folded '$saved'"
 
+# --- a file system without O_TMPFILE (NFS, vfat...): a shim makes it fail ------
+cat >"$TMP/notmpfile.c" <<'EOF'
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+static int call(const char *sym, int dfd, const char *p, int fl, mode_t m)
+{
+	int (*real)(int, const char *, int, ...) = dlsym(RTLD_NEXT, sym);
+	if ((fl & O_TMPFILE) == O_TMPFILE) {
+		errno = EOPNOTSUPP;
+		return -1;
+	}
+	return real(dfd, p, fl, m);
+}
+#define WRAP(name) int name(int dfd, const char *p, int fl, ...) { \
+	va_list ap; va_start(ap, fl); mode_t m = va_arg(ap, mode_t); va_end(ap); \
+	return call(#name, dfd, p, fl, m); }
+WRAP(openat)
+WRAP(openat64)
+EOF
+if cc -shared -fPIC -o "$TMP/notmpfile.so" "$TMP/notmpfile.c" -ldl 2>"$TMP/shim.log"; then
+	mkdir "$TMP/nt"
+	# (ASan wants to be first; the shim does not care.)
+	ntrun() {
+		LD_PRELOAD=$TMP/notmpfile.so ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
+			timeout --foreground -k 5 60 "$CPROF" "$@"
+	}
+	ntrun --hz 199 -o "$TMP/nt/out.folded" -- /bin/sh -c 'sleep 0.3' >"$TMP/nt1.out" 2>"$TMP/nt1.err"
+	DETAIL="exit $?: $(head -c 300 "$TMP/nt1.err")" \
+		check "no O_TMPFILE: a profile written under its name, no temporary left" \
+		"is_folded '$TMP/nt/out.folded' && [ \"\$(ls -A '$TMP/nt')\" = out.folded ]"
+	ntrun --hz 199 -o "$TMP/nt/late.folded" -- /bin/sh -c "mkdir '$TMP/nt/late.folded'; sleep 0.3" \
+		>"$TMP/nt2.out" 2>"$TMP/nt2.err"
+	saved=$(sed -n 's/.*the profile was saved as \(.*\) instead: .*/\1/p' "$TMP/nt2.err")
+	DETAIL="$(head -c 300 "$TMP/nt2.err"); left: $(ls -A "$TMP/nt" | tr '\n' ' ')" \
+		check "no O_TMPFILE, path became a directory: saved next to it, no temporary left" \
+		"[ \"\$(dirname '$saved')\" = '$TMP/nt' ] && is_folded '$saved' && [ \$(ls -A '$TMP/nt' | wc -l) = 3 ]"
+else
+	skip "a file system without O_TMPFILE" "cannot build the LD_PRELOAD shim: $(head -c 200 "$TMP/shim.log")"
+fi
+
 # --- --convert to standard output ------------------------------------------------
 timeout --foreground -k 5 60 "$CPROF" --convert "$TMP/file.folded" --format svg -o - \
 	2>"$TMP/conv.err" | cat >"$TMP/conv.svg"
