@@ -14,6 +14,7 @@ if [ "$(id -u)" != 0 ]; then
 	skip "output paths" "needs root (mount namespaces, a second user)"
 	done_testing
 fi
+cd "$TMP" || exit 1      # a stray relative output lands here, not in the tree
 NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
 MARK=$TMP/mark          # markers left by launched commands
 NT=$TMP/nobody          # nobody's scratch directory
@@ -68,8 +69,8 @@ check "-o - | cat: the same frames as the file (burn_cpu, sleep_here)" \
 	"grep -q 'burn_cpu' '$TMP/pipe.folded' && grep -q 'sleep_here' '$TMP/pipe.folded' && grep -q 'burn_cpu' '$TMP/file.folded'"
 check "-o - | cat: nothing of the summary in the stream" "! grep -q 'cprof-attach' '$TMP/pipe.folded'"
 check "-o -: no file named '-'" "[ ! -e '$TMP/-' ]"
-timeout --foreground -k 5 60 "$CPROF" "$pid" --duration 0.5 --format pprof -o - \
-	2>"$TMP/pipe-pprof.err" | cat >"$TMP/pipe.pprof"
+(cd "$TMP" && timeout --foreground -k 5 60 "$CPROF" "$pid" --duration 0.5 --format pprof -o - \
+	2>"$TMP/pipe-pprof.err" | cat >"$TMP/pipe.pprof")
 check "-o - --format pprof | cat: gzip data" is_gzip "$TMP/pipe.pprof"
 if have_pprof; then
 	pprof_raw "$TMP/pipe.pprof" >"$TMP/pipe.raw"
