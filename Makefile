@@ -45,6 +45,7 @@ SRCS := util/xalloc.c util/hist.c util/syscalls.c util/intern.c util/strbuf.c ut
         profile/stacks.c output/frames.c output/output.c output/readers.c output/folded.c output/pprof.c output/svg.c output/speedscope.c \
         cli/options.c cli/run.c cli/dump.c
 SRCS += util/text.c
+SRCS += cli/outfile.c
 MAIN := cli/main.c
 OBJS := $(SRCS:%.c=build/%.o) build/output/profile.pb-c.o
 objs  = $(OBJS:build/%=$(1)/%)

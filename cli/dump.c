@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "attach/proc.h"
+#include "cli/outfile.h"
 #include "cli/run.h"
 #include "output/frames.h"
 #include "sample/sampler.h"
@@ -363,10 +364,16 @@ static int write_json(struct dump *d)
 int dump__run(const struct options *o)
 {
 	struct dump d = { .o = o, .out = stdout };
+	struct outfile *file = NULL;
+	char err[512];
 	sigset_t old;
 	int code = 1;
-	if (o->output && strcmp(o->output, "-") != 0 && !(d.out = fopen(o->output, "we"))) {
-		errorf("cannot write the dump", o->output);
+	/* -o FILE: written like a profile (checked before attaching, named
+	 * when complete); without it, standard output as it is. */
+	if (o->output && (outfile__open(&file, o->output, err, sizeof(err)) < 0 ||
+			  !(d.out = fdopen(dup(outfile__fd(file)), "w")))) {
+		errorf(err, NULL);
+		outfile__free(file);
 		return 1;
 	}
 	pthread_sigmask(SIG_SETMASK, NULL, &old);
@@ -382,8 +389,13 @@ int dump__run(const struct options *o)
 			write_text(&d);
 		code = r == 0 && fflush(d.out) == 0 && !ferror(d.out) ? 0 : 1;
 	}
-	if (d.out != stdout)
-		fclose(d.out);
+	if (d.out != stdout && fclose(d.out) != 0)
+		code = 1;
+	if (file && code == 0 && outfile__commit(file, err, sizeof(err)) < 0) {
+		errorf(err, NULL);
+		code = 1;
+	}
+	outfile__free(file);
 	frames__free(d.fr);
 	free(d.t);
 	sampler__free(d.sampler);

@@ -139,6 +139,16 @@ static const struct {
 	"use --format pprof|folded|svg|speedscope, or a name ending in .pprof .pb.gz .pb " \
 	".prof (pprof), .svg (svg), .json (speedscope), .folded .collapsed .txt (folded)"
 
+/* Is PATH by its name a stream: standard output or one of our descriptors
+ * (/dev/stdout, /dev/fd/N, /proc/self/fd/N), or a device (/dev/...)?
+ * Then, with no ending and no --format, the profile is folded text, as
+ * for -o -. */
+static int stream_name(const char *path)
+{
+	return strncmp(path, "/dev/", 5) == 0 || strncmp(path, "/proc/self/fd/", 14) == 0 ||
+	       (strncmp(path, "/proc/", 6) == 0 && strstr(path, "/fd/"));
+}
+
 /* A whole decimal integer in [MIN, MAX], nothing else ("1e9", "12abc",
  * " 5" and "" are refused). */
 static int parse_int(const char *s, long min, long max, long *out)
@@ -613,6 +623,13 @@ static int check_combination(struct options *o, int first, int nopts, char **arg
 	}
 	if (o->format == FORMAT_AUTO && o->output) {
 		o->format = options__format_for(o->output);
+		if (o->format == FORMAT_AUTO && stream_name(o->output))
+			o->format = FORMAT_FOLDED;      /* a text profile, as with -o - */
+		if (o->format == FORMAT_AUTO && o->output[strlen(o->output) - 1] == '/') {
+			snprintf(err, errlen, "cannot write the profile to %s: it names a directory, "
+				 "not a file", o->output);
+			return -EINVAL;
+		}
 		if (o->format == FORMAT_AUTO) {
 			snprintf(err, errlen, "cannot tell the format from the name '%s': "
 				 FORMATS_AND_ENDINGS, o->output);

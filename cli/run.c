@@ -2,7 +2,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
@@ -16,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cli/outfile.h"
 #include "dwarf/symbolizer.h"
 #include "output/output.h"
 #include "output/readers.h"
@@ -26,9 +26,7 @@
 
 struct run {
 	const struct options *o;
-	char output[4096];
-	char tmp[4200];                 /* the output's temporary name */
-	int out_fd;
+	struct outfile *out;            /* see cli/outfile.h */
 	sigset_t old_mask;
 	int sig_fd;
 	struct sampler *sampler;
@@ -47,69 +45,6 @@ static void errorf(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
 	va_end(ap);
-}
-
-/* The output is written to an unnamed file (O_TMPFILE) in its directory,
- * given a name only when complete: no half-written profile is ever left,
- * not even if we are SIGKILLed.  Where the filesystem has no O_TMPFILE, a
- * hidden temporary name is used instead.  Opened before we attach, so an
- * unwritable path is refused with the target untouched. */
-static int open_output(struct run *r)
-{
-	char dir[4096];
-	snprintf(dir, sizeof(dir), "%s", r->output);
-	char *d = dirname(dir);
-	struct stat st;
-	if (stat(r->output, &st) == 0 && S_ISDIR(st.st_mode)) {
-		errorf("cannot write the profile to %s: it is a directory", r->output);
-		return -EISDIR;
-	}
-	r->out_fd = open(d, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
-	if (r->out_fd >= 0 || (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)) {
-		r->tmp[0] = '\0';
-	} else {
-		snprintf(r->tmp, sizeof(r->tmp), "%s/.cprof-attach.XXXXXX", d);
-		r->out_fd = mkostemp(r->tmp, O_CLOEXEC);
-		if (r->out_fd >= 0)
-			fchmod(r->out_fd, 0644);
-	}
-	if (r->out_fd < 0) {
-		int e = errno;
-		errorf("cannot write the profile to %s: %s", r->output,
-		       e == ENOENT ? "its directory does not exist" : strerror(e));
-		r->tmp[0] = '\0';
-		return -e;
-	}
-	return 0;
-}
-
-/* Gives the complete output its name.  An unnamed file is linked under a
- * temporary name first, because linkat() will not replace an existing
- * file and rename() will. */
-static int name_output(struct run *r)
-{
-	if (!r->tmp[0]) {
-		char proc[64], dir[4096];
-		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", r->out_fd);
-		snprintf(dir, sizeof(dir), "%s", r->output);
-		snprintf(r->tmp, sizeof(r->tmp), "%s/.cprof-attach.%d", dirname(dir), (int)getpid());
-		unlink(r->tmp);
-		if (linkat(AT_FDCWD, proc, AT_FDCWD, r->tmp, AT_SYMLINK_FOLLOW) < 0) {
-			r->tmp[0] = '\0';
-			return -errno;
-		}
-	}
-	return rename(r->tmp, r->output) < 0 ? -errno : 0;
-}
-
-static void drop_output(struct run *r)
-{
-	if (r->out_fd >= 0)
-		close(r->out_fd);
-	if (r->tmp[0])
-		unlink(r->tmp);
-	r->out_fd = -1;
-	r->tmp[0] = '\0';
 }
 
 /* SIGINT, SIGTERM and SIGHUP end the run; SIGCHLD carries ptrace stops
@@ -188,7 +123,7 @@ static void show_status(struct run *r, int final)
 	fprintf(stderr, "\r\033[Kcprof-attach: %.0f s, %llu samples, %llu threads, %.1f Hz "
 		"(Ctrl-C to stop and write %s)", secs, (unsigned long long)p.samples,
 		(unsigned long long)p.threads,
-		secs > 0 ? (double)p.ticks / secs : 0.0, r->output);
+		secs > 0 ? (double)p.ticks / secs : 0.0, outfile__path(r->out));
 	fflush(stderr);
 }
 
@@ -257,17 +192,11 @@ static writer_fn writer_for(enum out_format f)
 /* Writes FR to the output and gives it its name. */
 static int write_frames(struct run *r, const struct frames *fr, const struct profile_info *info)
 {
-	int e = writer_for(r->o->format)(r->out_fd, fr, info, r->err, sizeof(r->err));
-	if (e == 0 && fsync(r->out_fd) < 0 && errno != EINVAL && errno != EROFS) {
-		e = -errno;
-		snprintf(r->err, sizeof(r->err), "%s", strerror(errno));
-	}
-	if (e == 0 && (e = name_output(r)) < 0)
-		snprintf(r->err, sizeof(r->err), "%s", strerror(-e));
+	int e = writer_for(r->o->format)(outfile__fd(r->out), fr, info, r->err, sizeof(r->err));
 	if (e < 0)
-		errorf("cannot write the profile to %s: %s", r->output, r->err);
-	else
-		r->tmp[0] = '\0';
+		errorf("cannot write the profile to %s: %s", outfile__path(r->out), r->err);
+	else if ((e = outfile__commit(r->out, r->err, sizeof(r->err))) < 0)
+		errorf("%s", r->err);
 	return e;
 }
 
@@ -330,9 +259,10 @@ static void print_summary(const struct run *r, const struct sampler_stats *ss)
 	if (ts->execs)
 		fprintf(stderr, ", %llu exec %s followed", (unsigned long long)ts->execs,
 			plural(ts->execs, "call", "calls"));
-	fprintf(stderr, ", %llu taken without stopping the thread, %s, wrote %s\n",
+	fprintf(stderr, ", %llu taken without stopping the thread, %s, wrote %s%s\n",
 		(unsigned long long)ts->samples_blocked,
-		r->stop_reason ? r->stop_reason : "stopped", r->output);
+		r->stop_reason ? r->stop_reason : "stopped",
+		outfile__is_stream(r->out) ? "to " : "", outfile__path(r->out));
 }
 
 /* What sampling cost, for benchmarks and the curious: the pause each
@@ -379,7 +309,7 @@ static int child_status(struct run *r)
 
 static void run_free(struct run *r)
 {
-	drop_output(r);
+	outfile__free(r->out);
 	sampler__free(r->sampler);
 	if (r->sig_fd >= 0)
 		close(r->sig_fd);
@@ -409,21 +339,29 @@ static int start_sampler(struct run *r)
 		r->code = o->command ? 127 : 1;
 		return e;
 	}
-	if (!o->output)         /* launch mode: named after the command's PID */
-		options__default_output(o->format, sampler__first_pid(r->sampler), r->output,
-					sizeof(r->output));
+	if (!o->output) {       /* launch mode: named after the command's PID */
+		char name[64];
+		options__default_output(o->format, sampler__first_pid(r->sampler), name,
+					sizeof(name));
+		if (outfile__set_path(r->out, name, r->err, sizeof(r->err)) < 0) {
+			errorf("%s", r->err);
+			return -EINVAL;
+		}
+	}
 	return 0;
 }
 
 int run__profile(const struct options *o, int argc, char **argv)
 {
-	struct run r = { .o = o, .out_fd = -1, .sig_fd = -1, .code = 1 };
+	struct run r = { .o = o, .sig_fd = -1, .code = 1 };
 	struct sampler_stats ss;
-	if (o->output)
-		snprintf(r.output, sizeof(r.output), "%s", o->output);
-	else
-		options__default_output(o->format, 0, r.output, sizeof(r.output));
-	if (open_output(&r) < 0 || (o->ntids && check_tids(o) < 0))
+	char name[64];
+	options__default_output(o->format, 0, name, sizeof(name));
+	if (outfile__open(&r.out, o->output ? o->output : name, r.err, sizeof(r.err)) < 0) {
+		errorf("%s", r.err);
+		goto out;
+	}
+	if (o->ntids && check_tids(o) < 0)
 		goto out;
 	/* Signals are blocked before the sampler's thread starts, so every
 	 * thread has them blocked and only the signalfds see them. */
@@ -460,8 +398,7 @@ out:
 
 int run__convert(const struct options *o)
 {
-	struct run r = { .o = o, .out_fd = -1, .sig_fd = -1, .code = 1 };
-	snprintf(r.output, sizeof(r.output), "%s", o->output);
+	struct run r = { .o = o, .sig_fd = -1, .code = 1 };
 	FILE *in = strcmp(o->convert, "-") == 0 ? stdin : fopen(o->convert, "re");
 	if (!in) {
 		errorf("cannot read %s: %s", o->convert, strerror(errno));
@@ -474,7 +411,9 @@ int run__convert(const struct options *o)
 		errorf("%s", r.err);
 		return 1;
 	}
-	if (open_output(&r) == 0) {
+	if (outfile__open(&r.out, o->output, r.err, sizeof(r.err)) < 0) {
+		errorf("%s", r.err);
+	} else {
 		struct profile_info info = { .period_ns = 1000000000ull / (uint64_t)o->hz,
 					     .comment = o->convert, .thread_root = o->thread_root,
 					     .process_root = o->processes, .weight_cpu = o->cpu };

@@ -6,12 +6,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include "module/modules.h"
 #include "build/output/profile.pb-c.h"
 #include "cli/options.h"
+#include "cli/outfile.h"
 #include "dwarf/symbolizer.h"
 #include "output/output.h"
 #include "profile/stacks.h"
@@ -479,6 +481,59 @@ static void test_text(void)
 	check(ok, "text: all 65536 two-byte inputs clean to a clean string no longer than them");
 }
 
+/* cli/outfile.c on a scratch directory: a new name, a replaced file's
+ * mode, the checks made at open, and a late naming failure's fallback. */
+static void test_outfile(void)
+{
+	char dir[] = "/tmp/cprof-unit.XXXXXX", path[256], err[512], buf[64];
+	struct outfile *f = NULL;
+	struct stat st;
+	if (!mkdtemp(dir)) {
+		check(0, "outfile: scratch directory");
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/a.folded", dir);
+	int e = outfile__open(&f, path, err, sizeof(err));
+	check(e == 0 && !outfile__is_stream(f) && write(outfile__fd(f), "x 1\n", 4) == 4 &&
+	      stat(path, &st) < 0, "outfile: nothing named before commit");
+	check(e == 0 && outfile__commit(f, err, sizeof(err)) == 0 && stat(path, &st) == 0 &&
+	      st.st_size == 4, "outfile: commit names the file");
+	outfile__free(f);
+	chmod(path, 0640);
+	e = outfile__open(&f, path, err, sizeof(err));
+	check(e == 0 && write(outfile__fd(f), "y 2\n", 4) == 4 &&
+	      outfile__commit(f, err, sizeof(err)) == 0 && stat(path, &st) == 0 &&
+	      (st.st_mode & 0777) == 0640, "outfile: a replaced file keeps its mode");
+	outfile__free(f);
+	snprintf(path, sizeof(path), "%s/", dir);
+	check(outfile__open(&f, path, err, sizeof(err)) == -EISDIR && strstr(err, "directory"),
+	      "outfile: a directory is refused at open");
+	snprintf(path, sizeof(path), "%s/no/such.folded", dir);
+	check(outfile__open(&f, path, err, sizeof(err)) == -ENOENT &&
+	      strstr(err, "does not exist"), "outfile: a missing directory is refused at open");
+	check(outfile__open(&f, "-", err, sizeof(err)) == 0 && outfile__is_stream(f) &&
+	      strcmp(outfile__path(f), "standard output") == 0, "outfile: - is standard output");
+	outfile__free(f);
+	snprintf(path, sizeof(path), "%s/late.folded", dir);
+	e = outfile__open(&f, path, err, sizeof(err));
+	int w = e == 0 ? (int)write(outfile__fd(f), "z 3\n", 4) : -1;
+	mkdir(path, 0755);      /* the name became a directory meanwhile */
+	e = e == 0 && w == 4 ? outfile__commit(f, err, sizeof(err)) : 0;
+	const char *saved = f ? outfile__path(f) : "";
+	int fd = open(saved, O_RDONLY);
+	check(e < 0 && strstr(err, saved) && fd >= 0 && read(fd, buf, sizeof(buf)) == 4 &&
+	      strncmp(saved, dir, strlen(dir)) == 0, "outfile: a late failure saves the profile and says where");
+	if (fd >= 0)
+		close(fd);
+	if (f)
+		unlink(saved);
+	outfile__free(f);
+	rmdir(path);
+	snprintf(path, sizeof(path), "%s/a.folded", dir);
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	test_intern();
@@ -489,6 +544,7 @@ int main(void)
 	test_stacks();
 	test_pprof();
 	test_text();
+	test_outfile();
 	printf("1..%d\n", n_tests);
 	return n_failed != 0;
 }
