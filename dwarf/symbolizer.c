@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "dwarf/gopclntab.h"
 #include "util/intern.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
@@ -36,7 +37,16 @@ struct symbolizer {
 	size_t njit;
 	int jit_loaded;
 	char *debuginfo_path;           /* where libdwfl looks for debug files */
+	struct go_module *go;           /* one per module of MS, in its order */
+	size_t ngo;
 	Dwfl_Callbacks callbacks;
+};
+
+/* A module's Go table, read at its first lookup (NULL: not Go). */
+struct go_module {
+	const struct module *m;
+	struct gopclntab *tab;
+	bool tried;
 };
 
 struct jit_sym {
@@ -98,6 +108,10 @@ struct symbolizer *symbolizer__new(const struct modules *ms, const char *const *
 	s->strings = intern__new();
 	s->addrs = intern__new();
 	s->debuginfo_path = debuginfo_path(dirs, ndirs);
+	s->ngo = modules__count(ms);
+	s->go = xcalloc(s->ngo + 1, sizeof(*s->go));
+	for (size_t i = 0; i < s->ngo; i++)
+		s->go[i].m = modules__at(ms, i);
 	s->callbacks = (Dwfl_Callbacks){
 		.find_elf = dwfl_build_id_find_elf,
 		.find_debuginfo = dwfl_standard_find_debuginfo,
@@ -126,6 +140,9 @@ void symbolizer__free(struct symbolizer *s)
 	if (s->dwfl)
 		dwfl_end(s->dwfl);
 	free(s->debuginfo_path);
+	for (size_t i = 0; i < s->ngo; i++)
+		gopclntab__free(s->go[i].tab);
+	free(s->go);
 	free(s->jit);
 	intern__free(s->strings);
 	intern__free(s->addrs);
@@ -346,6 +363,24 @@ static bool is_entry(Dwfl_Module *mod, uint64_t start)
 	return false;
 }
 
+/* ADDR's function, file and line from M's .gopclntab, if M is a Go
+ * binary that has one (stripped or not). */
+static bool go_lookup(struct symbolizer *s, const struct module *m, uint64_t addr,
+		      const char **func, const char **file, int *line)
+{
+	struct go_module *g = NULL;
+	for (size_t i = 0; i < s->ngo && !g; i++)
+		if (s->go[i].m == m)
+			g = &s->go[i];
+	if (!g || !m->usable || !m->image)
+		return false;
+	if (!g->tried) {
+		g->tried = true;
+		g->tab = gopclntab__from_elf(m->image, m->image_len);
+	}
+	return g->tab && gopclntab__lookup(g->tab, addr - m->bias, func, file, line) == 0 && **func;
+}
+
 static void resolve(struct symbolizer *s, uint64_t addr)
 {
 	char buf[600];
@@ -361,6 +396,18 @@ static void resolve(struct symbolizer *s, uint64_t addr)
 		if (l)
 			file = dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL);
 		push_inlined(s, mod, addr, &file, &line);
+	}
+	/* Go code is named as Go names it, from .gopclntab: the same names
+	 * whether the binary is stripped or not ("runtime.usleep", where
+	 * .symtab says "runtime.usleep.abi0"); DWARF's lines when present. */
+	const char *gofunc, *gofile;
+	int goline;
+	if (m && go_lookup(s, m, addr, &gofunc, &gofile, &goline)) {
+		name = str(s, gofunc);
+		if (!file) {
+			file = gofile;
+			line = goline;
+		}
 	}
 	if (!name) {
 		/* No symbol: perf's convention, module and offset into it, so the

@@ -34,3 +34,25 @@ tests/bin/%: tests/targets/%.cpp tests/targets/ready.h tests/tests.mk
 
 .PHONY: test-bins
 test-bins: $(TEST_BINS)
+
+# Go targets (tests/t_go.sh): tests/targets/gospin.go built by Go 1.19 as
+# is and stripped (-s -w: no .symtab, no DWARF, names only in .gopclntab).
+# The Go cache and path are under build/ (CI runs as root, offline); no
+# module, no network.  Built only where the Go toolchain is installed
+# (contrib/install-deps.sh installs it); t_go.sh skips without it.
+GO_TOOL  ?= /usr/lib/go-1.19/bin/go
+GO_ENV   := GOENV=off GOFLAGS= GO111MODULE=off GOCACHE=$(CURDIR)/build/go/cache \
+            GOPATH=$(CURDIR)/build/go/path
+ifneq ($(wildcard $(GO_TOOL)),)
+TEST_BINS += tests/bin/gospin tests/bin/gospin-stripped
+endif
+
+tests/bin/gospin: tests/targets/gospin.go tests/tests.mk
+	@mkdir -p tests/bin
+	@echo "  GO      $<"
+	$(Q)$(GO_ENV) $(GO_TOOL) build -o $@ $<
+
+tests/bin/gospin-stripped: tests/targets/gospin.go tests/tests.mk
+	@mkdir -p tests/bin
+	@echo "  GO      $< (-s -w)"
+	$(Q)$(GO_ENV) $(GO_TOOL) build -ldflags='-s -w' -o $@ $<
