@@ -15,8 +15,10 @@
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 
-/* From libstdc++ (the C++ ABI's demangler, also what eu-stack uses). */
-extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+/* libiberty's demangler (binutils', the one perf uses): C++ (Itanium
+ * ABI) and both Rust manglings, legacy "_ZN...17h<hash>E" (printed
+ * without the hash) and v0 "_R...". */
+#include <libiberty/demangle.h>
 
 #define MAX_INLINE 64
 
@@ -74,11 +76,29 @@ static int vdso_fd(const struct module *m)
 	return fd;
 }
 
+/* True if module I is a file already reported at the same load bias: a
+ * file whose segments leave a hole between them (node's do) is several
+ * runs of mappings, so several modules, but one ELF to libdwfl.
+ * Reporting it again would fail with "address range overlaps an existing
+ * module", and libdwfl then drops the first report too: every frame of
+ * the file lost its name. */
+static bool reported_before(const struct modules *ms, size_t i)
+{
+	const struct module *m = modules__at(ms, i);
+	for (size_t j = 0; j < i; j++) {
+		const struct module *o = modules__at(ms, j);
+		if (o->usable && o->fd >= 0 && m->fd >= 0 && o->inode == m->inode &&
+		    o->bias == m->bias && strcmp(o->path, m->path) == 0)
+			return true;
+	}
+	return false;
+}
+
 static void report_modules(struct symbolizer *s)
 {
 	for (size_t i = 0; i < modules__count(s->ms); i++) {
 		const struct module *m = modules__at(s->ms, i);
-		if (!m->usable)
+		if (!m->usable || reported_before(s->ms, i))
 			continue;
 		int fd = m->fd >= 0 ? dup(m->fd) : vdso_fd(m);
 		if (fd < 0)
@@ -247,11 +267,12 @@ static const char *demangled(struct symbolizer *s, const char *name)
 		plain[at - name] = '\0';
 		name = plain;
 	}
-	if (strncmp(name, "_Z", 2) != 0)
+	/* Only names in a mangling we know: DMGL_AUTO would also try
+	 * GNAT's and D's on a plain C name. */
+	if (strncmp(name, "_Z", 2) != 0 && strncmp(name, "_R", 2) != 0)
 		return str(s, name);
-	int status;
-	char *d = __cxa_demangle(name, NULL, NULL, &status);
-	const char *r = str(s, d && status == 0 ? d : name);
+	char *d = cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI | DMGL_AUTO);
+	const char *r = str(s, d ? d : name);
 	free(d);
 	return r;
 }
@@ -392,6 +413,17 @@ static void resolve(struct symbolizer *s, uint64_t addr)
 		GElf_Off off;
 		GElf_Sym sym;
 		name = demangled(s, dwfl_module_addrinfo(mod, addr, &off, &sym, NULL, NULL, NULL));
+		/* A return address at the very first byte of a function is a
+		 * signal trampoline's (sa_restorer, e.g. libc's __restore_rt:
+		 * the kernel "returns" there, no call precedes it); looked up
+		 * at pc - 1 it falls in the padding before the function, where
+		 * no symbol is.  Its FDE starts one byte early for this. */
+		if (!name) {
+			const char *next = dwfl_module_addrinfo(mod, addr + 1, &off, &sym,
+								NULL, NULL, NULL);
+			if (next && off == 0)
+				name = demangled(s, next);
+		}
 		Dwfl_Line *l = dwfl_module_getsrc(mod, addr);
 		if (l)
 			file = dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL);

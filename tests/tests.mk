@@ -10,6 +10,7 @@
 TEST_NAMES := wallclock deep inlined cxx nodebug stripped \
               exiter latethread forker signals crowd eintr interrupter sigcount churn execer many mainexit cpuidle jit dutycycle switcher still
 TEST_NAMES += prefork
+TEST_NAMES += sigtramp
 TEST_BINS  := $(TEST_NAMES:%=tests/bin/%)
 
 CXX             ?= g++
