@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "dwarf/debuginfod.h"
 #include "dwarf/gopclntab.h"
 #include "util/intern.h"
 #include "util/strbuf.h"
@@ -124,6 +125,9 @@ struct symbolizer *symbolizer__new(const struct modules *ms, const char *const *
 				   size_t ndirs, char *err, size_t errlen)
 {
 	struct symbolizer *s = xcalloc(1, sizeof(*s));
+	/* libdwfl's find-debuginfo (below) asks debuginfod servers when
+	 * DEBUGINFOD_URLS is set: bound the wait first. */
+	debuginfod__prepare();
 	s->ms = ms;
 	s->strings = intern__new();
 	s->addrs = intern__new();

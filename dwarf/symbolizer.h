@@ -31,7 +31,8 @@ struct symbolizer;
  * Separate debug files are looked for where other elfutils tools look
  * (the module's own directory, its .debug/, /usr/lib/debug), and in the
  * NDIRS absolute directories DIRS: by build ID (DIR/.build-id/xx/rest.debug)
- * and by .gnu_debuglink.
+ * and by .gnu_debuglink; with DEBUGINFOD_URLS set, from debuginfod
+ * servers by build ID (libdwfl's client; see dwarf/debuginfod.h).
  *
  * Code without a symbol is named "module+0xSTART", where START is where
  * its function starts (module__func_start(): one frame per function, not
