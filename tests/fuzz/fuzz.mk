@@ -6,6 +6,9 @@
 #           .eh_frame_hdr, build ID), libunwind's .eh_frame parsing, and
 #           libdw's symbols, lines, inlines and demangling (the symbolizer)
 #   unwind  the registers and stack bytes we unwind, against real modules
+#   gopclntab  a Go binary's .gopclntab (dwarf/gopclntab.c), alone or in an
+#           ELF file; seeds cut from tests/bin/gospin-stripped by
+#           tests/fuzz/gopclntab_seeds.py, one per table layout
 # Two builds of each:
 #   build/fuzz/fuzz_NAME     libFuzzer (clang), by `make fuzz`;
 #                            FUZZ_SECS=N also runs each for N seconds
@@ -19,6 +22,7 @@
 # fuzz_unwind.c) and regress-* (inputs that crashed us before a fix).
 
 FUZZ_NAMES  := maps elf unwind
+FUZZ_NAMES  += gopclntab
 FUZZ_CC     ?= clang
 FUZZ_FLAGS  := -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
 FUZZ_SECS   ?=
