@@ -2,12 +2,15 @@
 
 #include <dwarf.h>
 #include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "dwarf/debuginfod.h"
@@ -181,60 +184,144 @@ static int by_start(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-/* The perf map the target wrote: /tmp/perf-PID.map, PID as the target
- * itself sees it (its last NSpid), in its own /tmp (its mount namespace). */
-static FILE *open_perf_map(pid_t pid)
+/* The most of a perf map read: past it, lines are ignored (with a note).
+ * A JIT that never rewrites its map (node --perf-basic-prof) appends for
+ * as long as it runs; 64 MiB is about a million entries. */
+#define PERF_MAP_MAX (64u << 20)
+
+/* What /proc/PID/status says of the target: its PID in its own namespace
+ * (the last NSpid) and its real and effective user IDs. */
+struct target_ids {
+	long nspid;
+	uid_t uid[2];
+	bool have_uid;
+};
+
+static void target_ids(pid_t pid, struct target_ids *t)
 {
-	char fn[128], line[256];
-	long nspid = pid;
+	char fn[64], line[256];
+	unsigned long r, e;
+	t->nspid = pid;
+	t->have_uid = false;
 	snprintf(fn, sizeof(fn), "/proc/%d/status", (int)pid);
 	FILE *f = fopen(fn, "re");
 	while (f && fgets(line, sizeof(line), f)) {
 		if (strncmp(line, "NSpid:", 6) == 0) {
 			char *last = strrchr(line, '\t');
 			if (last)
-				nspid = strtol(last + 1, NULL, 10);
+				t->nspid = strtol(last + 1, NULL, 10);
+		} else if (sscanf(line, "Uid: %lu %lu", &r, &e) == 2) {
+			t->uid[0] = (uid_t)r;
+			t->uid[1] = (uid_t)e;
+			t->have_uid = true;
 		}
 	}
 	if (f)
 		fclose(f);
-	snprintf(fn, sizeof(fn), "/proc/%d/root/tmp/perf-%ld.map", (int)pid, nspid);
-	f = fopen(fn, "re");
-	if (!f) {
-		snprintf(fn, sizeof(fn), "/tmp/perf-%d.map", (int)pid);
-		f = fopen(fn, "re");
+}
+
+/* perf's rule: a map is trusted if root or its own user wrote it; the
+ * target's user is the JIT's.  Another user's file could rename frames,
+ * and root reads whatever a link points to. */
+static bool trusted_owner(const struct stat *st, const struct target_ids *t)
+{
+	return st->st_uid == 0 || st->st_uid == geteuid() ||
+	       (t->have_uid && (st->st_uid == t->uid[0] || st->st_uid == t->uid[1]));
+}
+
+/* Opens the map at PATH if it may be read: a regular file (not a link:
+ * O_NOFOLLOW; not a FIFO, which would block us: O_NONBLOCK, then
+ * fstat), with a trusted owner.  -ENOENT when there is none, -EPERM (and
+ * a note) when there is one we refuse. */
+static int open_trusted(const char *path, const struct target_ids *t, struct stat *st)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	const char *why = NULL;
+	char buf[64];
+	if (fd < 0) {
+		if (errno != ELOOP)
+			return -ENOENT;
+		why = "a symbolic link";
+	} else if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode)) {
+		why = "not a regular file";
+	} else if (!trusted_owner(st, t)) {
+		snprintf(buf, sizeof(buf), "owned by uid %lu, not root nor the target's user",
+			 (unsigned long)st->st_uid);
+		why = buf;
 	}
-	return f;
+	if (!why)
+		return fd;
+	fprintf(stderr, "cprof-attach: note: ignoring %s: %s\n", path, why);
+	if (fd >= 0)
+		close(fd);
+	return -EPERM;
+}
+
+/* The perf map the target wrote: /tmp/perf-PID.map, PID as the target
+ * itself sees it (its last NSpid), in its own /tmp (its mount namespace);
+ * else in ours.  Returns an fd, or a negative errno. */
+static int open_perf_map(pid_t pid, struct stat *st)
+{
+	char fn[128];
+	struct target_ids t;
+	target_ids(pid, &t);
+	snprintf(fn, sizeof(fn), "/proc/%d/root/tmp/perf-%ld.map", (int)pid, t.nspid);
+	int fd = open_trusted(fn, &t, st);
+	if (fd != -ENOENT)
+		return fd;
+	snprintf(fn, sizeof(fn), "/tmp/perf-%d.map", (int)pid);
+	return open_trusted(fn, &t, st);
+}
+
+/* One "START SIZE NAME" line (hex numbers) into S's JIT symbols. */
+static void add_perf_map_line(struct symbolizer *s, char *line, size_t *cap)
+{
+	char *end;
+	uint64_t start = strtoull(line, &end, 16);
+	if (*end != ' ')
+		return;
+	uint64_t size = strtoull(end + 1, &end, 16);
+	if (*end != ' ' || !size)
+		return;
+	char *name = end + 1;
+	name[strcspn(name, "\n")] = '\0';
+	if (!*name)
+		return;
+	if (s->njit == *cap) {
+		*cap = *cap ? *cap * 2 : 256;
+		s->jit = xrealloc(s->jit, *cap * sizeof(*s->jit));
+	}
+	s->jit[s->njit++] = (struct jit_sym){ start, start + size, str(s, name) };
 }
 
 static void load_perf_map(struct symbolizer *s)
 {
-	size_t cap = 0;
-	char *line = NULL;
-	size_t len = 0;
+	size_t cap = 0, total = 0;
+	char line[4096];
+	bool whole = true;              /* LINE holds a line from its start */
+	struct stat st;
 	s->jit_loaded = 1;
-	FILE *f = open_perf_map(modules__pid(s->ms));
-	if (!f)
+	int fd = open_perf_map(modules__pid(s->ms), &st);
+	FILE *f = fd >= 0 ? fdopen(fd, "re") : NULL;
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
 		return;
-	while (getline(&line, &len, f) > 0) {
-		char *end;
-		uint64_t start = strtoull(line, &end, 16);
-		if (*end != ' ')
-			continue;
-		uint64_t size = strtoull(end + 1, &end, 16);
-		if (*end != ' ' || !size)
-			continue;
-		char *name = end + 1;
-		name[strcspn(name, "\n")] = '\0';
-		if (!*name)
-			continue;
-		if (s->njit == cap) {
-			cap = cap ? cap * 2 : 256;
-			s->jit = xrealloc(s->jit, cap * sizeof(*s->jit));
-		}
-		s->jit[s->njit++] = (struct jit_sym){ start, start + size, str(s, name) };
 	}
-	free(line);
+	if ((uint64_t)st.st_size > PERF_MAP_MAX)
+		fprintf(stderr, "cprof-attach: note: the target's perf map has %lld MiB: "
+			"JIT names from its first %u MiB only\n",
+			(long long)(st.st_size >> 20), PERF_MAP_MAX >> 20);
+	/* A fixed buffer: a longer line (no name is that long) is skipped,
+	 * so memory stays bounded whatever the file holds. */
+	while (total < PERF_MAP_MAX && fgets(line, sizeof(line), f)) {
+		size_t n = strlen(line);
+		bool complete = n > 0 && line[n - 1] == '\n';
+		total += n ? n : 1;
+		if (whole && (complete || feof(f)))
+			add_perf_map_line(s, line, &cap);
+		whole = complete;
+	}
 	fclose(f);
 	qsort(s->jit, s->njit, sizeof(*s->jit), by_start);
 }

@@ -26,7 +26,11 @@ struct symbolizer;
 
 /* MS must outlive the symbolizer.  Code in no module (JIT compilers,
  * interpreters) is named from the target's /tmp/perf-PID.map when it
- * wrote one (perf's convention: "START SIZE NAME" lines, hex).
+ * wrote one (perf's convention: "START SIZE NAME" lines, hex).  The map
+ * is read only if it is a regular file (never through a symbolic link,
+ * never a FIFO) owned by root, by the profiler's user or by the target's
+ * (perf's rule), and only its first 64 MiB; a map refused or cut prints
+ * one note ("cprof-attach: note: ...") on stderr.
  *
  * Separate debug files are looked for where other elfutils tools look
  * (the module's own directory, its .debug/, /usr/lib/debug), and in the
