@@ -231,7 +231,7 @@ static bool trusted_owner(const struct stat *st, const struct target_ids *t)
 
 /* Opens the map at PATH if it may be read: a regular file (not a link:
  * O_NOFOLLOW; not a FIFO, which would block us: O_NONBLOCK, then
- * fstat), with a trusted owner.  -ENOENT when there is none, -EPERM (and
+ * fstat) of one name, with a trusted owner.  -ENOENT when there is none, -EPERM (and
  * a note) when there is one we refuse. */
 static int open_trusted(const char *path, const struct target_ids *t, struct stat *st)
 {
@@ -244,6 +244,10 @@ static int open_trusted(const char *path, const struct target_ids *t, struct sta
 		why = "a symbolic link";
 	} else if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode)) {
 		why = "not a regular file";
+	} else if (st->st_nlink != 1) {
+		/* A second name of some other file, maybe root's (a hard
+		 * link keeps the owner of the file it names). */
+		why = "a hard link";
 	} else if (!trusted_owner(st, t)) {
 		snprintf(buf, sizeof(buf), "owned by uid %lu, not root nor the target's user",
 			 (unsigned long)st->st_uid);

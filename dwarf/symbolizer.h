@@ -28,7 +28,7 @@ struct symbolizer;
  * interpreters) is named from the target's /tmp/perf-PID.map when it
  * wrote one (perf's convention: "START SIZE NAME" lines, hex).  The map
  * is read only if it is a regular file (never through a symbolic link,
- * never a FIFO) owned by root, by the profiler's user or by the target's
+ * never a FIFO, never a hard link) owned by root, by the profiler's user or by the target's
  * (perf's rule), and only its first 64 MiB; a map refused or cut prints
  * one note ("cprof-attach: note: ...") on stderr.
  *

@@ -65,6 +65,17 @@ if start_target jit; then
 	DETAIL="$(head -c 300 "$TMP/link.err")" \
 		check "symbolic link: one note says why" "grep -q 'note: ignoring .*: a symbolic link' '$TMP/link.err'"
 
+	# A hard link to that file: it keeps root as its owner, so only its
+	# second name tells.
+	rm -f "$MAP"
+	ln "$TMP/secret" "$MAP"
+	jit_profile hardlink
+	c=$(jit_names hardlink 'SECRET_of_root|jit_spin_loop')
+	DETAIL="$(stacks "$TMP/hardlink.folded")" \
+		check "hard link: not read (nothing of the file it names)" "[ '$c' = 0 ]"
+	DETAIL="$(head -c 300 "$TMP/hardlink.err")" \
+		check "hard link: one note says why" "grep -q 'note: ignoring .*: a hard link' '$TMP/hardlink.err'"
+
 	# A FIFO: opening it for reading would wait for a writer forever.
 	rm -f "$MAP"
 	mkfifo "$MAP"
