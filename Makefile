@@ -26,6 +26,9 @@ PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 ALL_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) -I. -Ibuild $(PKG_CFLAGS) -D_GNU_SOURCE
 LDLIBS     := $(PKG_LIBS) -lstdc++ -lm -pthread
+# libiberty (libiberty-dev: a static library, no pkg-config file): the
+# demangler of C++ and Rust names.
+LDLIBS     += -liberty
 PREFIX  ?= /usr/local
 DESTDIR ?=
 
@@ -46,6 +49,8 @@ SRCS := util/xalloc.c util/hist.c util/syscalls.c util/intern.c util/strbuf.c ut
         cli/options.c cli/run.c cli/dump.c
 SRCS += util/text.c
 SRCS += cli/outfile.c
+SRCS += dwarf/gopclntab.c
+SRCS += dwarf/debuginfod.c
 MAIN := cli/main.c
 OBJS := $(SRCS:%.c=build/%.o) build/output/profile.pb-c.o
 objs  = $(OBJS:build/%=$(1)/%)

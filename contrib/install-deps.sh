@@ -9,6 +9,7 @@ packages=(
 	libunwind-dev libdw-dev libelf-dev zlib1g-dev
 	libprotobuf-c-dev protobuf-c-compiler libjansson-dev
 	libseccomp-dev                     # system call names (--dump, labels)
+	libiberty-dev                      # demangling of C++ and Rust names
 	golang-1.19-go                     # go tool pprof: the tests read our pprof with it
 	elfutils                           # eu-stack: reference stacks in the tests
 	strace util-linux procps           # tests: a second tracer, setpriv, pgrep

@@ -2,21 +2,28 @@
 
 #include <dwarf.h>
 #include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "dwarf/debuginfod.h"
+#include "dwarf/gopclntab.h"
 #include "util/intern.h"
 #include "util/strbuf.h"
 #include "util/text.h"
 #include "util/xalloc.h"
 
-/* From libstdc++ (the C++ ABI's demangler, also what eu-stack uses). */
-extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+/* libiberty's demangler (binutils', the one perf uses): C++ (Itanium
+ * ABI) and both Rust manglings, legacy "_ZN...17h<hash>E" (printed
+ * without the hash) and v0 "_R...". */
+#include <libiberty/demangle.h>
 
 #define MAX_INLINE 64
 
@@ -37,7 +44,16 @@ struct symbolizer {
 	size_t njit;
 	int jit_loaded;
 	char *debuginfo_path;           /* where libdwfl looks for debug files */
+	struct go_module *go;           /* one per module of MS, in its order */
+	size_t ngo;
 	Dwfl_Callbacks callbacks;
+};
+
+/* A module's Go table, read at its first lookup (NULL: not Go). */
+struct go_module {
+	const struct module *m;
+	struct gopclntab *tab;
+	bool tried;
 };
 
 struct jit_sym {
@@ -78,11 +94,29 @@ static int vdso_fd(const struct module *m)
 	return fd;
 }
 
+/* True if module I is a file already reported at the same load bias: a
+ * file whose segments leave a hole between them (node's do) is several
+ * runs of mappings, so several modules, but one ELF to libdwfl.
+ * Reporting it again would fail with "address range overlaps an existing
+ * module", and libdwfl then drops the first report too: every frame of
+ * the file lost its name. */
+static bool reported_before(const struct modules *ms, size_t i)
+{
+	const struct module *m = modules__at(ms, i);
+	for (size_t j = 0; j < i; j++) {
+		const struct module *o = modules__at(ms, j);
+		if (o->usable && o->fd >= 0 && m->fd >= 0 && o->inode == m->inode &&
+		    o->bias == m->bias && strcmp(o->path, m->path) == 0)
+			return true;
+	}
+	return false;
+}
+
 static void report_modules(struct symbolizer *s)
 {
 	for (size_t i = 0; i < modules__count(s->ms); i++) {
 		const struct module *m = modules__at(s->ms, i);
-		if (!m->usable)
+		if (!m->usable || reported_before(s->ms, i))
 			continue;
 		int fd = m->fd >= 0 ? dup(m->fd) : vdso_fd(m);
 		if (fd < 0)
@@ -108,10 +142,17 @@ struct symbolizer *symbolizer__new(const struct modules *ms, const char *const *
 				   size_t ndirs, char *err, size_t errlen)
 {
 	struct symbolizer *s = xcalloc(1, sizeof(*s));
+	/* libdwfl's find-debuginfo (below) asks debuginfod servers when
+	 * DEBUGINFOD_URLS is set: bound the wait first. */
+	debuginfod__prepare();
 	s->ms = ms;
 	s->strings = intern__new();
 	s->addrs = intern__new();
 	s->debuginfo_path = debuginfo_path(dirs, ndirs);
+	s->ngo = modules__count(ms);
+	s->go = xcalloc(s->ngo + 1, sizeof(*s->go));
+	for (size_t i = 0; i < s->ngo; i++)
+		s->go[i].m = modules__at(ms, i);
 	s->callbacks = (Dwfl_Callbacks){
 		.find_elf = dwfl_build_id_find_elf,
 		.find_debuginfo = dwfl_standard_find_debuginfo,
@@ -140,6 +181,9 @@ void symbolizer__free(struct symbolizer *s)
 	if (s->dwfl)
 		dwfl_end(s->dwfl);
 	free(s->debuginfo_path);
+	for (size_t i = 0; i < s->ngo; i++)
+		gopclntab__free(s->go[i].tab);
+	free(s->go);
 	free(s->jit);
 	intern__free(s->strings);
 	intern__free(s->addrs);
@@ -154,60 +198,148 @@ static int by_start(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-/* The perf map the target wrote: /tmp/perf-PID.map, PID as the target
- * itself sees it (its last NSpid), in its own /tmp (its mount namespace). */
-static FILE *open_perf_map(pid_t pid)
+/* The most of a perf map read: past it, lines are ignored (with a note).
+ * A JIT that never rewrites its map (node --perf-basic-prof) appends for
+ * as long as it runs; 64 MiB is about a million entries. */
+#define PERF_MAP_MAX (64u << 20)
+
+/* What /proc/PID/status says of the target: its PID in its own namespace
+ * (the last NSpid) and its real and effective user IDs. */
+struct target_ids {
+	long nspid;
+	uid_t uid[2];
+	bool have_uid;
+};
+
+static void target_ids(pid_t pid, struct target_ids *t)
 {
-	char fn[128], line[256];
-	long nspid = pid;
+	char fn[64], line[256];
+	unsigned long r, e;
+	t->nspid = pid;
+	t->have_uid = false;
 	snprintf(fn, sizeof(fn), "/proc/%d/status", (int)pid);
 	FILE *f = fopen(fn, "re");
 	while (f && fgets(line, sizeof(line), f)) {
 		if (strncmp(line, "NSpid:", 6) == 0) {
 			char *last = strrchr(line, '\t');
 			if (last)
-				nspid = strtol(last + 1, NULL, 10);
+				t->nspid = strtol(last + 1, NULL, 10);
+		} else if (sscanf(line, "Uid: %lu %lu", &r, &e) == 2) {
+			t->uid[0] = (uid_t)r;
+			t->uid[1] = (uid_t)e;
+			t->have_uid = true;
 		}
 	}
 	if (f)
 		fclose(f);
-	snprintf(fn, sizeof(fn), "/proc/%d/root/tmp/perf-%ld.map", (int)pid, nspid);
-	f = fopen(fn, "re");
-	if (!f) {
-		snprintf(fn, sizeof(fn), "/tmp/perf-%d.map", (int)pid);
-		f = fopen(fn, "re");
+}
+
+/* perf's rule: a map is trusted if root or its own user wrote it; the
+ * target's user is the JIT's.  Another user's file could rename frames,
+ * and root reads whatever a link points to. */
+static bool trusted_owner(const struct stat *st, const struct target_ids *t)
+{
+	return st->st_uid == 0 || st->st_uid == geteuid() ||
+	       (t->have_uid && (st->st_uid == t->uid[0] || st->st_uid == t->uid[1]));
+}
+
+/* Opens the map at PATH if it may be read: a regular file (not a link:
+ * O_NOFOLLOW; not a FIFO, which would block us: O_NONBLOCK, then
+ * fstat) of one name, with a trusted owner.  -ENOENT when there is none, -EPERM (and
+ * a note) when there is one we refuse. */
+static int open_trusted(const char *path, const struct target_ids *t, struct stat *st)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	const char *why = NULL;
+	char buf[64];
+	if (fd < 0) {
+		if (errno != ELOOP)
+			return -ENOENT;
+		why = "a symbolic link";
+	} else if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode)) {
+		why = "not a regular file";
+	} else if (st->st_nlink != 1) {
+		/* A second name of some other file, maybe root's (a hard
+		 * link keeps the owner of the file it names). */
+		why = "a hard link";
+	} else if (!trusted_owner(st, t)) {
+		snprintf(buf, sizeof(buf), "owned by uid %lu, not root nor the target's user",
+			 (unsigned long)st->st_uid);
+		why = buf;
 	}
-	return f;
+	if (!why)
+		return fd;
+	fprintf(stderr, "cprof-attach: note: ignoring %s: %s\n", path, why);
+	if (fd >= 0)
+		close(fd);
+	return -EPERM;
+}
+
+/* The perf map the target wrote: /tmp/perf-PID.map, PID as the target
+ * itself sees it (its last NSpid), in its own /tmp (its mount namespace);
+ * else in ours.  Returns an fd, or a negative errno. */
+static int open_perf_map(pid_t pid, struct stat *st)
+{
+	char fn[128];
+	struct target_ids t;
+	target_ids(pid, &t);
+	snprintf(fn, sizeof(fn), "/proc/%d/root/tmp/perf-%ld.map", (int)pid, t.nspid);
+	int fd = open_trusted(fn, &t, st);
+	if (fd != -ENOENT)
+		return fd;
+	snprintf(fn, sizeof(fn), "/tmp/perf-%d.map", (int)pid);
+	return open_trusted(fn, &t, st);
+}
+
+/* One "START SIZE NAME" line (hex numbers) into S's JIT symbols. */
+static void add_perf_map_line(struct symbolizer *s, char *line, size_t *cap)
+{
+	char *end;
+	uint64_t start = strtoull(line, &end, 16);
+	if (*end != ' ')
+		return;
+	uint64_t size = strtoull(end + 1, &end, 16);
+	if (*end != ' ' || !size)
+		return;
+	char *name = end + 1;
+	name[strcspn(name, "\n")] = '\0';
+	if (!*name)
+		return;
+	if (s->njit == *cap) {
+		*cap = *cap ? *cap * 2 : 256;
+		s->jit = xrealloc(s->jit, *cap * sizeof(*s->jit));
+	}
+	s->jit[s->njit++] = (struct jit_sym){ start, start + size, str(s, name) };
 }
 
 static void load_perf_map(struct symbolizer *s)
 {
-	size_t cap = 0;
-	char *line = NULL;
-	size_t len = 0;
+	size_t cap = 0, total = 0;
+	char line[4096];
+	bool whole = true;              /* LINE holds a line from its start */
+	struct stat st;
 	s->jit_loaded = 1;
-	FILE *f = open_perf_map(modules__pid(s->ms));
-	if (!f)
+	int fd = open_perf_map(modules__pid(s->ms), &st);
+	FILE *f = fd >= 0 ? fdopen(fd, "re") : NULL;
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
 		return;
-	while (getline(&line, &len, f) > 0) {
-		char *end;
-		uint64_t start = strtoull(line, &end, 16);
-		if (*end != ' ')
-			continue;
-		uint64_t size = strtoull(end + 1, &end, 16);
-		if (*end != ' ' || !size)
-			continue;
-		char *name = end + 1;
-		name[strcspn(name, "\n")] = '\0';
-		if (!*name)
-			continue;
-		if (s->njit == cap) {
-			cap = cap ? cap * 2 : 256;
-			s->jit = xrealloc(s->jit, cap * sizeof(*s->jit));
-		}
-		s->jit[s->njit++] = (struct jit_sym){ start, start + size, str(s, name) };
 	}
-	free(line);
+	if ((uint64_t)st.st_size > PERF_MAP_MAX)
+		fprintf(stderr, "cprof-attach: note: the target's perf map has %lld MiB: "
+			"JIT names from its first %u MiB only\n",
+			(long long)(st.st_size >> 20), PERF_MAP_MAX >> 20);
+	/* A fixed buffer: a longer line (no name is that long) is skipped,
+	 * so memory stays bounded whatever the file holds. */
+	while (total < PERF_MAP_MAX && fgets(line, sizeof(line), f)) {
+		size_t n = strlen(line);
+		bool complete = n > 0 && line[n - 1] == '\n';
+		total += n ? n : 1;
+		if (whole && (complete || feof(f)))
+			add_perf_map_line(s, line, &cap);
+		whole = complete;
+	}
 	fclose(f);
 	qsort(s->jit, s->njit, sizeof(*s->jit), by_start);
 }
@@ -244,11 +376,12 @@ static const char *demangled(struct symbolizer *s, const char *name)
 		plain[at - name] = '\0';
 		name = plain;
 	}
-	if (strncmp(name, "_Z", 2) != 0)
+	/* Only names in a mangling we know: DMGL_AUTO would also try
+	 * GNAT's and D's on a plain C name. */
+	if (strncmp(name, "_Z", 2) != 0 && strncmp(name, "_R", 2) != 0)
 		return str(s, name);
-	int status;
-	char *d = __cxa_demangle(name, NULL, NULL, &status);
-	const char *r = str(s, d && status == 0 ? d : name);
+	char *d = cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI | DMGL_AUTO);
+	const char *r = str(s, d ? d : name);
 	free(d);
 	return r;
 }
@@ -360,6 +493,24 @@ static bool is_entry(Dwfl_Module *mod, uint64_t start)
 	return false;
 }
 
+/* ADDR's function, file and line from M's .gopclntab, if M is a Go
+ * binary that has one (stripped or not). */
+static bool go_lookup(struct symbolizer *s, const struct module *m, uint64_t addr,
+		      const char **func, const char **file, int *line)
+{
+	struct go_module *g = NULL;
+	for (size_t i = 0; i < s->ngo && !g; i++)
+		if (s->go[i].m == m)
+			g = &s->go[i];
+	if (!g || !m->usable || !m->image)
+		return false;
+	if (!g->tried) {
+		g->tried = true;
+		g->tab = gopclntab__from_elf(m->image, m->image_len);
+	}
+	return g->tab && gopclntab__lookup(g->tab, addr - m->bias, func, file, line) == 0 && **func;
+}
+
 static void resolve(struct symbolizer *s, uint64_t addr)
 {
 	char buf[600];
@@ -371,10 +522,33 @@ static void resolve(struct symbolizer *s, uint64_t addr)
 		GElf_Off off;
 		GElf_Sym sym;
 		name = demangled(s, dwfl_module_addrinfo(mod, addr, &off, &sym, NULL, NULL, NULL));
+		/* A return address at the very first byte of a function is a
+		 * signal trampoline's (sa_restorer, e.g. libc's __restore_rt:
+		 * the kernel "returns" there, no call precedes it); looked up
+		 * at pc - 1 it falls in the padding before the function, where
+		 * no symbol is.  Its FDE starts one byte early for this. */
+		if (!name) {
+			const char *next = dwfl_module_addrinfo(mod, addr + 1, &off, &sym,
+								NULL, NULL, NULL);
+			if (next && off == 0)
+				name = demangled(s, next);
+		}
 		Dwfl_Line *l = dwfl_module_getsrc(mod, addr);
 		if (l)
 			file = dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL);
 		push_inlined(s, mod, addr, &file, &line);
+	}
+	/* Go code is named as Go names it, from .gopclntab: the same names
+	 * whether the binary is stripped or not ("runtime.usleep", where
+	 * .symtab says "runtime.usleep.abi0"); DWARF's lines when present. */
+	const char *gofunc, *gofile;
+	int goline;
+	if (m && go_lookup(s, m, addr, &gofunc, &gofile, &goline)) {
+		name = str(s, gofunc);
+		if (!file) {
+			file = gofile;
+			line = goline;
+		}
 	}
 	if (!name) {
 		/* No symbol: perf's convention, module and offset into it, so the

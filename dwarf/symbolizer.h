@@ -26,12 +26,17 @@ struct symbolizer;
 
 /* MS must outlive the symbolizer.  Code in no module (JIT compilers,
  * interpreters) is named from the target's /tmp/perf-PID.map when it
- * wrote one (perf's convention: "START SIZE NAME" lines, hex).
+ * wrote one (perf's convention: "START SIZE NAME" lines, hex).  The map
+ * is read only if it is a regular file (never through a symbolic link,
+ * never a FIFO, never a hard link) owned by root, by the profiler's user or by the target's
+ * (perf's rule), and only its first 64 MiB; a map refused or cut prints
+ * one note ("cprof-attach: note: ...") on stderr.
  *
  * Separate debug files are looked for where other elfutils tools look
  * (the module's own directory, its .debug/, /usr/lib/debug), and in the
  * NDIRS absolute directories DIRS: by build ID (DIR/.build-id/xx/rest.debug)
- * and by .gnu_debuglink.
+ * and by .gnu_debuglink; with DEBUGINFOD_URLS set, from debuginfod
+ * servers by build ID (libdwfl's client; see dwarf/debuginfod.h).
  *
  * Code without a symbol is named "module+0xSTART", where START is where
  * its function starts (module__func_start(): one frame per function, not

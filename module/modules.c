@@ -1,9 +1,11 @@
 #include "module/modules.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <libelf.h>
 #include <elfutils/libdwelf.h>
 #include <stdio.h>
@@ -170,6 +172,43 @@ static int open_mapped_file(pid_t pid, const struct map_entry *e)
 	return -1;
 }
 
+static bool plain_word(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)s[i]) && (!s[i] || !strchr("/_-=+.", s[i])))
+			return false;
+	return true;
+}
+
+/* A Go program's build ID: the "Go" note of type 4 (Go's linker writes it
+ * in .note.go.buildid, inside a PT_NOTE segment), a string such as
+ * "actionID/contentID".  Go binaries have no GNU build ID unless linked
+ * externally; this one is what `go tool buildid` prints and what Go's own
+ * pprof puts in its mappings.  Kept only if it is a plain ASCII word. */
+static void go_build_id(struct module *m, Elf *elf, size_t phnum)
+{
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_NOTE)
+			continue;
+		Elf_Data *d = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset, ph.p_filesz, ELF_T_NHDR);
+		GElf_Nhdr nh;
+		size_t off = 0, name_off, desc_off, next;
+		while (d && (next = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
+			const char *desc = (const char *)d->d_buf + desc_off;
+			if (nh.n_type == 4 && (nh.n_namesz == 3 || nh.n_namesz == 4) &&
+			    memcmp((const char *)d->d_buf + name_off, "Go", 3) == 0 &&
+			    nh.n_descsz > 0 && nh.n_descsz < sizeof(m->build_id) &&
+			    plain_word(desc, nh.n_descsz)) {
+				memcpy(m->build_id, desc, nh.n_descsz);
+				m->build_id[nh.n_descsz] = '\0';
+				return;
+			}
+			off = next;
+		}
+	}
+}
+
 static void load_elf_info(struct module *m, Elf *elf, const struct map_entry *first)
 {
 	size_t phnum;
@@ -204,6 +243,8 @@ static void load_elf_info(struct module *m, Elf *elf, const struct map_entry *fi
 	ssize_t idlen = dwelf_elf_gnu_build_id(elf, &id);
 	for (ssize_t i = 0; i < idlen && i < 20; i++)
 		sprintf(m->build_id + 2 * i, "%02x", ((const unsigned char *)id)[i]);
+	if (idlen <= 0)
+		go_build_id(m, elf, phnum);
 	m->usable = have_bias;
 }
 

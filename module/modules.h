@@ -44,7 +44,9 @@ struct module {
 	struct segment *segs;           /* PT_LOAD segments */
 	size_t nsegs;
 	uint64_t eh_frame_hdr;          /* runtime address, 0 if none */
-	char build_id[41];              /* hex, "" if none */
+	/* The GNU build ID in hex; else a Go program's Go build ID (the
+	 * .note.go.buildid string `go tool buildid` prints); "" if none. */
+	char build_id[128];
 	int usable;                     /* image parsed, bias known */
 	struct module_cfi *cfi;         /* see module__func_start(), module/ehframe.c */
 };

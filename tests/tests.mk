@@ -12,6 +12,8 @@ TEST_NAMES := wallclock deep inlined cxx nodebug stripped \
 TEST_NAMES += prefork
 TEST_NAMES += hostile
 TEST_NAMES += deadlock cloner swapper
+
+TEST_NAMES += sigtramp
 TEST_BINS  := $(TEST_NAMES:%=tests/bin/%)
 TEST_BINS  += tests/bin/libhostile.so tests/bin/libhostile-s.so
 TEST_BINS  += tests/bin/libswapA.so tests/bin/libswapB.so
@@ -54,3 +56,25 @@ tests/bin/libswapA.so tests/bin/libswapB.so: tests/bin/libswap%.so: tests/target
 	@echo "  CC      $< ($(notdir $@))"
 	$(Q)$(CC) -std=gnu11 -O2 -fomit-frame-pointer -fPIC -shared -Wall -Wextra -g \
 		-DSWAP_FN=inner_$* -DSWAP_LEAF=leaf_$* -o $@ $<
+
+# Go targets (tests/t_go.sh): tests/targets/gospin.go built by Go 1.19 as
+# is and stripped (-s -w: no .symtab, no DWARF, names only in .gopclntab).
+# The Go cache and path are under build/ (CI runs as root, offline); no
+# module, no network.  Built only where the Go toolchain is installed
+# (contrib/install-deps.sh installs it); t_go.sh skips without it.
+GO_TOOL  ?= /usr/lib/go-1.19/bin/go
+GO_ENV   := GOENV=off GOFLAGS= GO111MODULE=off GOCACHE=$(CURDIR)/build/go/cache \
+            GOPATH=$(CURDIR)/build/go/path
+ifneq ($(wildcard $(GO_TOOL)),)
+TEST_BINS += tests/bin/gospin tests/bin/gospin-stripped
+endif
+
+tests/bin/gospin: tests/targets/gospin.go tests/tests.mk
+	@mkdir -p tests/bin
+	@echo "  GO      $<"
+	$(Q)$(GO_ENV) $(GO_TOOL) build -o $@ $<
+
+tests/bin/gospin-stripped: tests/targets/gospin.go tests/tests.mk
+	@mkdir -p tests/bin
+	@echo "  GO      $< (-s -w)"
+	$(Q)$(GO_ENV) $(GO_TOOL) build -ldflags='-s -w' -o $@ $<

@@ -8,6 +8,9 @@
 #   unwind  the registers and stack bytes we unwind, against real modules
 #   writers --convert input (names that are any bytes) through the parser
 #           and every writer, each output checked (fuzz_writers.c)
+#   gopclntab  a Go binary's .gopclntab (dwarf/gopclntab.c), alone or in an
+#           ELF file; seeds cut from tests/bin/gospin-stripped by
+#           tests/fuzz/gopclntab_seeds.py, one per table layout
 # Two builds of each:
 #   build/fuzz/fuzz_NAME     libFuzzer (clang), by `make fuzz`;
 #                            FUZZ_SECS=N also runs each for N seconds
@@ -22,6 +25,7 @@
 
 FUZZ_NAMES  := maps elf unwind
 FUZZ_NAMES  += writers
+FUZZ_NAMES  += gopclntab
 FUZZ_CC     ?= clang
 FUZZ_FLAGS  := -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
 FUZZ_SECS   ?=

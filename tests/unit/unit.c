@@ -14,6 +14,7 @@
 #include "build/output/profile.pb-c.h"
 #include "cli/options.h"
 #include "cli/outfile.h"
+#include "dwarf/gopclntab.h"
 #include "dwarf/symbolizer.h"
 #include "output/output.h"
 #include "profile/stacks.h"
@@ -534,6 +535,60 @@ static void test_outfile(void)
 	rmdir(dir);
 }
 
+/* The .gopclntab reader on the fuzz seeds: the same functions of
+ * tests/bin/gospin-stripped written in each table layout by
+ * tests/fuzz/gopclntab_seeds.py (which printed these answers; `go tool
+ * addr2line` gives the same on the binary).  Run from the repository's
+ * root, as tests/run.sh does. */
+static int ends_with(const char *s, const char *end)
+{
+	size_t a = s ? strlen(s) : 0, b = strlen(end);
+	return s && a >= b && strcmp(s + a - b, end) == 0;
+}
+
+static void test_gopclntab(void)
+{
+	static const char *const seeds[] = { "go12", "go116", "go118", "go120", "go118-be" };
+	for (size_t i = 0; i < sizeof(seeds) / sizeof(seeds[0]); i++) {
+		char path[128], name[160], buf[8192];
+		snprintf(path, sizeof(path), "tests/fuzz/corpus/gopclntab/seed-%s", seeds[i]);
+		int fd = open(path, O_RDONLY);
+		ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf));
+		if (fd >= 0)
+			close(fd);
+		struct gopclntab *g = n > 0 ? gopclntab__new(buf, (size_t)n, 0x401000) : NULL;
+		snprintf(name, sizeof(name), "gopclntab %s: table read", path);
+		check(g != NULL, name);
+		if (!g)
+			continue;
+		const char *fn = NULL, *file = NULL;
+		int line = -1;
+		int r = gopclntab__lookup(g, 0x493e40, &fn, &file, &line);
+		snprintf(name, sizeof(name), "gopclntab %s: main.mixBytes gospin.go:27", seeds[i]);
+		check(r == 0 && fn && strcmp(fn, "main.mixBytes") == 0 &&
+		      ends_with(file, "/tests/targets/gospin.go") && line == 27, name);
+		r = gopclntab__lookup(g, 0x476ff0, &fn, &file, &line);
+		snprintf(name, sizeof(name), "gopclntab %s: crypto/sha256.block :628", seeds[i]);
+		check(r == 0 && strcmp(fn, "crypto/sha256.block") == 0 &&
+		      ends_with(file, "/crypto/sha256/sha256block_amd64.s") && line == 628, name);
+		r = gopclntab__lookup(g, 0x45da10, &fn, &file, &line);
+		snprintf(name, sizeof(name), "gopclntab %s: runtime.goexit, no line past its table", seeds[i]);
+		check(r == 0 && strcmp(fn, "runtime.goexit") == 0 && !file && line == 0, name);
+		snprintf(name, sizeof(name), "gopclntab %s: no function outside the table", seeds[i]);
+		check(gopclntab__lookup(g, 0x401000, &fn, NULL, NULL) == -ENOENT &&
+		      gopclntab__lookup(g, UINT64_MAX, &fn, NULL, NULL) == -ENOENT, name);
+		/* Cut short, the same bytes are no table: every offset is checked. */
+		struct gopclntab *cut = gopclntab__new(buf, (size_t)n / 2, 0x401000);
+		snprintf(name, sizeof(name), "gopclntab %s: a table cut in half is refused or finds nothing", seeds[i]);
+		check(!cut || gopclntab__lookup(cut, 0x493e40, &fn, &file, &line) != 0 ||
+		      (fn >= buf && fn < buf + n / 2), name);
+		gopclntab__free(cut);
+		gopclntab__free(g);
+	}
+	check(gopclntab__new("\xf0\xff\xff\xff\0\0\1\x08", 8, 0) == NULL,
+	      "gopclntab: a header alone is refused");
+}
+
 int main(void)
 {
 	test_intern();
@@ -545,6 +600,7 @@ int main(void)
 	test_pprof();
 	test_text();
 	test_outfile();
+	test_gopclntab();
 	printf("1..%d\n", n_tests);
 	return n_failed != 0;
 }

@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# debuginfod (issue 13, item 4): with DEBUGINFOD_URLS set, the debug file
+# of a stripped program is fetched by build ID through libdwfl's
+# standard find-debuginfo path (elfutils' debuginfod client) at
+# symbolization time: names and lines come back.  Without the variable
+# nothing is asked; with a server that does not answer, one note and the
+# profile is still written.
+#
+# The server is Debian's debuginfod, which listens on every address: it
+# runs in a network namespace of its own (unshare -n, as root) whose only
+# interface is the loopback, so it is reachable on 127.0.0.1 only; the
+# target and the profiler run in it too.
+. "$(dirname "$0")/lib.sh"
+
+PORT=8002               # the namespace is new: every port is free
+CLOSED=8003             # and nothing listens on this one
+
+if [ "${CPROF_DEBUGINFOD_NETNS:-}" != 1 ]; then
+	if ! command -v debuginfod >/dev/null && [ "$(id -u)" = 0 ]; then
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+			debuginfod >"$TMP/apt.log" 2>&1 || diag_file "$TMP/apt.log" 5
+	fi
+	if ! command -v debuginfod >/dev/null || ! command -v debuginfod-find >/dev/null; then
+		skip "debuginfod" "no debuginfod server (Debian package debuginfod) and cannot install it"
+		done_testing
+	fi
+	if [ "$(id -u)" != 0 ] || ! unshare -n true 2>/dev/null || ! command -v ip >/dev/null; then
+		skip "debuginfod" "needs root, unshare -n and ip: the server must reach 127.0.0.1 only"
+		done_testing
+	fi
+	unshare -n env CPROF_DEBUGINFOD_NETNS=1 bash "$0"
+	exit $?
+fi
+
+ip link set lo up
+unset DEBUGINFOD_URLS   # set below for the commands that use it, only
+
+# A stripped copy of tests/bin/wallclock (no .symtab, no DWARF; its build
+# ID note kept), and its debug file in the server's directory only.
+mkdir -p "$TMP/srv"
+prog=$TMP/wallclock-stripped
+cp "$BIN/wallclock" "$prog"
+objcopy --only-keep-debug "$prog" "$TMP/srv/wallclock.debug"
+strip -s "$prog"
+bid=$(build_id "$prog")
+DETAIL="build ID '$bid'; $(readelf -S "$prog" | grep -cE 'symtab|debug_info') symbol/debug sections" \
+	check "stripped program keeps its build ID, has no .symtab nor DWARF" \
+	"[ -n '$bid' ] && ! readelf -S '$prog' | grep -qE '\.symtab|\.debug_info'"
+
+debuginfod -F -p "$PORT" -d "$TMP/db.sqlite" -t 0 -g 0 -v "$TMP/srv" >"$TMP/server.log" 2>&1 &
+SERVER=$!
+PIDS+=("$SERVER")
+# (A fresh client cache for each try: the client remembers a miss.)
+served() {
+	rm -rf "$TMP/probe-cache"
+	DEBUGINFOD_URLS=http://127.0.0.1:$PORT DEBUGINFOD_CACHE_PATH=$TMP/probe-cache \
+		DEBUGINFOD_TIMEOUT=2 debuginfod-find debuginfo "$bid" >/dev/null 2>&1
+}
+if ! wait_until 20 served; then
+	DETAIL="$(tail -5 "$TMP/server.log" | tr '\n' '|')" check "debuginfod serves the debug file" false
+	done_testing
+fi
+requests() { grep -c "GET /buildid/$bid/" "$TMP/server.log"; }
+before=$(requests)
+
+"$prog" "$TMP/w.ready" &
+pid=$!
+PIDS+=("$pid")
+if ! wait_until 10 file_ready "$TMP/w.ready"; then
+	check "stripped wallclock starts" false
+	done_testing
+fi
+
+# 1. Without DEBUGINFOD_URLS: nothing asked, no names.
+DEBUGINFOD_CACHE_PATH="$TMP/cache0" prof "$TMP/none" "$pid" --duration 0.5 -o "$TMP/none.folded"
+check_ran "no DEBUGINFOD_URLS" "$TMP/none" "$TMP/none.folded"
+DETAIL="$(requests) requests, $before before" \
+	check "no DEBUGINFOD_URLS: no request reaches the server" "[ '$(requests)' = '$before' ]"
+c=$(folded_count "$TMP/none.folded" '(^|;)(burn_cpu|sleep_here)(;|$)')
+DETAIL="$(tr '\n' '|' <"$TMP/none.folded")" \
+	check "no DEBUGINFOD_URLS: burn_cpu, sleep_here not named (stripped)" "[ '$c' = 0 ]"
+
+# 2. With it: the debug file is fetched, names and lines come back.
+out=$TMP/fetched.folded
+DEBUGINFOD_URLS=http://127.0.0.1:$PORT DEBUGINFOD_CACHE_PATH=$TMP/cache1 \
+	prof "$TMP/fetched" "$pid" --duration 0.5 -o "$out"
+check_ran "DEBUGINFOD_URLS" "$TMP/fetched" "$out"
+DETAIL="$(requests) requests, $before before" \
+	check "DEBUGINFOD_URLS: the debug file was asked for by build ID" "[ '$(requests)' -gt '$before' ]"
+for fn in burn_cpu sleep_here; do
+	c=$(folded_frame_count "$out" "$fn")
+	DETAIL="$(tr '\n' '|' <"$out")" check "DEBUGINFOD_URLS: $fn named" "[ '$c' -gt 0 ]"
+done
+if have_pprof; then
+	DEBUGINFOD_URLS=http://127.0.0.1:$PORT DEBUGINFOD_CACHE_PATH=$TMP/cache2 \
+		prof "$TMP/fetchedp" "$pid" --duration 0.5 -o "$TMP/fetched.pprof"
+	raw=$(pprof_raw "$TMP/fetched.pprof")
+	DETAIL="$(grep -m3 burn_cpu <<<"$raw")" \
+		check "DEBUGINFOD_URLS: burn_cpu has its file and line (wallclock.c:N)" \
+		"grep -qE ' burn_cpu [^ ]*wallclock\.c:[0-9]+ ' <<<\"\$raw\""
+fi
+
+# 3. A server that does not answer: one note, the profile still written,
+# no long wait.
+t0=${EPOCHREALTIME/[.,]/}
+DEBUGINFOD_URLS=http://127.0.0.1:$CLOSED DEBUGINFOD_CACHE_PATH=$TMP/cache3 \
+	prof "$TMP/closed" "$pid" --duration 0.5 -o "$TMP/closed.folded"
+ms=$(((${EPOCHREALTIME/[.,]/} - t0) / 1000))
+check_ran "closed port" "$TMP/closed" "$TMP/closed.folded"
+notes=$(grep -c 'cprof-attach: note: .*debuginfod' "$TMP/closed.err")
+DETAIL="$(head -c 400 "$TMP/closed.err")" \
+	check "closed port: one note naming the server" \
+	"[ '$notes' = 1 ] && grep -q '127.0.0.1:$CLOSED' '$TMP/closed.err'"
+DETAIL="took $ms ms" check "closed port: no wait for the server (under 10 s)" "[ $ms -lt 10000 ]"
+
+stop_target "$pid"
+kill "$SERVER" 2>/dev/null
+wait "$SERVER" 2>/dev/null
+done_testing
