@@ -38,8 +38,6 @@ tests/bin/%: tests/targets/%.cpp tests/targets/ready.h tests/tests.mk
 	@echo "  CXX     $<"
 	$(Q)$(CXX) $(TEST_CFLAGS) $(TEST_DEBUG) $(TEST_STRIP) -o $@ $<
 
-.PHONY: test-bins
-test-bins: $(TEST_BINS)
 
 # The library tests/bin/hostile loads (t_hostile.sh copies it to hostile
 # file names): with symbols, and stripped.
@@ -78,3 +76,7 @@ tests/bin/gospin-stripped: tests/targets/gospin.go tests/tests.mk
 	@mkdir -p tests/bin
 	@echo "  GO      $< (-s -w)"
 	$(Q)$(GO_ENV) $(GO_TOOL) build -ldflags='-s -w' -o $@ $<
+
+# Last: every TEST_BINS += above is in.
+.PHONY: test-bins
+test-bins: $(TEST_BINS)
