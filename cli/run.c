@@ -229,6 +229,7 @@ static int write_profile(struct run *r, const struct sampler_stats *ss, int argc
 		.process_root = r->o->processes,
 		.weight_cpu = r->o->cpu,
 		.syscall_leaf = r->o->syscall_leaf,
+		.timeline = sampler__timeline(r->sampler),
 	};
 	int e = write_frames(r, fr, &info);
 	free(cmdline);
@@ -329,6 +330,7 @@ static int start_sampler(struct run *r)
 		.pids = o->pids, .npids = o->npids, .command = o->command,
 		.child_mask = &r->old_mask, .hz = o->hz, .subprocesses = o->subprocesses,
 		.max_depth = o->max_depth, .no_idle = o->no_idle,
+		.timeline = o->format == FORMAT_SPEEDSCOPE,
 		.tids = o->ntids ? o->tids : NULL, .ntids = o->ntids,
 		.threads_re = o->threads_matching ? &o->threads_re : NULL,
 	};

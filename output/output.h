@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "output/frames.h"
+#include "profile/timeline.h"
 
 struct profile_info {
 	uint64_t period_ns;             /* 1e9 / hz: wall time one sample stands for */
@@ -20,6 +21,8 @@ struct profile_info {
 	int process_root;               /* folded, svg: the process as the root frame */
 	int weight_cpu;                 /* folded, svg: weigh by CPU time (us), not samples */
 	int syscall_leaf;               /* folded, svg, speedscope: "[syscall NAME]" leaf frames */
+	const struct timeline *timeline;        /* speedscope: samples in time order (or NULL);
+						   its stack ids are the frames' stack indices */
 };
 
 /* What a stack weighs in folded output and flame graphs: its samples, or

@@ -104,10 +104,12 @@ static json_t *profile_for(struct builder *b, uint32_t slot)
 	return b->profiles[slot];
 }
 
+/* One sample of S weighing W (0: S's own weight). */
 static void add_stack(struct builder *b, const struct profile_info *info,
-		      const struct frame_stack *s)
+		      const struct frame_stack *s, uint64_t w)
 {
-	uint64_t w = info->weight_cpu ? s->cpu_ns : s->count * info->period_ns;
+	if (!w)
+		w = info->weight_cpu ? s->cpu_ns : s->count * info->period_ns;
 	if (!w)
 		return;
 	/* Stacks without a label (converted from folded text) share one
@@ -130,16 +132,39 @@ static void add_stack(struct builder *b, const struct profile_info *info,
 	b->ends[slot] += w;
 }
 
+static void add_in_order(struct builder *b, const struct profile_info *info,
+			 const struct timeline *tl)
+{
+	for (uint32_t slot = 0; slot < timeline__nslots(tl); slot++) {
+		size_t n;
+		const struct timeline_run *r = timeline__runs(tl, slot, &n);
+		for (size_t i = 0; i < n; i++) {
+			struct frame_stack s;
+			if (r[i].stack >= frames__nstacks(b->fr))
+				continue;
+			frames__stack(b->fr, r[i].stack, &s);
+			add_stack(b, info, &s, (uint64_t)r[i].count * info->period_ns);
+		}
+	}
+}
+
 int speedscope__write(int fd, const struct frames *fr, const struct profile_info *info,
 		      char *err, size_t errlen)
 {
 	struct builder b = { .fr = fr, .frame_keys = intern__new(), .frames = json_array() };
 	json_t *profiles = json_array();
-	for (size_t i = 0; i < frames__nstacks(fr); i++) {
-		struct frame_stack s;
-		frames__stack(fr, i, &s);
-		add_stack(&b, info, &s);
-	}
+	/* In time order when the run kept it (a thread's samples as its ticks
+	 * came: speedscope's time-order view is then true); else one sample
+	 * per counted stack, as with CPU weights, where order means nothing. */
+	const struct timeline *tl = info->timeline;
+	if (tl && !timeline__full(tl) && !info->weight_cpu)
+		add_in_order(&b, info, tl);
+	else
+		for (size_t i = 0; i < frames__nstacks(fr); i++) {
+			struct frame_stack s;
+			frames__stack(fr, i, &s);
+			add_stack(&b, info, &s, 0);
+		}
 	for (size_t i = 0; i < b.nslots; i++) {
 		if (!b.profiles[i])
 			continue;

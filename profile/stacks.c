@@ -52,7 +52,7 @@ void stacks__free(struct stacks *st)
 	free(st);
 }
 
-int stacks__add(struct stacks *st, const struct stack *s)
+int64_t stacks__add(struct stacks *st, const struct stack *s)
 {
 	if (s->n + HEAD > st->key_cap) {
 		st->key_cap = s->n + 64;
@@ -64,7 +64,7 @@ int stacks__add(struct stacks *st, const struct stack *s)
 	memcpy(st->key + HEAD, s->pcs, s->n * sizeof(*s->pcs));
 	int64_t id = intern__add(st->in, st->key, (s->n + HEAD) * sizeof(*st->key), NULL);
 	if (id < 0)
-		return (int)id;
+		return id;
 	if ((size_t)id >= st->cap) {
 		size_t cap = st->cap ? st->cap * 2 : 256;
 		st->counts = xrealloc(st->counts, cap * sizeof(*st->counts));
@@ -76,7 +76,7 @@ int stacks__add(struct stacks *st, const struct stack *s)
 	st->counts[id] += s->count;
 	st->cpu[id] += s->cpu_ns;
 	st->total += s->count;
-	return 0;
+	return id;
 }
 
 size_t stacks__unique(const struct stacks *st)

@@ -46,8 +46,8 @@ struct stacks *stacks__new(void);
 void stacks__free(struct stacks *st);            /* accepts NULL */
 
 /* Counts S->count samples of S (its pcs are copied) and adds S->cpu_ns.
- * Returns 0 or -ENOMEM. */
-int stacks__add(struct stacks *st, const struct stack *s);
+ * Returns the stack's id (its index for stacks__get), or -ENOMEM. */
+int64_t stacks__add(struct stacks *st, const struct stack *s);
 
 size_t stacks__unique(const struct stacks *st);
 uint64_t stacks__total(const struct stacks *st);

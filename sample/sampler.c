@@ -59,6 +59,7 @@ struct sampler {
 	uint32_t *gen;                  /* the target's space id -> current generation */
 	size_t ngen;
 	struct stacks *st;
+	struct timeline *tl;            /* cfg.timeline: each slot's samples in order */
 	uint64_t *pcs;
 	uint64_t period_ns, next_slot, rng;
 	bool fixed_ticks;               /* CPROF_TICK_JITTER=0: evenly spaced ticks */
@@ -202,8 +203,11 @@ static int take(struct sampler *s, const struct capture *c)
 	}
 	struct stack st = { .slot = c->slot, .space = space, .state = c->state,
 			    .syscall = c->syscall, .pcs = s->pcs, .n = depth, .count = c->ticks, .cpu_ns = c->cpu_ns };
-	if (stacks__add(s->st, &st) < 0)
+	int64_t id = stacks__add(s->st, &st);
+	if (id < 0)
 		s->failure = "out of memory counting stacks (ulimit -v?)";
+	else if (s->tl)
+		timeline__add(s->tl, c->slot, (uint32_t)id, c->ticks);
 	return 0;
 }
 
@@ -452,6 +456,8 @@ int sampler__start(struct sampler **out, const struct sampler_config *cfg, char 
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->cond, NULL);
 	s->st = stacks__new();
+	if (cfg->timeline)
+		s->tl = timeline__new();
 	s->pcs = xcalloc((size_t)cfg->max_depth + 2, sizeof(*s->pcs));
 	*out = s;
 	int r = open_fds(s);
@@ -529,6 +535,11 @@ const struct stacks *sampler__stacks(const struct sampler *s)
 	return s->st;
 }
 
+const struct timeline *sampler__timeline(const struct sampler *s)
+{
+	return s->tl;
+}
+
 size_t sampler__nspaces(const struct sampler *s)
 {
 	return s->nspaces;
@@ -580,6 +591,7 @@ void sampler__free(struct sampler *s)
 	free(s->gen);
 	target__free(s->t);
 	stacks__free(s->st);
+	timeline__free(s->tl);
 	free(s->pcs);
 	int fds[] = { s->chld_fd, s->timer_fd, s->stop_fd, s->done_fd };
 	for (size_t i = 0; i < sizeof(fds) / sizeof(*fds); i++)

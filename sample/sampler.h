@@ -20,6 +20,7 @@
 #include "attach/target.h"
 #include "module/modules.h"
 #include "profile/stacks.h"
+#include "profile/timeline.h"
 
 struct sampler_config {
 	const pid_t *pids;              /* attach to these ... */
@@ -34,6 +35,7 @@ struct sampler_config {
 	size_t ntids;
 	const regex_t *threads_re;      /* only threads whose name matches (NULL: all) */
 	int once;                       /* one tick, every thread, then stop (--dump) */
+	int timeline;                   /* keep each thread's samples in order */
 };
 
 /* What the summary and --stats report. */
@@ -86,6 +88,7 @@ void sampler__progress(struct sampler *s, struct sampler_progress *p);
  * module table of each address space (NULL for a space never sampled),
  * the figures. */
 const struct stacks *sampler__stacks(const struct sampler *s);
+const struct timeline *sampler__timeline(const struct sampler *s);   /* NULL unless asked */
 size_t sampler__nspaces(const struct sampler *s);
 const struct modules *sampler__space(const struct sampler *s, size_t i);
 void sampler__stats(const struct sampler *s, struct sampler_stats *out);
