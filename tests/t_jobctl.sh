@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Issue 17, item 6: a stopped profiler must not stop the target.  While
+# attached, Ctrl-Z (SIGTSTP) is read and noted, not obeyed: the profiler
+# keeps running, says so in one line, and the target's signals are still
+# delivered at once (tests/bin/sigcount counts them); SIGTTOU (a background
+# profiler writing to a terminal with tostop) does not stop it either.
+. "$(dirname "$0")/lib.sh"
+
+start_target sigcount || done_testing
+pid=$TARGET_PID
+base=$TMP/tstp
+prof_bg "$base" "$pid" -o "$base.folded"
+if wait_attached "$pid"; then
+	kill -TSTP "$PROF_PID"
+	_noted() { grep -q 'note: Ctrl-Z ignored' "$base.err"; }
+	check "SIGTSTP: one note on stderr" wait_until 5 _noted
+	s=$(proc_state "$PROF_PID")
+	DETAIL="state $s" check "SIGTSTP: the profiler is not stopped" "[ '$s' != T ]"
+	_usr1_is() { grep -q "USR1=$1\\b" "$TARGET_READY.report" 2>/dev/null; }
+	kill -USR1 "$pid"
+	check "SIGTSTP: a signal sent to the target next is delivered (within 2 s)" wait_until 2 _usr1_is 1
+	kill -TTOU "$PROF_PID"
+	kill -USR1 "$pid"
+	check "SIGTTOU: ignored, the target's next signal delivered" wait_until 2 _usr1_is 2
+	check "still attached" all_traced "$pid"
+	kill -INT "$PROF_PID"
+	prof_wait 15
+	check_ran "after Ctrl-Z" "$base" "$base.folded"
+	check "target untraced afterwards" untraced "$pid"
+fi
+stop_target "$pid"
+done_testing
