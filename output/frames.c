@@ -39,8 +39,7 @@ static const char *str(struct frames *fr, const char *s)
 		return NULL;
 	int64_t id = intern__add(fr->strings, s, strlen(s), NULL);
 	if (id < 0) {
-		fprintf(stderr, "cprof-attach: error: out of memory\n");
-		abort();
+		xalloc_oom();
 	}
 	return intern__key(fr->strings, (size_t)id, NULL);
 }

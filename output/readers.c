@@ -30,8 +30,7 @@ static uint32_t name_loc(struct folded *f, const char *name)
 	int added;
 	int64_t id = intern__add(f->names, name, strlen(name), &added);
 	if (id < 0) {
-		fputs("cprof-attach: error: out of memory\n", stderr);
-		abort();
+		xalloc_oom();
 	}
 	if (added) {
 		if ((size_t)id >= f->nloc_of) {

@@ -8,7 +8,7 @@
 /* Exits at once, without a core file (a production host's disk is not
  * ours to fill); the kernel detaches the tracees as it does for any exit
  * of the tracer. */
-static void oom(void)
+void xalloc_oom(void)
 {
 	static const char msg[] = "cprof-attach: error: out of memory (ulimit -v?): stopped, "
 				  "the target detached, nothing written\n";
@@ -21,7 +21,7 @@ void *xmalloc(size_t n)
 {
 	void *p = malloc(n ? n : 1);
 	if (!p)
-		oom();
+		xalloc_oom();
 	return p;
 }
 
@@ -29,7 +29,7 @@ void *xcalloc(size_t n, size_t size)
 {
 	void *p = calloc(n ? n : 1, size ? size : 1);
 	if (!p)
-		oom();
+		xalloc_oom();
 	return p;
 }
 
@@ -37,7 +37,7 @@ void *xrealloc(void *p, size_t n)
 {
 	p = realloc(p, n ? n : 1);
 	if (!p)
-		oom();
+		xalloc_oom();
 	return p;
 }
 
@@ -45,6 +45,6 @@ char *xstrdup(const char *s)
 {
 	char *d = strdup(s);
 	if (!d)
-		oom();
+		xalloc_oom();
 	return d;
 }

@@ -13,4 +13,8 @@ void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 
+/* What the above do when memory runs out, for allocators of their own
+ * (intern tables): one line on stderr, exit 1. */
+void xalloc_oom(void) __attribute__((noreturn));
+
 #endif
