@@ -148,9 +148,9 @@ if [ -n "$CPUIDLE_PID" ]; then
 	bp=$(sed -nE 's/.*\(([0-9]+) us CPU, ([0-9.]+)%\).*/\2/p' <<<"$bt")
 	DETAIL="title: ${bt:-none}" check "--cpu svg: burn_cpu's frame is in us CPU, > 95%" \
 		"[ -n '$bp' ] && ge '$bp' 95.01"
-	st=$(grep -o '<text class="title"[^<]*<' "$out" | sed 's/.*>//; s/<$//')
-	DETAIL="title '$st'" check "--cpu svg: the graph is not titled a wall-clock flame graph" \
-		"[ -n '$st' ] && ! grep -qi 'wall' <<<'$st'"
+	st=$(grep -o '<text id="title"[^<]*<' "$out" | sed 's/.*>//; s/<$//')
+	DETAIL="title '$st'" check "--cpu svg: titled a CPU-time flame graph, not a wall-clock one" \
+		"grep -q '^CPU-time flame graph of cpuidle (PID $pid): ' <<<'$st' && ! grep -qi 'wall' <<<'$st'"
 
 	out=$TMP/cpu.json
 	prof "$TMP/cpujson" "$pid" --duration 1 --cpu -o "$out"
@@ -206,7 +206,7 @@ fi
 if [ -n "$CPUIDLE_PID" ]; then
 	pid=$CPUIDLE_PID
 	out=$TMP/noidle.folded
-	prof "$TMP/noidle" "$pid" --duration 1.5 --no-idle -o "$out"
+	prof "$TMP/noidle" "$pid" --duration 1.5 --no-idle --stats -o "$out"
 	check_ran "--no-idle" "$TMP/noidle" "$out"
 	b=$(folded_count "$out" ';burn_cpu$')
 	s=$(folded_count "$out" 'sleep_here')
@@ -217,19 +217,19 @@ if [ -n "$CPUIDLE_PID" ]; then
 	dropped=$(sed -nE 's/.* ([0-9]+) idle dropped \(--no-idle\).*/\1/p' "$TMP/noidle.err")
 	summ=$(summary_field "$TMP/noidle.err" samples)
 	DETAIL="summary: $(summary "$TMP/noidle.err")" \
-		check "--no-idle: the summary says how many were dropped (about the sleeper's ticks)" \
+		check "--no-idle --stats: says how many were dropped (about the sleeper's ticks)" \
 		"[ -n '$dropped' ] && [ \$((dropped * 100)) -ge \$((b * 90)) ]"
 	DETAIL="folded $total, summary $summ" \
 		check "--no-idle: the summary's samples are the ones kept" "[ '$total' = '$summ' ]"
 
 	out=$TMP/idle.folded
-	prof "$TMP/idle" "$pid" --duration 1 --no-idle --idle -o "$out"
+	prof "$TMP/idle" "$pid" --duration 1 --no-idle --idle --stats -o "$out"
 	check_ran "--idle" "$TMP/idle" "$out"
 	total=$(folded_total "$out")
 	p=$(pct "$(folded_count "$out" 'sleep_here')" "$total")
 	DETAIL="sleep_here $p%" check "--no-idle --idle (last wins): the sleeper keeps its 50% +- 5" \
 		within "$p" 50 5
-	check "--idle: the summary reports nothing dropped" "! grep -q 'idle dropped' '$TMP/idle.err'"
+	check "--idle --stats: reports nothing dropped" "! grep -q 'idle dropped' '$TMP/idle.err'"
 fi
 
 # --- (d) --tid ------------------------------------------------------------------------
