@@ -233,14 +233,19 @@ run_ours() {
 
 # parse_ours FILE TAG: the summary and --stats lines -> S_* variables.
 parse_ours() {
-	local f=$1 tag=$2 sum st
-	sum=$(grep -E '^cprof-attach: [0-9]+ samples' "$f" | tail -1) || die "cprof-attach ($tag): no summary line: $(cat "$f")"
+	local f=$1 tag=$2 sum sum2 st
+	sum=$(grep -E '^cprof-attach: [0-9]+ samples?, ' "$f" | tail -1) || die "cprof-attach ($tag): no summary line: $(cat "$f")"
+	sum2=$(grep -E '^cprof-attach: [0-9.]+ of [0-9]+ Hz, ' "$f" | tail -1) || die "cprof-attach ($tag): no second summary line: $(cat "$f")"
 	st=$(grep -E '^cprof-attach: stats:' "$f" | tail -1) || die "cprof-attach ($tag): no stats line: $(cat "$f")"
-	local re='^cprof-attach: ([0-9]+) samples, ([0-9]+) threads, ([0-9.]+) s, ([0-9.]+) Hz achieved \(([0-9]+) requested\), ([0-9]+) missed ticks, ([0-9]+) not fully unwound'
+	# "N samples, N threads, N processes, N.NN s, REASON, wrote FILE", then
+	# "N.N of N Hz, N missed ticks, N.N% reached their root, N not fully unwound"
+	local re='^cprof-attach: ([0-9]+) samples?, ([0-9]+) threads?, [0-9]+ process(es)?, ([0-9.]+) s, (.*), wrote '
 	[[ $sum =~ $re ]] || die "cprof-attach ($tag): cannot parse the summary line: $sum"
-	S_SAMPLES=${BASH_REMATCH[1]} S_THREADS=${BASH_REMATCH[2]} S_DUR=${BASH_REMATCH[3]}
-	S_HZ=${BASH_REMATCH[4]} S_MISSED=${BASH_REMATCH[6]} S_PARTIAL=${BASH_REMATCH[7]}
-	S_REASON=$(echo "$sum" | sed -nE 's/.*, (target exited|duration reached|interrupted|terminated|hung up|stopped)[,].*/\1/p')
+	S_SAMPLES=${BASH_REMATCH[1]} S_THREADS=${BASH_REMATCH[2]} S_DUR=${BASH_REMATCH[4]}
+	S_REASON=${BASH_REMATCH[5]}
+	re='^cprof-attach: ([0-9.]+) of [0-9]+ Hz, ([0-9]+) missed ticks?, [0-9.]+% reached their root, ([0-9]+) not fully unwound'
+	[[ $sum2 =~ $re ]] || die "cprof-attach ($tag): cannot parse the summary's second line: $sum2"
+	S_HZ=${BASH_REMATCH[1]} S_MISSED=${BASH_REMATCH[2]} S_PARTIAL=${BASH_REMATCH[3]}
 	re='median ([0-9.]+) us, p99 ([0-9.]+) us'
 	[[ $st =~ $re ]] || die "cprof-attach ($tag): cannot parse the pause in: $st"
 	S_PMED=${BASH_REMATCH[1]} S_P99=${BASH_REMATCH[2]}

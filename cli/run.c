@@ -6,9 +6,11 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/signalfd.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -101,8 +103,42 @@ static const char *plural(uint64_t n, const char *one, const char *many)
 	return n == 1 ? one : many;
 }
 
+/* Columns of the terminal on stderr (80 if it does not say). */
+static size_t term_columns(void)
+{
+	struct winsize ws;
+	if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+		return ws.ws_col;
+	return 80;
+}
+
+/* Terminal columns S takes, at most: UTF-8 continuation bytes take none,
+ * a character from U+1000 up is counted as two (it may be wide: CJK,
+ * emoji); and in *BYTES the length of its longest prefix of at most MAX
+ * columns. */
+static size_t columns_of(const char *s, size_t max, size_t *bytes)
+{
+	size_t n = 0, i = 0;
+	for (; s[i]; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if ((c & 0xc0) == 0x80)
+			continue;
+		size_t w = c >= 0xe1 ? 2 : 1;
+		if (n + w > max)
+			break;
+		n += w;
+	}
+	if (bytes)
+		*bytes = i;
+	return n;
+}
+
 /* The live status line: on a terminal, unless --quiet; redrawn once a
- * second in place, erased at the end. */
+ * second in place, erased at the end.  It must never be wider than the
+ * terminal: a line that wraps leaves its first part behind at every
+ * redraw ("\r" returns to the start of the last row only).  So the hint
+ * shrinks to fit, then the line is cut, one column short of the width
+ * (a full last column wraps on some terminals). */
 static void show_status(struct run *r, int final)
 {
 	if (r->o->quiet || !isatty(STDERR_FILENO))
@@ -120,10 +156,19 @@ static void show_status(struct run *r, int final)
 	r->status_ns = now;
 	r->status_shown = 1;
 	double secs = (double)(now - p.start_ns) / 1e9;
-	fprintf(stderr, "\r\033[Kcprof-attach: %.0f s, %llu samples, %llu threads, %.1f Hz "
-		"(Ctrl-C to stop and write %s)", secs, (unsigned long long)p.samples,
-		(unsigned long long)p.threads,
-		secs > 0 ? (double)p.ticks / secs : 0.0, outfile__path(r->out));
+	char line[4400], hint[4200];
+	int n = snprintf(line, sizeof(line), "cprof-attach: %.0f s, %llu %s, %llu %s, %.1f Hz",
+			 secs, (unsigned long long)p.samples, plural(p.samples, "sample", "samples"),
+			 (unsigned long long)p.threads, plural(p.threads, "thread", "threads"),
+			 secs > 0 ? (double)p.ticks / secs : 0.0);
+	size_t width = term_columns() - 1, used = columns_of(line, SIZE_MAX, NULL), bytes;
+	snprintf(hint, sizeof(hint), " (Ctrl-C to stop and write %s)", outfile__path(r->out));
+	if (used + columns_of(hint, SIZE_MAX, NULL) > width)
+		snprintf(hint, sizeof(hint), " (Ctrl-C to stop)");
+	if (used + columns_of(hint, SIZE_MAX, NULL) <= width && n > 0 && (size_t)n < sizeof(line))
+		snprintf(line + n, sizeof(line) - (size_t)n, "%s", hint);
+	columns_of(line, width, &bytes);
+	fprintf(stderr, "\r\033[K%.*s", (int)bytes, line);
 	fflush(stderr);
 }
 
@@ -237,38 +282,30 @@ static int write_profile(struct run *r, const struct sampler_stats *ss, int argc
 	return e;
 }
 
+/* The summary: two lines, what was profiled and where it went, then how
+ * well (rate, missed ticks, unwinding).  The rest is for --stats. */
 static void print_summary(const struct run *r, const struct sampler_stats *ss)
 {
 	const struct target_stats *ts = &ss->target;
 	uint64_t total = ss->samples;
 	double secs = (double)(ss->end_ns - ss->start_ns) / 1e9;
-	fprintf(stderr, "cprof-attach: %llu samples, %llu threads, ", (unsigned long long)total,
-		(unsigned long long)ts->threads_seen);
-	fprintf(stderr, "%.2f s, %.1f Hz achieved "
-		"(%d requested), %llu missed ticks, %llu not fully unwound (%.1f%%), "
-		"%.1f%% reached their root",
-		secs, secs > 0 ? (double)ts->ticks / secs : 0.0, r->o->hz,
-		(unsigned long long)ss->missed, (unsigned long long)ss->partial,
-		total ? 100.0 * (double)ss->partial / (double)total : 0.0,
-		total ? 100.0 * (double)ss->rooted / (double)total : 0.0);
-	fprintf(stderr, ", %llu %s", (unsigned long long)ts->processes_seen,
-		plural(ts->processes_seen, "process", "processes"));
-	if (ss->truncated)
-		fprintf(stderr, ", %llu cut at --max-depth", (unsigned long long)ss->truncated);
-	if (ss->idle_dropped)
-		fprintf(stderr, ", %llu idle dropped (--no-idle)", (unsigned long long)ss->idle_dropped);
-	if (ts->execs)
-		fprintf(stderr, ", %llu exec %s followed", (unsigned long long)ts->execs,
-			plural(ts->execs, "call", "calls"));
-	fprintf(stderr, ", %llu taken without stopping the thread, %s, wrote %s%s\n",
-		(unsigned long long)ts->samples_blocked,
+	fprintf(stderr, "cprof-attach: %llu %s, %llu %s, %llu %s, %.2f s, %s, wrote %s%s\n",
+		(unsigned long long)total, plural(total, "sample", "samples"),
+		(unsigned long long)ts->threads_seen, plural(ts->threads_seen, "thread", "threads"),
+		(unsigned long long)ts->processes_seen,
+		plural(ts->processes_seen, "process", "processes"), secs,
 		r->stop_reason ? r->stop_reason : "stopped",
 		outfile__is_stream(r->out) ? "to " : "", outfile__path(r->out));
+	fprintf(stderr, "cprof-attach: %.1f of %d Hz, %llu %s, %.1f%% reached their root, "
+		"%llu not fully unwound\n", secs > 0 ? (double)ts->ticks / secs : 0.0, r->o->hz,
+		(unsigned long long)ss->missed, plural(ss->missed, "missed tick", "missed ticks"),
+		total ? 100.0 * (double)ss->rooted / (double)total : 0.0,
+		(unsigned long long)ss->partial);
 }
 
 /* What sampling cost, for benchmarks and the curious: the pause each
- * thread saw (from PTRACE_INTERRUPT to resumed), our CPU time, our peak
- * memory. */
+ * thread saw (from PTRACE_INTERRUPT to resumed), how samples were taken,
+ * our CPU time, our peak memory; then what the summary leaves out. */
 static void print_stats(const struct sampler_stats *ss)
 {
 	struct rusage ru;
@@ -281,13 +318,23 @@ static void print_stats(const struct sampler_stats *ss)
 		"%llu thread-samples: %llu stopped, %llu blocked, %llu carried by a later stop, "
 		"%llu lost; %llu blocked captures retried, %llu stacks deeper than their copy "
 		"(copy grown); profiler CPU %.1f ms (%.2f ms per 1000 thread-samples); "
-		"peak RSS %ld KiB\n",
+		"peak RSS %ld KiB",
 		ss->pause_p50_us, ss->pause_p99_us,
 		(unsigned long long)thread_samples, (unsigned long long)ts->samples,
 		(unsigned long long)ts->samples_blocked, (unsigned long long)ts->carried,
 		(unsigned long long)ts->lost, (unsigned long long)ts->blocked_retries,
 		(unsigned long long)ss->short_copies, cpu_ms,
 		thread_samples ? cpu_ms * 1000.0 / (double)thread_samples : 0.0, ru.ru_maxrss);
+	fprintf(stderr, "; %.1f%% not fully unwound",
+		thread_samples ? 100.0 * (double)ss->partial / (double)thread_samples : 0.0);
+	if (ss->truncated)
+		fprintf(stderr, "; %llu cut at --max-depth", (unsigned long long)ss->truncated);
+	if (ss->idle_dropped)
+		fprintf(stderr, "; %llu idle dropped (--no-idle)", (unsigned long long)ss->idle_dropped);
+	if (ts->execs)
+		fprintf(stderr, "; %llu exec %s followed", (unsigned long long)ts->execs,
+			plural(ts->execs, "call", "calls"));
+	fputc('\n', stderr);
 }
 
 /* Launch mode ends with the command's own exit status. */

@@ -1,11 +1,22 @@
 /* svg: an interactive flame graph in one self-contained SVG file.
  *
  * The stacks are merged into a tree (a frame's width is the samples under
- * it: wall time; with --cpu, the CPU time), laid out root at the bottom and children sorted by name,
- * as flamegraph.pl does, and coloured by module.  A small embedded script
- * gives hover details, click to zoom, and search (click "Search" or
- * Ctrl-F).  Every string goes through add_escaped(); none goes into the
- * script or the style (the script reads names from the DOM, as text). */
+ * it: wall time; with --cpu, the CPU time), laid out root at the bottom and
+ * children sorted by name, as flamegraph.pl does.  A title says what was
+ * profiled (program and PID, or how many processes), for how long, how many
+ * samples and which view; a legend under the frames names the colours.
+ *
+ * Width: the root is width="100%" over a 1200-unit viewBox, and every frame
+ * carries its place as fractions of the whole (data-x, data-w).  The
+ * embedded script lays the graph out at the window's width when it loads
+ * and again on each resize; a viewer without script (an image viewer, an
+ * <img> tag) shows the static 1200-unit layout, scaled down to fit.
+ *
+ * Colour: the hue is the module (colours()), the lightness the time off
+ * CPU (frame_fill()).  A small embedded script gives hover details, click to
+ * zoom, and search (click "Search" or Ctrl-F).  Every string goes through
+ * add_escaped(); none goes into the script or the style (the script reads
+ * names from the DOM, as text). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -19,32 +30,50 @@
 #include "util/text.h"
 #include "util/xalloc.h"
 
-#define WIDTH 1200.0
+#define WIDTH 1200.0            /* the static layout's width */
+#define PAD_X 10.0              /* left and right margin */
+#define FRAME_W (WIDTH - 2 * PAD_X)
 #define FRAME_H 16
-#define PAD_TOP 44
-#define PAD_BOTTOM 28
+#define PAD_TOP 40
+#define LEGEND_ROW 18
 #define MIN_WIDTH 0.1           /* px: narrower frames are left out */
 #define CHAR_W 7.0              /* px per character at 12px Verdana, roughly */
+#define MAX_NAME 4096           /* characters of a name kept */
+#define BG_R 250
+#define BG_G 250
+#define BG_B 245
+
+enum kind { KIND_ROOT, KIND_FRAME, KIND_CONTEXT /* process or thread */, KIND_SYSCALL };
 
 struct node {
 	const char *name;
-	const char *module;
-	uint64_t count;
+	const char *module;             /* KIND_FRAME: its module's name, "" if none */
+	uint64_t count, off;            /* weight, and the part of it off CPU */
 	uint32_t first_child, next_sibling;     /* 0: none (node 0 is the root) */
 	uint32_t depth;
+	enum kind kind;
 };
 
 struct tree {
 	struct node *nodes;
 	size_t n, cap;
-	struct intern *edges;           /* (parent, name, module) -> node - 1 */
-	struct intern *names;           /* thread root names */
+	struct intern *edges;           /* (parent, name, module or kind) -> node - 1 */
+	struct intern *names;           /* root and leaf names made here */
 	uint32_t max_depth;
+	uint64_t *label_weight;         /* per label: the program named in the title */
+	int has_off;                    /* some weight was off CPU */
 };
 
-static uint32_t child(struct tree *t, uint32_t parent, const char *name, const char *module)
+/* What keys a child besides its parent and name: a frame's module, or a
+ * marker of its kind, so that a thread named like a function is another
+ * node.  Markers are never shown (the node's kind says what to print). */
+static const char context_key[] = "process or thread", syscall_key[] = "system call";
+
+static uint32_t child(struct tree *t, uint32_t parent, const char *name, const char *module,
+		      enum kind kind)
 {
-	const void *key[3] = { (void *)(uintptr_t)parent, name, module };
+	const char *by = kind == KIND_CONTEXT ? context_key : kind == KIND_SYSCALL ? syscall_key : module;
+	const void *key[3] = { (void *)(uintptr_t)parent, name, by };
 	int added;
 	int64_t id = intern__add(t->edges, key, sizeof(key), &added);
 	if (id < 0)
@@ -57,7 +86,8 @@ static uint32_t child(struct tree *t, uint32_t parent, const char *name, const c
 		t->nodes = xrealloc(t->nodes, t->cap * sizeof(*t->nodes));
 	}
 	uint32_t depth = t->nodes[parent].depth + 1;
-	t->nodes[nid] = (struct node){ name, module, 0, 0, t->nodes[parent].first_child, depth };
+	t->nodes[nid] = (struct node){ name, kind == KIND_FRAME ? module : "", 0, 0, 0,
+				       t->nodes[parent].first_child, depth, kind };
 	t->nodes[parent].first_child = nid;
 	if (depth > t->max_depth)
 		t->max_depth = depth;
@@ -65,19 +95,32 @@ static uint32_t child(struct tree *t, uint32_t parent, const char *name, const c
 	return nid;
 }
 
+static void add(struct tree *t, uint32_t at, uint64_t count, uint64_t off)
+{
+	t->nodes[at].count += count;
+	t->nodes[at].off += off;
+}
+
+/* A name made here (a root or leaf frame), stored once. */
+static const char *made_name(struct tree *t, const char *s)
+{
+	int64_t id = intern__add(t->names, s, strlen(s), NULL);
+	return id < 0 ? NULL : intern__key(t->names, (size_t)id, NULL);
+}
+
 /* The process and thread frames above the stack's own (output__roots). */
 static uint32_t root_nodes(struct tree *t, const struct frames *fr, const struct profile_info *info,
-			   const struct frame_stack *s, uint64_t count)
+			   const struct frame_stack *s, uint64_t count, uint64_t off)
 {
 	char roots[2][160];
 	uint32_t at = 0;
 	size_t n = output__roots(fr, info, s, roots);
 	for (size_t i = 0; i < n; i++) {
-		int64_t id = intern__add(t->names, roots[i], strlen(roots[i]), NULL);
-		if (id < 0)
+		const char *name = made_name(t, roots[i]);
+		if (!name)
 			break;
-		at = child(t, at, intern__key(t->names, (size_t)id, NULL), "[thread]");
-		t->nodes[at].count += count;
+		at = child(t, at, name, "", KIND_CONTEXT);
+		add(t, at, count, off);
 	}
 	return at;
 }
@@ -92,20 +135,25 @@ static void build_tree(struct tree *t, const struct frames *fr, const struct pro
 		uint64_t count = stack_weight(info, &s);
 		if (!count)
 			continue;
-		t->nodes[0].count += count;
-		uint32_t at = root_nodes(t, fr, info, &s, count);
+		/* Off CPU: a sample of a thread not running.  In the CPU view
+		 * every unit of weight is CPU time: nothing is off. */
+		uint64_t off = !info->weight_cpu && s.state != 'R' ? count : 0;
+		t->has_off |= off > 0;
+		if (s.label < frames__nlabels(fr))
+			t->label_weight[s.label] += count;
+		add(t, 0, count, off);
+		uint32_t at = root_nodes(t, fr, info, &s, count, off);
 		size_t n = frames__root_first(fr, &s, &walk, &cap);
 		for (size_t k = 0; k < n; k++) {
-			at = child(t, at, walk[k].line->func, walk[k].module ? walk[k].module->name : "");
-			t->nodes[at].count += count;
+			at = child(t, at, walk[k].line->func, walk[k].module ? walk[k].module->name : "",
+				   KIND_FRAME);
+			add(t, at, count, off);
 		}
 		char leaf[64];
-		if (output__leaf(info, &s, leaf)) {
-			int64_t id = intern__add(t->names, leaf, strlen(leaf), NULL);
-			if (id >= 0) {
-				at = child(t, at, intern__key(t->names, (size_t)id, NULL), "[kernel]");
-				t->nodes[at].count += count;
-			}
+		const char *name = output__leaf(info, &s, leaf) ? made_name(t, leaf) : NULL;
+		if (name) {
+			at = child(t, at, name, "", KIND_SYSCALL);
+			add(t, at, count, off);
 		}
 	}
 	free(walk);
@@ -152,31 +200,142 @@ static size_t shown_chars(const char *s)
 	return n;
 }
 
-/* A stable colour per module (hue) and function (shade), so the same
- * library looks the same in every graph. */
-static void colour(const char *module, const char *name, int *r, int *g, int *b)
+/* --- colours -------------------------------------------------------------------
+ * Hue by module: the program's own module first, then the others by
+ * weight, each of the first NPALETTE its own hue, the rest one grey-brown
+ * ("other modules").  Ranked per graph rather than hashed, so that the
+ * modules that matter never share a colour and the legend can name each
+ * one; the price is that a library's colour may differ between graphs.
+ * A function's shade varies a little within its module's hue (hash of its
+ * name), so neighbours stay apart. */
+struct rgb { int r, g, b; };
+
+static const struct rgb palette[] = {
+	{ 232, 112, 48 }, { 74, 144, 217 }, { 92, 184, 92 }, { 214, 176, 44 }, { 160, 108, 212 },
+	{ 56, 178, 170 }, { 220, 96, 140 }, { 150, 150, 80 }, { 184, 124, 84 }, { 110, 124, 204 },
+};
+#define NPALETTE (sizeof(palette) / sizeof(palette[0]))
+static const struct rgb other_colour = { 176, 160, 144 }, none_colour = { 190, 190, 190 },
+	context_colour = { 196, 204, 220 }, syscall_colour = { 138, 150, 164 };
+
+struct colours {
+	struct intern *modules;         /* module name -> id */
+	size_t *rank;                   /* id -> rank (0: first hue) */
+	size_t *order;                  /* rank -> id */
+	size_t n;
+	int has_none, has_context, has_syscall;
+};
+
+struct module_weight { size_t id; uint64_t weight; int main; const char *name; };
+
+static int by_weight(const void *pa, const void *pb)
 {
-	uint64_t hm = hash_bytes(module, strlen(module)), hn = hash_bytes(name, strlen(name));
-	if (!*module) {                         /* unknown, [truncated], threads */
-		*r = *g = *b = 180 + (int)(hn % 30);
-		return;
-	}
-	static const int base[][3] = {
-		{ 230, 120, 60 }, { 90, 160, 220 }, { 110, 190, 110 }, { 200, 170, 60 },
-		{ 170, 120, 210 }, { 80, 190, 180 }, { 220, 110, 150 }, { 150, 150, 90 },
-	};
-	const int *c = base[hm % 8];
-	int shade = (int)(hn % 40) - 20;
-	*r = c[0] + shade;
-	*g = c[1] + shade;
-	*b = c[2] + shade;
+	const struct module_weight *a = pa, *b = pb;
+	if (a->main != b->main)
+		return b->main - a->main;
+	if (a->weight != b->weight)
+		return a->weight < b->weight ? 1 : -1;
+	return strcmp(a->name, b->name);
 }
 
+static int colours(struct colours *c, const struct tree *t, const struct frames *fr)
+{
+	const struct frame_module *m = frames__module(fr, frames__main_module(fr));
+	struct module_weight *w = NULL;
+	size_t cap = 0;
+	int r = 0;
+	c->modules = intern__new();
+	if (!c->modules)
+		return -ENOMEM;
+	for (size_t i = 1; i < t->n; i++) {
+		const struct node *nd = &t->nodes[i];
+		c->has_context |= nd->kind == KIND_CONTEXT;
+		c->has_syscall |= nd->kind == KIND_SYSCALL;
+		if (nd->kind != KIND_FRAME)
+			continue;
+		if (!*nd->module) {
+			c->has_none = 1;
+			continue;
+		}
+		int added;
+		int64_t id = intern__add(c->modules, nd->module, strlen(nd->module), &added);
+		if (id < 0) {
+			r = -ENOMEM;
+			goto out;
+		}
+		if (added) {
+			if ((size_t)id == cap) {
+				cap = cap ? 2 * cap : 16;
+				w = xrealloc(w, cap * sizeof(*w));
+			}
+			w[id] = (struct module_weight){ (size_t)id, 0, m && !strcmp(m->name, nd->module),
+							nd->module };
+		}
+		w[id].weight += nd->count;
+	}
+	c->n = intern__count(c->modules);
+	c->rank = xcalloc(c->n + 1, sizeof(*c->rank));
+	c->order = xcalloc(c->n + 1, sizeof(*c->order));
+	if (c->n)
+		qsort(w, c->n, sizeof(*w), by_weight);
+	for (size_t i = 0; i < c->n; i++) {
+		c->rank[w[i].id] = i;
+		c->order[i] = w[i].id;
+	}
+out:
+	free(w);
+	return r;
+}
+
+/* The module's colour by rank: RANK NPALETTE and above are "other". */
+static struct rgb rank_colour(size_t rank)
+{
+	return rank < NPALETTE ? palette[rank] : other_colour;
+}
+
+static struct rgb node_colour(const struct colours *c, const struct node *nd)
+{
+	if (nd->kind == KIND_CONTEXT || nd->kind == KIND_ROOT)
+		return context_colour;
+	if (nd->kind == KIND_SYSCALL)
+		return syscall_colour;
+	if (!*nd->module)
+		return none_colour;
+	int64_t id = intern__find(c->modules, nd->module, strlen(nd->module));
+	return id < 0 ? none_colour : rank_colour(c->rank[id]);
+}
+
+/* Off CPU is paler: the colour mixed towards a light grey by OFF, the
+ * share of the frame's time its threads were not running (sleeping,
+ * blocked, stopped).  Why lightness, not a hatch or a split frame: a
+ * wall-clock profile is mostly waiting, and hatching most of the graph is
+ * noise, while pale-versus-vivid makes the CPU work stand out and keeps
+ * each module's hue readable; a frame holding both is shaded by its share,
+ * where splitting it would wrongly suggest which of its children (ordered
+ * by name, not by state) ran. */
+static struct rgb pale(struct rgb c, double off)
+{
+	const double k = 0.62 * off;
+	return (struct rgb){ c.r + (int)((238 - c.r) * k), c.g + (int)((238 - c.g) * k),
+			     c.b + (int)((236 - c.b) * k) };
+}
+
+static struct rgb frame_fill(const struct colours *c, const struct node *nd)
+{
+	struct rgb base = node_colour(c, nd);
+	if (nd->kind == KIND_FRAME && *nd->module) {
+		int shade = (int)(hash_bytes(nd->name, strlen(nd->name)) % 25) - 12;
+		base = (struct rgb){ base.r + shade, base.g + shade, base.b + shade };
+	}
+	return pale(base, nd->count ? (double)nd->off / (double)nd->count : 0.0);
+}
+
+/* --- frames --------------------------------------------------------------------- */
 struct emit {
 	struct tree *t;
+	const struct colours *c;
 	struct strbuf *sb;
 	double total;
-	uint32_t *kids;                 /* scratch for sorting children */
 	const char *unit;               /* "samples", or "us CPU" with --cpu */
 };
 
@@ -186,29 +345,52 @@ static int by_name(const void *a, const void *b, void *arg)
 	return strcmp(nodes[*(const uint32_t *)a].name, nodes[*(const uint32_t *)b].name);
 }
 
+/* " (N samples, P%, off CPU)": what the title says after the name. */
+static void add_counts(struct emit *e, const struct node *nd)
+{
+	strbuf__addf(e->sb, " (%" PRIu64 " %s, %.2f%%", nd->count,
+		     nd->count == 1 && !strcmp(e->unit, "samples") ? "sample" : e->unit,
+		     100.0 * (double)nd->count / e->total);
+	if (e->t->has_off) {
+		double off = (double)nd->off / (double)nd->count;
+		if (nd->off == 0)
+			strbuf__addf(e->sb, ", on CPU");
+		else if (nd->off == nd->count)
+			strbuf__addf(e->sb, ", off CPU");
+		else
+			strbuf__addf(e->sb, ", %.0f%% off CPU", 100.0 * off);
+	}
+	strbuf__addf(e->sb, ")");
+}
+
+/* A frame: <g> with its place as fractions of the width (data-x, data-w),
+ * its depth, and the length of its name in characters (data-l: the
+ * title's first data-l characters, for the script, so that no module or
+ * count is ever taken for part of a name). */
 static void emit_frame(struct emit *e, uint32_t id, double x)
 {
 	const struct node *nd = &e->t->nodes[id];
-	double w = (double)nd->count / e->total * WIDTH;
-	int r, g, b;
+	double frac = (double)nd->count / e->total, px = PAD_X + x * FRAME_W, w = frac * FRAME_W;
 	const char *name = id ? nd->name : "all";
-	colour(id ? nd->module : "", name, &r, &g, &b);
+	size_t chars = shown_chars(name);
+	if (chars > MAX_NAME)
+		chars = MAX_NAME;
+	struct rgb c = frame_fill(e->c, nd);
 	double y = PAD_TOP + (double)(e->t->max_depth - nd->depth) * FRAME_H;
-	strbuf__addf(e->sb, "<g class=\"f\" data-x=\"%.9f\" data-w=\"%.9f\" data-d=\"%u\">"
-		     "<title>", x / WIDTH, w / WIDTH, nd->depth);
-	add_escaped(e->sb, name, 4096);
-	if (id && *nd->module) {
+	strbuf__addf(e->sb, "<g class=\"f\" data-x=\"%.9f\" data-w=\"%.9f\" data-d=\"%u\" "
+		     "data-l=\"%zu\"><title>", x, frac, nd->depth, chars);
+	add_escaped(e->sb, name, MAX_NAME);
+	if (nd->kind == KIND_FRAME && *nd->module) {
 		strbuf__addf(e->sb, " [");
-		add_escaped(e->sb, nd->module, 4096);
+		add_escaped(e->sb, nd->module, MAX_NAME);
 		strbuf__addf(e->sb, "]");
 	}
-	strbuf__addf(e->sb, " (%" PRIu64 " %s, %.2f%%)</title>"
-		     "<rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"%d\" fill=\"rgb(%d,%d,%d)\" "
-		     "rx=\"2\"/><text x=\"%.2f\" y=\"%.0f\">", nd->count, e->unit,
-		     100.0 * (double)nd->count / e->total, x, y, w, FRAME_H - 1, r, g, b, x + 3,
-		     y + FRAME_H - 4);
+	add_counts(e, nd);
+	strbuf__addf(e->sb, "</title><rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"%d\" "
+		     "fill=\"rgb(%d,%d,%d)\" rx=\"2\"/><text x=\"%.2f\" y=\"%.0f\">", px, y, w,
+		     FRAME_H - 1, c.r, c.g, c.b, px + 3, y + FRAME_H - 4);
 	size_t fit = w > 3 * CHAR_W ? (size_t)((w - 6) / CHAR_W) : 0;
-	if (fit >= shown_chars(name)) {
+	if (fit >= chars) {
 		add_escaped(e->sb, name, fit);
 	} else if (fit > 2) {
 		add_escaped(e->sb, name, fit - 2);
@@ -217,13 +399,12 @@ static void emit_frame(struct emit *e, uint32_t id, double x)
 	strbuf__addf(e->sb, "</text></g>\n");
 }
 
-/* Depth first, children in name order, each at the x where its siblings
- * before it end.  KIDS is shared scratch: each level copies what it needs
- * before recursing. */
+/* Depth first, children in name order, each at the x (a fraction of the
+ * width) where its siblings before it end. */
 static void emit_tree(struct emit *e, uint32_t id, double x)
 {
 	const struct node *nd = &e->t->nodes[id];
-	if ((double)nd->count / e->total * WIDTH < MIN_WIDTH)
+	if ((double)nd->count / e->total * FRAME_W < MIN_WIDTH)
 		return;
 	emit_frame(e, id, x);
 	size_t n = 0;
@@ -238,40 +419,193 @@ static void emit_tree(struct emit *e, uint32_t id, double x)
 	qsort_r(kids, n, sizeof(*kids), by_name, e->t->nodes);
 	for (size_t i = 0; i < n; i++) {
 		emit_tree(e, kids[i], x);
-		x += (double)e->t->nodes[kids[i]].count / e->total * WIDTH;
+		x += (double)e->t->nodes[kids[i]].count / e->total;
 	}
 	free(kids);
 }
 
+/* --- the title ------------------------------------------------------------------ */
+
+/* The program of the heaviest label, or NULL when the profile has none. */
+static const struct stack_label *main_label(const struct tree *t, const struct frames *fr)
+{
+	const struct stack_label *best = NULL;
+	uint64_t most = 0;
+	for (size_t i = 0; i < frames__nlabels(fr); i++) {
+		const struct stack_label *l = frames__label(fr, (uint32_t)i);
+		if (l && l->process && *l->process && (!best || t->label_weight[i] > most)) {
+			best = l;
+			most = t->label_weight[i];
+		}
+	}
+	return best;
+}
+
+static int by_pid(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+	return (x > y) - (x < y);
+}
+
+static size_t count_processes(const struct frames *fr)
+{
+	size_t n = frames__nlabels(fr), k = 0;
+	pid_t *pids = xcalloc(n + 1, sizeof(*pids));
+	for (size_t i = 0; i < n; i++) {
+		const struct stack_label *l = frames__label(fr, (uint32_t)i);
+		if (l)
+			pids[k++] = l->pid;
+	}
+	qsort(pids, k, sizeof(*pids), by_pid);
+	size_t distinct = 0;
+	for (size_t i = 0; i < k; i++)
+		distinct += i == 0 || pids[i] != pids[i - 1];
+	free(pids);
+	return distinct;
+}
+
+/* "Wall-clock flame graph of PROGRAM (PID N): 3.0 s, 594 samples", or
+ * "of N processes"; with --cpu "CPU-time ..., 1.50 s of CPU". */
+static void add_title(struct strbuf *sb, const struct tree *t, const struct frames *fr,
+		      const struct profile_info *info)
+{
+	strbuf__addf(sb, "%s flame graph", info->weight_cpu ? "CPU-time" : "Wall-clock");
+	const struct stack_label *l = main_label(t, fr);
+	if (frames__several_processes(fr)) {
+		strbuf__addf(sb, " of %zu processes", count_processes(fr));
+	} else if (l) {
+		strbuf__addf(sb, " of ");
+		add_escaped(sb, l->process, 60);
+		if (l->pid > 0)
+			strbuf__addf(sb, " (PID %d)", (int)l->pid);
+	}
+	strbuf__addf(sb, ":");
+	if (info->duration_ns)
+		strbuf__addf(sb, " %.1f s,", (double)info->duration_ns / 1e9);
+	uint64_t n = frames__total(fr);
+	strbuf__addf(sb, " %" PRIu64 " %s", n, n == 1 ? "sample" : "samples");
+	if (info->weight_cpu)
+		strbuf__addf(sb, ", %.2f s of CPU", (double)t->nodes[0].count / 1e6);
+}
+
+/* --- the legend ------------------------------------------------------------------
+ * A row (or rows) of items, each a swatch and its text, laid out here for
+ * the static width and again by the script at the window's width
+ * (measuring the text, which here is only estimated). */
+struct legend {
+	struct strbuf *sb;
+	double x, y;
+	int rows;
+};
+
+static void legend_item(struct legend *lg, const struct rgb *c, const char *text, size_t max)
+{
+	size_t chars = shown_chars(text);
+	double w = (c ? 18 : 0) + (double)(chars <= max ? chars : max + 2) * CHAR_W + 16;
+	if (lg->x > PAD_X && lg->x + w > WIDTH - PAD_X) {
+		lg->x = PAD_X;
+		lg->y += LEGEND_ROW;
+		lg->rows++;
+	}
+	strbuf__addf(lg->sb, "<g class=\"li\">");
+	if (c)
+		strbuf__addf(lg->sb, "<rect x=\"%.0f\" y=\"%.0f\" width=\"14\" height=\"12\" rx=\"2\" "
+			     "fill=\"rgb(%d,%d,%d)\"/>", lg->x, lg->y - 10, c->r, c->g, c->b);
+	strbuf__addf(lg->sb, "<text x=\"%.0f\" y=\"%.0f\"%s>", lg->x + (c ? 18 : 0), lg->y,
+		     c ? "" : " class=\"lh\"");
+	add_escaped(lg->sb, text, max);
+	if (chars > max)
+		strbuf__addf(lg->sb, "..");
+	strbuf__addf(lg->sb, "</text></g>");
+	lg->x += w;
+}
+
+/* Returns the number of rows. */
+static int add_legend(struct strbuf *sb, const struct tree *t, const struct colours *c, double y)
+{
+	struct legend lg = { sb, PAD_X, y, 1 };
+	strbuf__addf(sb, "<g id=\"legend\" data-y=\"%.0f\">", y);
+	legend_item(&lg, NULL, "Colours:", 20);
+	for (size_t rank = 0; rank < c->n && rank < NPALETTE; rank++) {
+		struct rgb col = rank_colour(rank);
+		legend_item(&lg, &col, intern__key(c->modules, c->order[rank], NULL), 40);
+	}
+	if (c->n > NPALETTE)
+		legend_item(&lg, &other_colour, "other modules", 20);
+	if (c->has_none)
+		legend_item(&lg, &none_colour, "no module", 20);
+	if (c->has_syscall)
+		legend_item(&lg, &syscall_colour, "system call", 20);
+	legend_item(&lg, &context_colour, c->has_context ? "all, processes, threads" : "all", 30);
+	if (t->has_off) {
+		struct rgb on = palette[0], off = pale(palette[0], 1.0);
+		legend_item(&lg, NULL, "Time:", 20);
+		legend_item(&lg, &on, "on CPU", 20);
+		legend_item(&lg, &off, "off CPU (paler: sleeping, blocked)", 40);
+	}
+	strbuf__addf(sb, "</g>\n");
+	return lg.rows;
+}
+
 static const char script[] =
 	"<script type=\"text/ecmascript\"><![CDATA[\n"
-	"const W = 1200, CW = 7;\n"
+	"const svg = document.documentElement, PAD = 10, CW = 7, ROW = 18;\n"
 	"const frames = Array.from(document.querySelectorAll('g.f'));\n"
-	"const details = document.getElementById('details');\n"
-	"const matched = document.getElementById('matched');\n"
-	"function nameOf(g) { return g.querySelector('title').textContent.replace(/ (\\[[^\\]]*\\]?\\] )?\\(\\d+ (samples|us CPU).*$/, ''); }\n"
+	"const $ = (id) => document.getElementById(id);\n"
+	"const details = $('details'), matched = $('matched'), legend = $('legend');\n"
+	"let W = 1200, view = [0, 1, 0];\n"
+	"for (const g of frames) g.n = Array.from(g.querySelector('title').textContent).slice(0, +g.dataset.l).join('');\n"
+	"function nameOf(g) { return g.n; }\n"
 	"function fit(g, w) {\n"
-	"  const t = g.querySelector('text'), n = Array.from(nameOf(g)), c = Math.floor((w - 6) / CW);\n"
-	"  t.textContent = w < 3 * CW ? '' : (n.length <= c ? n.join('') : n.slice(0, Math.max(0, c - 2)).join('') + '..');\n"
+	"  const t = g.querySelector('text'), n = Array.from(g.n), c = Math.floor((w - 6) / CW);\n"
+	"  t.textContent = w < 3 * CW ? '' : (n.length <= c ? g.n : n.slice(0, Math.max(0, c - 2)).join('') + '..');\n"
 	"}\n"
 	"function zoom(x0, w0, d0) {\n"
+	"  view = [x0, w0, d0];\n"
+	"  const fw = W - 2 * PAD;\n"
 	"  for (const g of frames) {\n"
 	"    const x = +g.dataset.x, w = +g.dataset.w, d = +g.dataset.d, r = g.querySelector('rect');\n"
 	"    const inside = d >= d0 && x >= x0 - 1e-9 && x + w <= x0 + w0 + 1e-9;\n"
 	"    const below = d < d0 && x <= x0 + 1e-9 && x + w >= x0 + w0 - 1e-9;\n"
 	"    if (!inside && !below) { g.style.display = 'none'; continue; }\n"
-	"    const nx = below ? 0 : (x - x0) / w0 * W, nw = below ? W : w / w0 * W;\n"
+	"    const nx = PAD + (below ? 0 : (x - x0) / w0 * fw), nw = below ? fw : w / w0 * fw;\n"
 	"    g.style.display = nw < 0.1 ? 'none' : '';\n"
-	"    r.setAttribute('x', nx); r.setAttribute('width', nw);\n"
-	"    g.querySelector('text').setAttribute('x', nx + 3); fit(g, nw);\n"
+	"    r.setAttribute('x', nx.toFixed(2)); r.setAttribute('width', nw.toFixed(2));\n"
+	"    g.querySelector('text').setAttribute('x', (nx + 3).toFixed(2)); fit(g, nw);\n"
 	"  }\n"
 	"}\n"
+	"function placeLegend() {\n"
+	"  let x = PAD, y = +legend.dataset.y;\n"
+	"  for (const it of legend.querySelectorAll('g.li')) {\n"
+	"    const r = it.querySelector('rect'), t = it.querySelector('text'), s = r ? 18 : 0;\n"
+	"    const w = s + t.getComputedTextLength() + 16;\n"
+	"    if (x > PAD && x + w > W - PAD) { x = PAD; y += ROW; }\n"
+	"    if (r) { r.setAttribute('x', x); r.setAttribute('y', y - 10); }\n"
+	"    t.setAttribute('x', x + s); t.setAttribute('y', y);\n"
+	"    x += w;\n"
+	"  }\n"
+	"  return y + 10;\n"
+	"}\n"
+	"function layout() {\n"
+	"  W = Math.max(320, Math.floor(svg.getBoundingClientRect().width) || 1200);\n"
+	"  const title = $('title'), room = W - 2 * 95;\n"
+	"  title.setAttribute('x', W / 2); title.style.fontSize = '';\n"
+	"  const len = title.getComputedTextLength();\n"
+	"  if (len > room) title.style.fontSize = Math.max(9, Math.floor(16 * room / len)) + 'px';\n"
+	"  $('search').setAttribute('x', W - PAD); matched.setAttribute('x', W - PAD);\n"
+	"  const h = placeLegend();\n"
+	"  svg.setAttribute('height', h); svg.setAttribute('viewBox', '0 0 ' + W + ' ' + h);\n"
+	"  zoom(view[0], view[1], view[2]);\n"
+	"}\n"
+	"layout();\n"
+	"let pending = false;\n"
+	"window.addEventListener('resize', () => { if (!pending) { pending = true; requestAnimationFrame(() => { pending = false; layout(); }); } });\n"
 	"for (const g of frames) {\n"
 	"  g.addEventListener('click', () => zoom(+g.dataset.x, +g.dataset.w, +g.dataset.d));\n"
 	"  g.addEventListener('mouseover', () => { details.textContent = g.querySelector('title').textContent; });\n"
 	"  g.addEventListener('mouseout', () => { details.textContent = ' '; });\n"
 	"}\n"
-	"document.getElementById('reset').addEventListener('click', () => zoom(0, 1, 0));\n"
+	"$('reset').addEventListener('click', () => zoom(0, 1, 0));\n"
 	"function search(term) {\n"
 	"  let re = null;\n"
 	"  if (term) { try { re = new RegExp(term); } catch (e) { re = null; } }\n"
@@ -288,30 +622,41 @@ static const char script[] =
 	"  for (const [a, b] of spans) { if (a >= end) { total += b - a; end = b; } else if (b > end) { total += b - end; end = b; } }\n"
 	"  matched.textContent = re ? 'Matched: ' + (100 * total).toFixed(1) + '%' : ' ';\n"
 	"}\n"
-	"document.getElementById('search').addEventListener('click', () => search(prompt('Search (regular expression):', '')));\n"
+	"$('search').addEventListener('click', () => search(prompt('Search (regular expression):', '')));\n"
 	"window.addEventListener('keydown', (e) => { if ((e.ctrlKey || e.metaKey) && e.key === 'f') { e.preventDefault(); search(prompt('Search (regular expression):', '')); } });\n"
 	"]]></script>\n";
 
-static void write_svg(struct strbuf *sb, struct tree *t, const struct profile_info *info)
+/* Everything but the frames and the script: the header line (reset,
+ * title, search), the details and match lines under the frames, the
+ * legend under them. */
+static void write_svg(struct strbuf *sb, const struct tree *t, const struct colours *c,
+		      const struct frames *fr, const struct profile_info *info)
 {
-	double height = PAD_TOP + (double)(t->max_depth + 1) * FRAME_H + PAD_BOTTOM;
+	double frames_end = PAD_TOP + (double)(t->max_depth + 1) * FRAME_H;
+	double info_y = frames_end + 18, legend_y = frames_end + 40;
+	struct strbuf legend = { 0 };
+	int rows = add_legend(&legend, t, c, legend_y);
+	double height = legend_y + (rows - 1) * LEGEND_ROW + 10;
 	strbuf__addf(sb, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
-		     "<svg version=\"1.1\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
-		     "xmlns=\"http://www.w3.org/2000/svg\">\n"
+		     "<svg version=\"1.1\" width=\"100%%\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
+		     "preserveAspectRatio=\"xMinYMin meet\" xmlns=\"http://www.w3.org/2000/svg\">\n"
 		     "<style>text { font-family: Verdana, sans-serif; font-size: 12px; fill: #000; "
 		     "pointer-events: none; } g.f { cursor: pointer; } g.f:hover rect { stroke: #000; "
-		     "stroke-width: 0.5; } .ui { font-size: 12px; cursor: pointer; fill: #333; "
-		     "pointer-events: all; } .title { font-size: 17px; }</style>\n"
-		     "<rect width=\"100%%\" height=\"100%%\" fill=\"#fafaf5\"/>\n"
-		     "<text class=\"title\" x=\"%.0f\" y=\"22\" text-anchor=\"middle\">"
-		     "%s flame graph</text>\n"
-		     "<text class=\"ui\" id=\"reset\" x=\"10\" y=\"22\">Reset zoom</text>\n"
-		     "<text class=\"ui\" id=\"search\" x=\"%.0f\" y=\"22\" text-anchor=\"end\">Search</text>\n"
-		     "<text id=\"matched\" x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\"> </text>\n"
-		     "<text id=\"details\" x=\"10\" y=\"%.0f\"> </text>\n",
-		     WIDTH, height, WIDTH, height, WIDTH / 2,
-		     info->weight_cpu ? "CPU-time" : "Wall-clock", WIDTH - 10, WIDTH - 10,
-		     height - 10, height - 10);
+		     "stroke-width: 0.5; } .ui { font-size: 12px; cursor: pointer; fill: #336; "
+		     "pointer-events: all; text-decoration: underline; } #title { font-size: 16px; } "
+		     ".lh { font-weight: bold; fill: #444; } #details, #matched { fill: #333; }</style>\n"
+		     "<rect width=\"100%%\" height=\"100%%\" fill=\"rgb(%d,%d,%d)\"/>\n"
+		     "<text class=\"ui\" id=\"reset\" x=\"%.0f\" y=\"24\">Reset zoom</text>\n"
+		     "<text id=\"title\" x=\"%.0f\" y=\"24\" text-anchor=\"middle\">",
+		     height, WIDTH, height, BG_R, BG_G, BG_B, PAD_X, WIDTH / 2);
+	add_title(sb, t, fr, info);
+	strbuf__addf(sb, "</text>\n"
+		     "<text class=\"ui\" id=\"search\" x=\"%.0f\" y=\"24\" text-anchor=\"end\">Search</text>\n"
+		     "<text id=\"details\" x=\"%.0f\" y=\"%.0f\"> </text>\n"
+		     "<text id=\"matched\" x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\"> </text>\n",
+		     WIDTH - PAD_X, PAD_X, info_y, WIDTH - PAD_X, info_y);
+	strbuf__add(sb, legend.s ? legend.s : "", legend.len);
+	strbuf__free(&legend);
 	if (info->comment) {
 		strbuf__addf(sb, "<desc>");     /* not a comment: "--" is not allowed there */
 		add_escaped(sb, info->comment, 1024);
@@ -323,18 +668,22 @@ int svg__write(int fd, const struct frames *fr, const struct profile_info *info,
 	       char *err, size_t errlen)
 {
 	struct tree t = { .cap = 1024, .edges = intern__new(), .names = intern__new() };
+	struct colours c = { 0 };
 	struct strbuf sb = { 0 };
 	int r = 0;
 	t.nodes = xcalloc(t.cap, sizeof(*t.nodes));
+	t.label_weight = xcalloc(frames__nlabels(fr) + 1, sizeof(*t.label_weight));
 	t.n = 1;
 	if (!t.edges || !t.names) {
 		r = -ENOMEM;
 		goto out;
 	}
 	build_tree(&t, fr, info);
-	write_svg(&sb, &t, info);
+	if ((r = colours(&c, &t, fr)) < 0)
+		goto out;
+	write_svg(&sb, &t, &c, fr, info);
 	if (t.nodes[0].count) {
-		struct emit e = { &t, &sb, (double)t.nodes[0].count, NULL,
+		struct emit e = { &t, &c, &sb, (double)t.nodes[0].count,
 				  info->weight_cpu ? "us CPU" : "samples" };
 		emit_tree(&e, 0, 0);
 	}
@@ -343,8 +692,12 @@ int svg__write(int fd, const struct frames *fr, const struct profile_info *info,
 out:
 	if (r < 0)
 		snprintf(err, errlen, "writing the flame graph: %s", strerror(-r));
+	intern__free(c.modules);
+	free(c.rank);
+	free(c.order);
 	intern__free(t.edges);
 	intern__free(t.names);
+	free(t.label_weight);
 	free(t.nodes);
 	strbuf__free(&sb);
 	return r;

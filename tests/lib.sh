@@ -215,27 +215,44 @@ wait_attached() {
 	return 1
 }
 
-# --- the summary line ---------------------------------------------------------
+# --- the summary ------------------------------------------------------------------
+# Two lines on stderr at the end of a run:
+#   cprof-attach: N samples, N threads, N processes, N.NN s, REASON, wrote FILE
+#   cprof-attach: N.N of N Hz, N missed ticks, N.N% reached their root, N not fully unwound
+# (singular forms for 1: "1 sample", "1 thread", "1 process", "1 missed tick").
 
-# summary ERRFILE: the summary line ("cprof-attach: N samples, ...").
-summary() { grep -E '^cprof-attach: [0-9]+ samples, ' "$1" | tail -n 1; }
+# summary ERRFILE: the summary's two lines (the last of each).
+summary() {
+	grep -E '^cprof-attach: [0-9]+ samples?, ' "$1" | tail -n 1
+	grep -E '^cprof-attach: [0-9.]+ of [0-9]+ Hz, ' "$1" | tail -n 1
+}
 
-# summary_field ERRFILE WHAT: one number from the summary line; WHAT is
-# samples | threads | seconds | achieved | requested | missed | partial |
-# rooted (the % of samples whose stack reached its root) | wrote
+# SUMMARY_RE: an ERE matching either summary line (grep -E).
+SUMMARY_RE='^cprof-attach: ([0-9]+ samples?, |[0-9.]+ of [0-9]+ Hz, )'
+
+# only_summary ERRFILE: stderr is the summary's two lines and nothing else.
+only_summary() { [ "$(grep -c . "$1")" = 2 ] && [ "$(grep -cE "$SUMMARY_RE" "$1")" = 2 ]; }
+
+# summary_field ERRFILE WHAT: one figure from the summary; WHAT is
+# samples | threads | processes | seconds | achieved | requested | missed |
+# partial | rooted (the % of samples whose stack reached its root) |
+# reason | wrote
 summary_field() {
-	local line
-	line=$(summary "$1")
+	local one two
+	one=$(grep -E '^cprof-attach: [0-9]+ samples?, ' "$1" | tail -n 1)
+	two=$(grep -E '^cprof-attach: [0-9.]+ of [0-9]+ Hz, ' "$1" | tail -n 1)
 	case $2 in
-	samples) sed -nE 's/^cprof-attach: ([0-9]+) samples,.*/\1/p' <<<"$line" ;;
-	threads) sed -nE 's/.* ([0-9]+) threads?,.*/\1/p' <<<"$line" ;;
-	seconds) sed -nE 's/.* ([0-9.]+) s,.*/\1/p' <<<"$line" ;;
-	achieved) sed -nE 's/.* ([0-9.]+) Hz achieved.*/\1/p' <<<"$line" ;;
-	requested) sed -nE 's/.*\(([0-9]+) requested\).*/\1/p' <<<"$line" ;;
-	missed) sed -nE 's/.* ([0-9]+) missed ticks?.*/\1/p' <<<"$line" ;;
-	partial) sed -nE 's/.* ([0-9]+) not fully unwound.*/\1/p' <<<"$line" ;;
-	rooted) sed -nE 's/.* ([0-9.]+)% reached their root.*/\1/p' <<<"$line" ;;
-	wrote) sed -nE 's/.*, wrote (.*)$/\1/p' <<<"$line" ;;
+	samples) sed -nE 's/^cprof-attach: ([0-9]+) samples?,.*/\1/p' <<<"$one" ;;
+	threads) sed -nE 's/^[^,]*, ([0-9]+) threads?,.*/\1/p' <<<"$one" ;;
+	processes) sed -nE 's/^[^,]*, [^,]*, ([0-9]+) process(es)?,.*/\1/p' <<<"$one" ;;
+	seconds) sed -nE 's/^[^,]*, [^,]*, [^,]*, ([0-9.]+) s,.*/\1/p' <<<"$one" ;;
+	reason) sed -nE 's/^[^,]*, [^,]*, [^,]*, [^,]*, (.*), wrote .*/\1/p' <<<"$one" ;;
+	wrote) sed -nE 's/^[^,]*, [^,]*, [^,]*, [^,]*, .*, wrote (.*)$/\1/p' <<<"$one" ;;
+	achieved) sed -nE 's/^cprof-attach: ([0-9.]+) of [0-9]+ Hz,.*/\1/p' <<<"$two" ;;
+	requested) sed -nE 's/^cprof-attach: [0-9.]+ of ([0-9]+) Hz,.*/\1/p' <<<"$two" ;;
+	missed) sed -nE 's/.* ([0-9]+) missed ticks?,.*/\1/p' <<<"$two" ;;
+	partial) sed -nE 's/.* ([0-9]+) not fully unwound$/\1/p' <<<"$two" ;;
+	rooted) sed -nE 's/.* ([0-9.]+)% reached their root,.*/\1/p' <<<"$two" ;;
 	esac
 }
 

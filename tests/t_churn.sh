@@ -22,7 +22,7 @@ ticks_of() {
 	awk -v a="$(summary_field "$1" achieved)" -v s="$(summary_field "$1" seconds)" \
 		'BEGIN { printf "%d", a * s }'
 }
-other_stderr() { grep -vE '^cprof-attach: ([0-9]+ samples, |stats: )' "$1"; }
+other_stderr() { grep -vE -e "$SUMMARY_RE" -e '^cprof-attach: stats: ' "$1"; }
 count_file() { cat "$TARGET_READY.count" 2>/dev/null; }
 _count_changed() { [ "$(count_file)" != "$1" ]; }
 created_now() {

@@ -44,7 +44,7 @@ if start_target eintr; then
 		"! grep -qE 'eintr=[1-9]|other=[1-9]' '$report'"
 
 	out=$TMP/eintr.folded
-	prof "$TMP/eintr" "$pid" --hz 99 --duration 5 --threads -o "$out"
+	prof "$TMP/eintr" "$pid" --hz 99 --duration 5 --threads --stats -o "$out"
 	check_ran "eintr" "$TMP/eintr" "$out"
 	diag "$(summary "$TMP/eintr.err")"
 
@@ -71,7 +71,9 @@ if start_target eintr; then
 			"[ $((c * 100)) -ge $((ticks * 90)) ]"
 	done
 	total=$(summary_field "$TMP/eintr.err" samples)
-	unstopped=$(sed -nE 's/.* ([0-9]+) taken without stopping the thread.*/\1/p' <<<"$(summary "$TMP/eintr.err")")
+	# --stats: "N thread-samples: N stopped, N blocked, ...", blocked ones
+	# being those taken without stopping the thread.
+	unstopped=$(sed -nE 's/.* thread-samples: [0-9]+ stopped, ([0-9]+) blocked,.*/\1/p' "$TMP/eintr.err")
 	burn=$(folded_count "$out" '^w-burn ')
 	DETAIL="$unstopped of $total samples taken without a stop; w-burn has $burn" \
 		check "the blocked threads' samples (all but w-burn's) were taken without stopping them" \

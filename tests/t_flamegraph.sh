@@ -5,6 +5,11 @@
 # the embedded script raised no error; clicking a frame zooms (also on the
 # screenshot), "Reset zoom" restores, hovering fills the details line, and
 # Search (the button and Ctrl-F) highlights and reports the matched share.
+# The title names the program, its PID, the duration, the samples and the
+# view; a legend names the colours; the graph follows the window's width
+# (two window sizes, screenshots and DOM); an off-CPU frame is drawn paler
+# than an on-CPU one; no internal marker shows in any label or title after
+# load, zoom, search and reset (cpuidle with --threads --syscalls).
 # Then speedscope itself (its npm release, run in the same browser) imports
 # our speedscope file.
 #
@@ -146,6 +151,10 @@ if start_target wallclock; then
 	check_ran "svg" "$TMP/wall" "$svg"
 	stop_target "$pid"
 	height=$(sed -nE 's/^<svg [^>]*height="([0-9]+)".*/\1/p' "$svg" | head -1)
+	# The frames' width at a 1200-pixel window: the static layout's, which
+	# the script keeps at that width ('all' spans it).
+	read -r _ _ fw _ _ < <(frame_geom "$svg" all)
+	fw=${fw:-1180}
 
 	# --- the screenshot ------------------------------------------------------
 	png=$TMP/wall.png
@@ -199,11 +208,11 @@ if start_target wallclock; then
 	read -r bw sw aw < <(probe_field "$res" before | tr -d '[],')
 	DETAIL="widths: burn_cpu $bw, sleep_here $sw, all $aw" \
 		check "before zoom: burn_cpu and sleep_here a third of the width each" \
-		"within '${bw:-0}' 400 60 && within '${sw:-0}' 400 60 && within '${aw:-0}' 1200 0.5"
+		"within '${bw:-0}' $(awk -v w="$fw" 'BEGIN { print w / 3 }') 60 && within '${sw:-0}' $(awk -v w="$fw" 'BEGIN { print w / 3 }') 60 && within '${aw:-0}' '$fw' 0.5"
 	v=$(probe_field "$res" zoomed)
 	DETAIL="$v (burn_cpu width, sleep_here shown, all width, all shown)" \
 		check "click on burn_cpu: it fills the width, sleep_here hidden, 'all' below it stays" \
-		"python3 -c 'import json, sys; z = json.loads(sys.argv[1]); sys.exit(not (abs(z[0] - 1200) < 0.5 and z[1] is False and abs(z[2] - 1200) < 0.5 and z[3] is True))' '$v'"
+		"python3 -c 'import json, sys; z = json.loads(sys.argv[1]); sys.exit(not (abs(z[0] - $fw) < 0.5 and z[1] is False and abs(z[2] - $fw) < 0.5 and z[3] is True))' '$v'"
 	v=$(probe_field "$res" zoomedText)
 	check "click on burn_cpu: its label is the full name" "[ '$v' = '\"burn_cpu\"' ]"
 	v=$(probe_field "$res" reset)
@@ -215,7 +224,7 @@ if start_target wallclock; then
 		"[ -n '$t' ] && [ '$t' != null ] && [ '$d' = '$t' ]"
 	m=$(probe_field "$res" matched)
 	p=$(sed -nE 's/"Matched: ([0-9.]+)%"/\1/p' <<<"$m")
-	sp=$(awk -v w="$sw" 'BEGIN { printf "%.1f", 100 * w / 1200 }')
+	sp=$(awk -v w="$sw" -v f="$fw" 'BEGIN { printf "%.1f", 100 * w / f }')
 	DETAIL="$m, sleep_here is $sp%" check "Search '^sleep_here\$': 'Matched: N%' with sleep_here's share" \
 		"[ -n '$p' ] && within '$p' '$sp' 0.15"
 	v=$(probe_field "$res" fills)
@@ -223,7 +232,7 @@ if start_target wallclock; then
 		"grep -q '^\\[\"rgb(230,0,230)\", \"rgb(' <<<'$v' && ! grep -q 'rgb(230,0,230)\"\\]' <<<'$v'"
 	m=$(probe_field "$res" matched2)
 	p2=$(sed -nE 's/"Matched: ([0-9.]+)%"/\1/p' <<<"$m")
-	bs=$(awk -v a="$bw" -v b="$sw" 'BEGIN { printf "%.1f", 100 * (a + b) / 1200 }')
+	bs=$(awk -v a="$bw" -v b="$sw" -v f="$fw" 'BEGIN { printf "%.1f", 100 * (a + b) / f }')
 	DETAIL="$m, burn_cpu + sleep_here is $bs%" \
 		check "Ctrl-F 'burn_cpu|sleep_here': both highlighted, shares added" \
 		"[ -n '$p2' ] && within '$p2' '$bs' 0.15"
@@ -248,6 +257,158 @@ if start_target wallclock; then
 		"close_colour '${after[2]}' 250,250,245 && close_colour '${after[3]}' 250,250,245"
 	mkdir -p "$ROOT/build/tests"
 	cp "$png" "$ROOT/build/tests/flamegraph.png" 2>/dev/null
+fi
+
+# --- what the graph says about itself: title, legend, width, on/off CPU ------------
+# cpuidle: burn_cpu always on CPU, sleep_here always asleep; with --threads
+# and --syscalls, so the frames the writer makes itself (a thread's root,
+# a system call's leaf) are there too.  The probe records the title, the
+# legend, where the frames end, and every frame's title and label after
+# load, a zoom on the burner thread's root, a search and a reset.
+PROBE2=$(cat <<-'EOF'
+	(function () {
+	  const res = { errors: window.probeErrors, snaps: [] };
+	  const click = (el) => el.dispatchEvent(new MouseEvent('click', { bubbles: true }));
+	  const frames = Array.from(document.querySelectorAll('g.f'));
+	  const frame = (n) => frames.find((g) => g.querySelector('title').textContent.startsWith(n));
+	  const rect = (g) => g.querySelector('rect');
+	  const snap = (what) => res.snaps.push([what, document.getElementById('details').textContent,
+	    frames.filter((g) => g.style.display !== 'none').map((g) =>
+	      [g.querySelector('title').textContent, g.querySelector('text').textContent])]);
+	  try {
+	    res.width = Math.round(document.documentElement.getBoundingClientRect().width);
+	    res.title = document.getElementById('title').textContent;
+	    res.legend = Array.from(document.querySelectorAll('#legend text')).map((t) => t.textContent);
+	    const on = Array.from(document.querySelectorAll('#legend g')).find((g) => g.textContent === 'on CPU');
+	    res.swatch = on ? [+rect(on).getAttribute('x') + 7, +rect(on).getAttribute('y') + 6, rect(on).getAttribute('fill')] : null;
+	    const all = frame('all ');
+	    res.all = [+rect(all).getAttribute('x'), +rect(all).getAttribute('x') + +rect(all).getAttribute('width')];
+	    const burn = frame('burn_cpu '), sleep = frame('sleep_here ');
+	    res.fills = [rect(burn).getAttribute('fill'), rect(sleep).getAttribute('fill')];
+	    res.titles = [burn.querySelector('title').textContent, sleep.querySelector('title').textContent];
+	    snap('load');
+	    const thread = frame('burner (');
+	    click(thread);
+	    thread.dispatchEvent(new MouseEvent('mouseover', { bubbles: true }));
+	    snap('zoom on the burner thread');
+	    res.threadLabel = thread.querySelector('text').textContent;
+	    window.prompt = () => 'sleep|burn|syscall';
+	    click(document.getElementById('search'));
+	    snap('search');
+	    click(document.getElementById('reset'));
+	    snap('reset');
+	  } catch (e) {
+	    res.errors.push(String(e));
+	  }
+	  document.documentElement.setAttribute('data-probe', JSON.stringify(res));
+	})();
+	EOF
+)
+
+# probe_run SVG WIDTH: the probe's JSON, from the DOM at that window width.
+probe_run() {
+	inject "$1" "$TMP/probe2.svg" "$PROBE2"
+	browser --window-size="$2,600" --dump-dom "file://$TMP/probe2.svg" |
+		sed -nE "s/.*data-probe=\"([^\"]*)\".*/\\1/p" | head -1 |
+		sed 's/&quot;/"/g; s/&lt;/</g; s/&gt;/>/g; s/&amp;/\&/g'
+}
+
+# json_get JSON EXPR: a Python expression over the parsed JSON `j`, printed.
+json_get() {
+	python3 -c 'import json, sys; j = json.loads(sys.argv[1]); print(eval(sys.argv[2]))' "$1" "$2" 2>/dev/null
+}
+
+# lighter A B: colour "R,G,B" A is lighter than B by more than 90 (sum of channels)
+lighter() {
+	awk -v a="$1" -v b="$2" 'BEGIN { split(a, x, ","); split(b, y, ",")
+		exit !(x[1] + x[2] + x[3] > y[1] + y[2] + y[3] + 90) }'
+}
+
+# on_off "TITLE|TITLE": the first frame's title says "on CPU", the
+# second's "off CPU" or at least 80% off (a sleeper is running for a
+# moment each time it wakes).
+on_off() {
+	python3 - "$1" <<-'EOF'
+	import re, sys
+	b, s = sys.argv[1].split("|")
+	m = re.search(r", (\d+)% off CPU\)$", s)
+	sys.exit(not (b.endswith(", on CPU)") and (s.endswith(", off CPU)") or (m and int(m.group(1)) >= 80))))
+	EOF
+}
+
+if start_target cpuidle; then
+	pid=$TARGET_PID
+	svg=$TMP/cpuidle.svg
+	prof "$TMP/cpuidle" "$pid" --duration 1 --threads --syscalls -o "$svg"
+	check_ran "svg --threads --syscalls" "$TMP/cpuidle" "$svg"
+	stop_target "$pid"
+	samples=$(summary_field "$TMP/cpuidle.err" samples)
+	secs=$(summary_field "$TMP/cpuidle.err" seconds)
+	height=$(sed -nE 's/^<svg [^>]*height="([0-9]+)".*/\1/p' "$svg" | head -1)
+	read -r _ ay _ _ allrgb < <(frame_geom "$svg" all)
+
+	: >"$TMP/browser.log"
+	res=$(probe_run "$svg" 1600)
+	res1600=$res
+	DETAIL="$(head -c 300 "$TMP/browser.log")" check "title probe: ran and reported" "[ -n '$res' ]"
+	v=$(json_get "$res" "j['errors']")
+	DETAIL="$v" check "title probe: no script error" "[ '$v' = '[]' ]"
+	title=$(json_get "$res" "j['title']")
+	t_secs=$(sed -nE 's/.*\): ([0-9.]+) s, .*/\1/p' <<<"$title")
+	DETAIL="title: '$title'; summary: $samples samples, $secs s" \
+		check "title: view, program, PID, duration and samples" \
+		"grep -qxF 'Wall-clock flame graph of cpuidle (PID $pid): $t_secs s, $samples samples' <<<\"\$title\" && within '${t_secs:-0}' '${secs:-9}' 0.06"
+	legend=$(json_get "$res" "'|'.join(j['legend'])")
+	for want in cpuidle libc.so.6 'system call' 'on CPU' 'off CPU'; do
+		DETAIL="legend: $legend" check "legend: names '$want'" "grep -qF '|$want' <<<'|$legend'"
+	done
+	v=$(json_get "$res" "'|'.join(j['titles'])")
+	DETAIL="$v" check "titles: burn_cpu is 'on CPU', sleep_here off CPU (>= 80%)" on_off "$v"
+	read -r bf sf < <(json_get "$res" "' '.join(f[4:-1] for f in j['fills'])")
+	DETAIL="burn_cpu rgb($bf), sleep_here rgb($sf)" \
+		check "off CPU drawn paler: sleep_here's fill is lighter than burn_cpu's" lighter "$sf" "$bf"
+
+	# No internal marker: every title and label the probe saw, in each state.
+	v=$(python3 - "$res" <<-'EOF'
+	import json, re, sys
+	j, bad = json.loads(sys.argv[1]), []
+	for what, details, frames in j["snaps"]:
+	    for text in [details] + [t for f in frames for t in f]:
+	        if re.search(r"\[\[|\[thread\]|\[kernel\]|process or thread|system call\]", text):
+	            bad.append("%s: %r" % (what, text))
+	    for title, label in frames:
+	        if label and not (title.startswith(label) or (label.endswith("..") and title.startswith(label[:-2]))):
+	            bad.append("%s: label %r of %r" % (what, label, title))
+	        if re.match(r"(burner|cpuidle) \(\d+\) ", title) and not re.match(r"\S+ \(\d+\) \(\d+ samples, ", title):
+	            bad.append("%s: thread title %r" % (what, title))
+	n = sum(len(f) for _, _, f in j["snaps"])
+	print("; ".join(bad[:3]) if bad else "ok %d" % n if len(j["snaps"]) == 4 and n else "no snapshots")
+	EOF
+	)
+	DETAIL="$v" check "no internal marker in titles, labels or details (load, zoom, search, reset)" \
+		grep -qE '^ok [0-9]+$' <<<"$v"
+	v=$(json_get "$res" "j['threadLabel']")
+	DETAIL="label '$v'" check "zoomed on the burner thread: its label is 'burner (TID)'" \
+		grep -qxE 'burner \([0-9]+\)' <<<"$v"
+
+	# Width: the graph spans the window, at two widths.
+	for w in 900 1600; do
+		if [ "$w" = 1600 ]; then res=$res1600; else res=$(probe_run "$svg" "$w"); fi
+		read -r left right < <(json_get "$res" "'%.1f %.1f' % tuple(j['all'])")
+		DETAIL="window $w: 'all' from ${left:-?} to ${right:-?}" \
+			check "window $w px: the frames span it (10 px margins)" \
+			"within '${left:-0}' 10 1 && within '${right:-0}' $((w - 10)) 1"
+		png=$TMP/cpuidle$w.png
+		browser --screenshot="$png" --window-size="$w,$height" "file://$svg" >/dev/null
+		read -r sx sy srgb < <(json_get "$res" "'%d %d %s' % (j['swatch'][0], j['swatch'][1], j['swatch'][2][4:-1])")
+		mapfile -t got < <(png_at "$png" "$((w - 16)),$((${ay%.*} + 7))" "$((w - 4)),$((${ay%.*} + 7))" "$sx,$sy")
+		DETAIL="${got[0]}; near the right edge: ${got[1]} ('all' is $allrgb), at the edge: ${got[2]}" \
+			check "screenshot at $w px: 'all' reaches the right margin" \
+			"[ '${got[0]}' = '$w $height' ] && close_colour '${got[1]}' '$allrgb' && close_colour '${got[2]}' 250,250,245"
+		DETAIL="pixel at $sx,$sy: ${got[3]}, swatch $srgb" \
+			check "screenshot at $w px: the legend's 'on CPU' swatch is drawn" close_colour "${got[3]}" "$srgb"
+	done
+	cp "$TMP/cpuidle1600.png" "$ROOT/build/tests/flamegraph-cpuidle.png" 2>/dev/null
 fi
 
 # --- speedscope imports our file ------------------------------------------------

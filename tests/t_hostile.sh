@@ -85,7 +85,7 @@ cat >"$TMP/facts.py" <<-'EOF'
 	    for g in frames:
 	        t = "".join(n.data for n in g.getElementsByTagName("title")[0].childNodes)
 	        titles.append(t)
-	        name = re.sub(r" (\[[^\]]*\]?\] )?\(\d+ samples.*$", "", t)
+	        name = re.sub(r" (\[[^\]]*\]?\] )?\(\d+ samples?.*$", "", t)
 	        label = "".join(n.data for n in g.getElementsByTagName("text")[0].childNodes)
 	        if not (label == "" or label == name or (label.endswith("..") and name.startswith(label[:-2]))):
 	            labels_bad.append((name[:40], label))

@@ -382,9 +382,9 @@ elif start_target prefork 2 burn; then
 			check "strace: one note naming worker $w1, traced by $sp (strace)" \
 			"[ \$(grep -c . <<<\"\$notes\") = 1 ] && grep -qi 'traced' <<<\"\$notes\" &&
 			 grep -qE '(^|[^0-9])$sp([^0-9]|\$)' <<<\"\$notes\" && grep -q strace <<<\"\$notes\""
-		DETAIL="$(grep -v '^cprof-attach: [0-9]* samples' "$base.err" | head -c 300 | tr '\n' '|')" \
+		DETAIL="$(grep -vE "$SUMMARY_RE" "$base.err" | head -c 300 | tr '\n' '|')" \
 			check "strace: nothing else on stderr (a note, not an error)" \
-			"[ \$(grep -vc -e '^cprof-attach: [0-9]* samples' -e 'note:' '$base.err') = 0 ]"
+			"[ \$(grep -vE -e \"\$SUMMARY_RE\" -e 'note:' '$base.err' | grep -c .) = 0 ]"
 		n=$(root_count "$out" "prefork ($w1)")
 		DETAIL="$n samples" check "strace: no sample of the traced worker" "[ '$n' = 0 ]"
 		n=$(root_count "$out" "prefork ($w2)" worker_burn)

@@ -148,9 +148,9 @@ if [ -n "$CPUIDLE_PID" ]; then
 	bp=$(sed -nE 's/.*\(([0-9]+) us CPU, ([0-9.]+)%\).*/\2/p' <<<"$bt")
 	DETAIL="title: ${bt:-none}" check "--cpu svg: burn_cpu's frame is in us CPU, > 95%" \
 		"[ -n '$bp' ] && ge '$bp' 95.01"
-	st=$(grep -o '<text class="title"[^<]*<' "$out" | sed 's/.*>//; s/<$//')
-	DETAIL="title '$st'" check "--cpu svg: the graph is not titled a wall-clock flame graph" \
-		"[ -n '$st' ] && ! grep -qi 'wall' <<<'$st'"
+	st=$(grep -o '<text id="title"[^<]*<' "$out" | sed 's/.*>//; s/<$//')
+	DETAIL="title '$st'" check "--cpu svg: titled a CPU-time flame graph, not a wall-clock one" \
+		"grep -q '^CPU-time flame graph of cpuidle (PID $pid): ' <<<'$st' && ! grep -qi 'wall' <<<'$st'"
 
 	out=$TMP/cpu.json
 	prof "$TMP/cpujson" "$pid" --duration 1 --cpu -o "$out"
@@ -206,7 +206,7 @@ fi
 if [ -n "$CPUIDLE_PID" ]; then
 	pid=$CPUIDLE_PID
 	out=$TMP/noidle.folded
-	prof "$TMP/noidle" "$pid" --duration 1.5 --no-idle -o "$out"
+	prof "$TMP/noidle" "$pid" --duration 1.5 --no-idle --stats -o "$out"
 	check_ran "--no-idle" "$TMP/noidle" "$out"
 	b=$(folded_count "$out" ';burn_cpu$')
 	s=$(folded_count "$out" 'sleep_here')
@@ -217,19 +217,19 @@ if [ -n "$CPUIDLE_PID" ]; then
 	dropped=$(sed -nE 's/.* ([0-9]+) idle dropped \(--no-idle\).*/\1/p' "$TMP/noidle.err")
 	summ=$(summary_field "$TMP/noidle.err" samples)
 	DETAIL="summary: $(summary "$TMP/noidle.err")" \
-		check "--no-idle: the summary says how many were dropped (about the sleeper's ticks)" \
+		check "--no-idle --stats: says how many were dropped (about the sleeper's ticks)" \
 		"[ -n '$dropped' ] && [ \$((dropped * 100)) -ge \$((b * 90)) ]"
 	DETAIL="folded $total, summary $summ" \
 		check "--no-idle: the summary's samples are the ones kept" "[ '$total' = '$summ' ]"
 
 	out=$TMP/idle.folded
-	prof "$TMP/idle" "$pid" --duration 1 --no-idle --idle -o "$out"
+	prof "$TMP/idle" "$pid" --duration 1 --no-idle --idle --stats -o "$out"
 	check_ran "--idle" "$TMP/idle" "$out"
 	total=$(folded_total "$out")
 	p=$(pct "$(folded_count "$out" 'sleep_here')" "$total")
 	DETAIL="sleep_here $p%" check "--no-idle --idle (last wins): the sleeper keeps its 50% +- 5" \
 		within "$p" 50 5
-	check "--idle: the summary reports nothing dropped" "! grep -q 'idle dropped' '$TMP/idle.err'"
+	check "--idle --stats: reports nothing dropped" "! grep -q 'idle dropped' '$TMP/idle.err'"
 fi
 
 # --- (d) --tid ------------------------------------------------------------------------
@@ -561,10 +561,19 @@ DETAIL="exit $PROF_RC; $n lines: $(head -c 300 "$TMP/conv4.err")" \
 	check "--convert, malformed line 2: one-line error naming bad.folded:2, non-zero exit" \
 	"[ '$PROF_RC' != 0 ] && [ '$n' = 1 ] && grep -q '^cprof-attach: .*bad\\.folded:2:' '$TMP/conv4.err'"
 check "--convert, malformed input: no output file" "[ ! -e '$TMP/bad.svg' ]"
+# --convert writes every format now (issue 15): folded in, folded out is
+# the same stacks and counts (a stack given twice is one line, counts
+# summed); and a pprof reads back as the same samples.
+norm_folded() { grep -v '^#' "$1" | grep . | awk '{ n = $NF; $NF = ""; c[$0] += n } END { for (k in c) print k c[k] }' | sort; }
 prof "$TMP/conv5" --convert "$TMP/in.folded" -o "$TMP/conv.folded"
 DETAIL="exit $PROF_RC: $(head -c 200 "$TMP/conv5.err")" \
-	check "--convert -o x.folded: refused (exit 2), svg or speedscope only" \
-	"[ '$PROF_RC' = 2 ] && [ ! -e '$TMP/conv.folded' ]"
+	check "--convert -o x.folded: the same stacks and counts" \
+	"[ '$PROF_RC' = 0 ] && cmp -s <(norm_folded '$TMP/in.folded') <(norm_folded '$TMP/conv.folded')"
+prof "$TMP/conv5p" --convert "$TMP/in.folded" -o "$TMP/conv.pprof"
+prof "$TMP/conv5q" --convert "$TMP/conv.pprof" -o "$TMP/back.folded"
+DETAIL="exit $PROF_RC: $(head -c 200 "$TMP/conv5q.err")" \
+	check "--convert folded -> pprof -> folded: the same stacks and counts" \
+	"[ '$PROF_RC' = 0 ] && cmp -s <(norm_folded '$TMP/in.folded') <(norm_folded '$TMP/back.folded')"
 prof "$TMP/conv6" --convert "$TMP/nosuch.folded" -o "$TMP/n.svg"
 DETAIL="exit $PROF_RC: $(head -c 200 "$TMP/conv6.err")" \
 	check "--convert of a missing file: one-line error naming it" \

@@ -589,6 +589,63 @@ static void test_gopclntab(void)
 	      "gopclntab: a header alone is refused");
 }
 
+/* svg__write of FR with INFO, read back as a string (caller frees). */
+static char *svg_text(const struct frames *fr, const struct profile_info *info)
+{
+	char path[] = "/tmp/cprof-unit-XXXXXX", err[256];
+	int fd = mkstemp(path);
+	static char buf[1 << 16];
+	ssize_t n = -1;
+	if (fd >= 0 && svg__write(fd, fr, info, err, sizeof(err)) == 0)
+		n = pread(fd, buf, sizeof(buf) - 1, 0);
+	if (fd >= 0)
+		close(fd);
+	unlink(path);
+	buf[n > 0 ? n : 0] = '\0';
+	return strdup(buf);
+}
+
+/* The flame graph's title (program, PID or "N processes", duration,
+ * samples, view), its legend, and on/off CPU in frame titles. */
+static void test_svg(void)
+{
+	struct frames *fr = frames__new();
+	struct frame_module m = { "/usr/bin/prog", "prog", "", 0x1000, 0x9000 };
+	int32_t mod = frames__add_module(fr, &m);
+	struct frame_line work = { "work", NULL, 0 }, nap = { "nap", NULL, 0 };
+	uint32_t locs[2] = { frames__add_loc(fr, 0x1100, mod, &work, 1),
+			     frames__add_loc(fr, 0x1200, mod, &nap, 1) };
+	struct stack_label l = { 42, 42, "prog", "prog" };
+	uint32_t label = frames__add_label(fr, &l);
+	frames__add_stack(fr, &(struct frame_stack){ label, 'R', -1, &locs[0], 1, 1, 10000000 });
+	frames__add_stack(fr, &(struct frame_stack){ label, 'S', -1, &locs[1], 1, 2, 0 });
+	struct profile_info info = { .period_ns = 10101010, .duration_ns = 2000000000 };
+	char *t = svg_text(fr, &info);
+	check(strstr(t, ">Wall-clock flame graph of prog (PID 42): 2.0 s, 3 samples</text>") != NULL,
+	      "svg: title names the view, program, PID, duration and samples");
+	check(strstr(t, "width=\"100%\"") && strstr(t, "id=\"legend\"") && strstr(t, ">prog</text>") &&
+	      strstr(t, ">on CPU</text>") && strstr(t, ">off CPU"),
+	      "svg: the width follows the window; a legend names the module and on/off CPU");
+	check(strstr(t, "<title>work [prog] (1 sample, 33.33%, on CPU)</title>") &&
+	      strstr(t, "<title>nap [prog] (2 samples, 66.67%, off CPU)</title>"),
+	      "svg: frame titles say on or off CPU");
+	free(t);
+	info.weight_cpu = 1;
+	t = svg_text(fr, &info);
+	check(strstr(t, ">CPU-time flame graph of prog (PID 42): 2.0 s, 3 samples, 0.01 s of CPU</text>") &&
+	      !strstr(t, "off CPU"), "svg: --cpu: the title says CPU time; nothing is off CPU");
+	free(t);
+	info.weight_cpu = 0;
+	struct stack_label l2 = { 43, 43, "other", "other" };
+	frames__add_stack(fr, &(struct frame_stack){ frames__add_label(fr, &l2), 'R', -1, &locs[0], 1,
+						     1, 0 });
+	t = svg_text(fr, &info);
+	check(strstr(t, ">Wall-clock flame graph of 2 processes: 2.0 s, 4 samples</text>") != NULL,
+	      "svg: several processes: the title counts them");
+	free(t);
+	frames__free(fr);
+}
+
 int main(void)
 {
 	test_intern();
@@ -601,6 +658,7 @@ int main(void)
 	test_text();
 	test_outfile();
 	test_gopclntab();
+	test_svg();
 	printf("1..%d\n", n_tests);
 	return n_failed != 0;
 }
