@@ -399,29 +399,53 @@ static void emit_frame(struct emit *e, uint32_t id, double x)
 	strbuf__addf(e->sb, "</text></g>\n");
 }
 
-/* Depth first, children in name order, each at the x (a fraction of the
- * width) where its siblings before it end. */
-static void emit_tree(struct emit *e, uint32_t id, double x)
+/* Depth first, children in name order, each at the x where its siblings
+ * before it end: the order a recursive walk would take, with a stack of
+ * our own, so that a stack 100,000 frames deep costs memory, not our
+ * thread's stack. */
+struct pending {
+	uint32_t id;
+	double x;
+};
+
+static void emit_tree(struct emit *e, uint32_t root, double x0)
 {
-	const struct node *nd = &e->t->nodes[id];
-	if ((double)nd->count / e->total * FRAME_W < MIN_WIDTH)
-		return;
-	emit_frame(e, id, x);
-	size_t n = 0;
-	for (uint32_t c = nd->first_child; c; c = e->t->nodes[c].next_sibling)
-		n++;
-	if (!n)
-		return;
-	uint32_t *kids = xmalloc(n * sizeof(*kids));
-	n = 0;
-	for (uint32_t c = nd->first_child; c; c = e->t->nodes[c].next_sibling)
-		kids[n++] = c;
-	qsort_r(kids, n, sizeof(*kids), by_name, e->t->nodes);
-	for (size_t i = 0; i < n; i++) {
-		emit_tree(e, kids[i], x);
-		x += (double)e->t->nodes[kids[i]].count / e->total;
+	struct pending *todo = xmalloc(64 * sizeof(*todo));
+	size_t n = 0, cap = 64, kids_cap = 0;
+	uint32_t *kids = NULL;
+	todo[n++] = (struct pending){ root, x0 };
+	while (n) {
+		struct pending p = todo[--n];
+		const struct node *nd = &e->t->nodes[p.id];
+		if ((double)nd->count / e->total * FRAME_W < MIN_WIDTH)
+			continue;
+		emit_frame(e, p.id, p.x);
+		size_t k = 0;
+		for (uint32_t c = nd->first_child; c; c = e->t->nodes[c].next_sibling)
+			k++;
+		if (k > kids_cap) {
+			kids_cap = k * 2;
+			kids = xrealloc(kids, kids_cap * sizeof(*kids));
+		}
+		k = 0;
+		for (uint32_t c = nd->first_child; c; c = e->t->nodes[c].next_sibling)
+			kids[k++] = c;
+		qsort_r(kids, k, sizeof(*kids), by_name, e->t->nodes);
+		if (n + k > cap) {
+			cap = (n + k) * 2;
+			todo = xrealloc(todo, cap * sizeof(*todo));
+		}
+		/* Pushed last child first, so that the first pops first; each
+		 * at the sum of its elder siblings' widths, added in order. */
+		double x = p.x;
+		for (size_t i = 0; i < k; i++) {
+			todo[n + k - 1 - i] = (struct pending){ kids[i], x };
+			x += (double)e->t->nodes[kids[i]].count / e->total;
+		}
+		n += k;
 	}
 	free(kids);
+	free(todo);
 }
 
 /* --- the title ------------------------------------------------------------------ */
