@@ -154,6 +154,39 @@ double proc__exec_start_ms(pid_t pid, pid_t tid)
 	return v;
 }
 
+int proc__kernel_stack(pid_t pid, pid_t tid, char names[][64], int max)
+{
+	char fn[96], buf[4096];
+	snprintf(fn, sizeof(fn), "/proc/%d/task/%d/stack", (int)pid, (int)tid);
+	int fd = open(fn, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	int e = errno;
+	close(fd);
+	if (n < 0)
+		return -e;
+	buf[n] = '\0';
+	int k = 0;
+	/* "[<0>] do_epoll_wait+0x548/0x5a0" a line */
+	for (char *line = buf, *next; *line && k < max; line = next) {
+		next = strchr(line, '\n');
+		next = next ? next + 1 : line + strlen(line);
+		char *name = strchr(line, ']');
+		if (!name || name[1] != ' ')
+			continue;
+		name += 2;
+		size_t len = strcspn(name, "+\n");
+		if (!len)
+			continue;
+		if (len > 63)
+			len = 63;
+		memcpy(names[k], name, len);
+		names[k++][len] = '\0';
+	}
+	return k;
+}
+
 int proc__read_mem(pid_t pid, uint64_t addr, void *buf, size_t len)
 {
 	struct iovec local = { buf, len }, remote = { (void *)addr, len };

@@ -49,6 +49,12 @@ int proc__parse_syscall_args(const char *line, long *nr, uint64_t args[6]);
  * with another clock); -1 when unknown. */
 double proc__exec_start_ms(pid_t pid, pid_t tid);
 
+/* The kernel's stack of thread TID blocked in a system call
+ * (/proc/PID/task/TID/stack: root only), innermost first: up to MAX
+ * function names into NAMES (each cut to 63 bytes).  Returns how many, or
+ * -errno. */
+int proc__kernel_stack(pid_t pid, pid_t tid, char names[][64], int max);
+
 /* Copies LEN bytes at ADDR of process PID's memory into BUF: 0 or -errno. */
 int proc__read_mem(pid_t pid, uint64_t addr, void *buf, size_t len);
 

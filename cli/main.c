@@ -42,6 +42,9 @@ int main(int argc, char **argv)
 	}
 	for (size_t i = 0; i < o.nwarnings; i++)
 		fprintf(stderr, "cprof-attach: warning: %s\n", o.warnings[i]);
+	if (o.kernel_stacks && geteuid() != 0)
+		fprintf(stderr, "cprof-attach: warning: --kernel-stacks needs root "
+			"(/proc/PID/task/TID/stack): the profile will have no kernel frames\n");
 	int code = o.convert ? run__convert(&o) : o.dump ? dump__run(&o) :
 		   run__profile(&o, argc, argv);
 	options__free(&o);

@@ -36,6 +36,8 @@ const char options__usage[] =
 	"                    frame (with --threads: above the thread)\n"
 	"      --syscalls    folded, svg, speedscope: a blocked thread's system call as\n"
 	"                    its leaf frame, \"[syscall epoll_wait]\" (pprof: a label)\n"
+	"      --kernel-stacks  as root: where in the kernel a blocked thread waits,\n"
+	"                    frames \"NAME [k]\" under its stack (one more read each)\n"
 	"      --subprocesses, --no-subprocesses\n"
 	"                    also sample the processes PID starts, or not (default:\n"
 	"                    not with PID, yes with -- COMMAND)\n"
@@ -73,7 +75,7 @@ enum {
 	OPT_HZ = 'F', OPT_FORMAT = 'f', OPT_DURATION = 'd', OPT_THREADS = 't', OPT_PID = 'p',
 	OPT_VERSION = 'V',
 	OPT_MAX_DEPTH = 256, OPT_STATS, OPT_CPU, OPT_IDLE, OPT_NO_IDLE, OPT_TID,
-	OPT_THREADS_MATCHING, OPT_DEBUG_DIR, OPT_CONVERT, OPT_PROCESSES, OPT_SYSCALLS, OPT_SUBPROCESSES,
+	OPT_THREADS_MATCHING, OPT_DEBUG_DIR, OPT_CONVERT, OPT_PROCESSES, OPT_SYSCALLS, OPT_KERNEL_STACKS, OPT_SUBPROCESSES,
 	OPT_NO_SUBPROCESSES, OPT_DUMP,
 };
 
@@ -89,6 +91,7 @@ static const struct option long_opts[] = {
 	{ "threads", no_argument, NULL, OPT_THREADS },
 	{ "processes", no_argument, NULL, OPT_PROCESSES },
 	{ "syscalls", no_argument, NULL, OPT_SYSCALLS },
+	{ "kernel-stacks", no_argument, NULL, OPT_KERNEL_STACKS },
 	{ "subprocesses", no_argument, NULL, OPT_SUBPROCESSES },
 	{ "no-subprocesses", no_argument, NULL, OPT_NO_SUBPROCESSES },
 	{ "max-depth", required_argument, NULL, OPT_MAX_DEPTH },
@@ -326,6 +329,9 @@ static int parse_one(struct options *o, int c, const char *arg, char *err, size_
 		return 0;
 	case OPT_SYSCALLS:
 		o->syscall_leaf = 1;
+		return 0;
+	case OPT_KERNEL_STACKS:
+		o->kernel_stacks = 1;
 		return 0;
 	case OPT_PROCESSES:
 		o->processes = 1;

@@ -32,6 +32,7 @@ struct options {
 	int thread_root;                /* --threads */
 	int processes;                  /* --processes: "NAME (PID)" as the root frame */
 	int syscall_leaf;               /* --syscalls: "[syscall NAME]" as the leaf frame */
+	int kernel_stacks;              /* --kernel-stacks: "NAME [k]" frames of blocked threads */
 	int subprocesses;               /* follow descendants: default 0 with PIDs, 1 with -- COMMAND */
 	int subprocesses_given;         /* --subprocesses or --no-subprocesses was given */
 	int dump;                       /* --dump: every thread's stack once, then detach */

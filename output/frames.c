@@ -137,6 +137,7 @@ struct home {
 
 struct namer {
 	struct frames *fr;
+	const struct stacks *st;
 	const struct modules *const *spaces;
 	size_t nspaces;
 	struct symbolizer **syms;       /* by space, made on first use */
@@ -210,6 +211,13 @@ static uint32_t loc_id(struct namer *nm, uint32_t space, uint64_t pc)
 		static const struct frame_line cut = { "[truncated]", NULL, 0 };
 		return frames__add_loc(nm->fr, 0, FRAMES_NO_MODULE, &cut, 1);
 	}
+	const char *kname = stacks__kernel_name(nm->st, pc);
+	if (kname) {            /* perf's mark for kernel code */
+		char name[80];
+		snprintf(name, sizeof(name), "%s [k]", kname);
+		struct frame_line k = { name, NULL, 0 };
+		return frames__add_loc(nm->fr, 0, FRAMES_NO_MODULE, &k, 1);
+	}
 	const struct modules *ms = space < nm->nspaces ? nm->spaces[space] : NULL;
 	const struct module *m = ms ? modules__find(ms, pc) : NULL;
 	int32_t mod = module_id(nm, m);
@@ -261,7 +269,7 @@ static void name_stack(struct namer *nm, const struct stacks *st, const struct s
 struct frames *frames__from_stacks(const struct stacks *st, const struct modules *const *spaces,
 				   size_t nspaces, const char *const *dirs, size_t ndirs)
 {
-	struct namer nm = { .fr = frames__new(), .spaces = spaces, .nspaces = nspaces,
+	struct namer nm = { .fr = frames__new(), .st = st, .spaces = spaces, .nspaces = nspaces,
 			    .syms = xcalloc(nspaces + 1, sizeof(*nm.syms)), .dirs = dirs,
 			    .ndirs = ndirs, .files = intern__new(), .locs = intern__new(),
 			    .mods = intern__new() };

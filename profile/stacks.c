@@ -19,6 +19,7 @@ struct stacks {
 	uint64_t total;
 	uint64_t *key;
 	size_t key_cap;
+	struct intern *kernel;          /* kernel function names (STACKS_PC_KERNEL) */
 	struct stack_label *labels;     /* by slot; pid 0 and tid 0 and no names: none */
 	unsigned char *has_label;
 	size_t nlabels;
@@ -45,6 +46,7 @@ void stacks__free(struct stacks *st)
 	}
 	free(st->labels);
 	free(st->has_label);
+	intern__free(st->kernel);
 	intern__free(st->in);
 	free(st->counts);
 	free(st->cpu);
@@ -129,6 +131,23 @@ const struct stack_label *stacks__label(const struct stacks *st, uint32_t slot)
 size_t stacks__nlabels(const struct stacks *st)
 {
 	return st->nlabels;
+}
+
+uint64_t stacks__kernel_pc(struct stacks *st, const char *name)
+{
+	if (!st->kernel && !(st->kernel = intern__new()))
+		return STACKS_PC_TRUNCATED;
+	int64_t id = intern__add(st->kernel, name, strlen(name), NULL);
+	return id < 0 ? STACKS_PC_TRUNCATED : STACKS_PC_KERNEL | (uint64_t)id;
+}
+
+const char *stacks__kernel_name(const struct stacks *st, uint64_t pc)
+{
+	uint64_t id = pc & ~STACKS_PC_KERNEL;
+	if (pc == STACKS_PC_TRUNCATED || !(pc & STACKS_PC_KERNEL) || !st->kernel ||
+	    id >= intern__count(st->kernel))
+		return NULL;
+	return intern__key(st->kernel, (size_t)id, NULL);
 }
 
 const char *stacks__state_name(char state)

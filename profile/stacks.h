@@ -16,6 +16,11 @@
  * copy ran out): shown as "[truncated]". */
 #define STACKS_PC_TRUNCATED ((uint64_t)-1)
 
+/* A kernel frame (from /proc/PID/task/TID/stack, which gives names, not
+ * addresses): this bit and the name's id (stacks__kernel_name).  User
+ * addresses on x86-64 never have it; STACKS_PC_TRUNCATED is checked first. */
+#define STACKS_PC_KERNEL (1ull << 63)
+
 /* Address spaces: up to 2^24 (one per program image a process ran). */
 #define STACKS_MAX_SPACES (1u << 24)
 
@@ -60,6 +65,12 @@ void stacks__set_label(struct stacks *st, uint32_t slot, const struct stack_labe
 /* The label of SLOT, or NULL. */
 const struct stack_label *stacks__label(const struct stacks *st, uint32_t slot);
 size_t stacks__nlabels(const struct stacks *st);
+
+/* The PC standing for kernel function NAME (interned: one id per name),
+ * or STACKS_PC_TRUNCATED when out of memory. */
+uint64_t stacks__kernel_pc(struct stacks *st, const char *name);
+/* The kernel function a STACKS_PC_KERNEL PC stands for, or NULL. */
+const char *stacks__kernel_name(const struct stacks *st, uint64_t pc);
 
 /* The name of a state letter: "running", "sleeping", "disk wait", ... */
 const char *stacks__state_name(char state);

@@ -14,6 +14,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include "attach/proc.h"
 #include "unwind/unwinder.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"
@@ -174,6 +175,21 @@ static enum unwind_status unwind(struct sampler *s, const struct capture *c, siz
 	return r == UNWIND_NO_MODULE ? UNWIND_PARTIAL : r;
 }
 
+/* Where in the kernel a blocked thread waits: its kernel stack, read right
+ * after its capture (it is still blocked: the capture was checked), put
+ * under the user stack, innermost first. */
+static size_t add_kernel_frames(struct sampler *s, const struct capture *c, size_t depth)
+{
+	char names[32][64];
+	int k = proc__kernel_stack(c->pid, c->tid, names, 32);
+	if (k <= 0 || depth + (size_t)k > (size_t)s->cfg.max_depth + 1)
+		return depth;
+	memmove(s->pcs + k, s->pcs, depth * sizeof(*s->pcs));
+	for (int i = 0; i < k; i++)
+		s->pcs[i] = stacks__kernel_pc(s->st, names[i]);
+	return depth + (size_t)k;
+}
+
 /* Unwinds one capture and counts it.  Returns -EAGAIN when it needs the
  * registers a stop gives. */
 static int take(struct sampler *s, const struct capture *c)
@@ -201,6 +217,8 @@ static int take(struct sampler *s, const struct capture *c)
 		s->stats.short_copies++;
 		target__stack_too_small(s->t, c->tid);
 	}
+	if (s->cfg.kernel_stacks && c->syscall >= 0)
+		depth = add_kernel_frames(s, c, depth);
 	struct stack st = { .slot = c->slot, .space = space, .state = c->state,
 			    .syscall = c->syscall, .pcs = s->pcs, .n = depth, .count = c->ticks, .cpu_ns = c->cpu_ns };
 	int64_t id = stacks__add(s->st, &st);

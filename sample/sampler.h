@@ -36,6 +36,7 @@ struct sampler_config {
 	const regex_t *threads_re;      /* only threads whose name matches (NULL: all) */
 	int once;                       /* one tick, every thread, then stop (--dump) */
 	int timeline;                   /* keep each thread's samples in order */
+	int kernel_stacks;              /* blocked threads' kernel stacks too (root) */
 };
 
 /* What the summary and --stats report. */

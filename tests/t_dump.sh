@@ -100,6 +100,26 @@ else
 	skip "pprof: syscall label" "no go tool pprof ($GO)"
 fi
 
+if [ "$(id -u)" = 0 ]; then
+	prof "$TMP/kern" "$pid" --duration 0.5 --threads --kernel-stacks -o "$TMP/kern.folded"
+	line=$(grep -E "^reader \\($tr\\);" "$TMP/kern.folded" | head -n 1)
+	DETAIL="$line" check "--kernel-stacks: the reader's kernel frames ([k], one a read) under its user stack" \
+		"grep -qE ';reader;(.*;)?read;.* \\[k\\];' <<<\"\$line\" && grep -qE 'read[a-z_]* \\[k\\]' <<<\"\$line\""
+	# After the first kernel frame, every frame of a stack is a kernel frame.
+	bad=$(python3 -c '
+import sys
+n = 0
+for l in open(sys.argv[1]):
+    fr = l.rsplit(" ", 1)[0].split(";")
+    k = [f.endswith(" [k]") for f in fr]
+    if True in k and not all(k[k.index(True):]):
+        n += 1
+print(n)' "$TMP/kern.folded")
+	DETAIL="$bad stacks" check "--kernel-stacks: kernel frames only below the user frames" "[ '$bad' = 0 ]"
+else
+	skip "--kernel-stacks" "needs root"
+fi
+
 # How long a dump takes next to eu-stack (not asserted: performance is for bench).
 if command -v eu-stack >/dev/null; then
 	t0=${EPOCHREALTIME/[.,]/}; "$CPROF" --dump -p "$pid" >/dev/null 2>&1; t1=${EPOCHREALTIME/[.,]/}
