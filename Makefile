@@ -131,6 +131,12 @@ demo: deps
 bench: cprof-attach
 	@bash bench/run.sh
 
+# Unwinding cost per frame on real captures (bench/unwind_cost.c).
+build/bench/unwind_cost: bench/unwind_cost.c $(call objs,build)
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
+
 install: cprof-attach
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions

@@ -10,6 +10,7 @@
 TEST_NAMES := wallclock deep inlined cxx nodebug stripped \
               exiter latethread forker signals crowd eintr interrupter sigcount churn execer many mainexit cpuidle jit dutycycle switcher still
 TEST_NAMES += prefork
+TEST_NAMES += sigframe
 TEST_BINS  := $(TEST_NAMES:%=tests/bin/%)
 
 CXX             ?= g++
@@ -31,6 +32,39 @@ tests/bin/%: tests/targets/%.cpp tests/targets/ready.h tests/tests.mk
 	@mkdir -p tests/bin
 	@echo "  CXX     $<"
 	$(Q)$(CXX) $(TEST_CFLAGS) $(TEST_DEBUG) $(TEST_STRIP) -o $@ $<
+
+# Issue 13, unwinding beyond .eh_frame_hdr: static binaries (.eh_frame
+# without .eh_frame_hdr; musl's libc without any unwind info), and a Go
+# program built normally (.debug_frame, compressed) and with -s -w (no
+# DWARF, no .symtab: frame pointers only).  Go's caches live under build/
+# so that the build works offline and as root; a runtime that is absent
+# builds nothing here (the test installs it, or skips with the reason).
+tests/bin/static: TEST_CFLAGS := $(filter-out -fPIE -pie,$(TEST_CFLAGS)) -static
+TEST_BINS += tests/bin/static
+
+tests/bin/static-musl: tests/targets/static.c tests/targets/ready.h tests/tests.mk
+	@mkdir -p tests/bin
+	@echo "  MUSLCC  $<"
+	$(Q)musl-gcc -std=gnu11 $(filter-out -fPIE -pie,$(TEST_CFLAGS)) -static $(TEST_DEBUG) -o $@ $<
+ifneq ($(shell command -v musl-gcc 2>/dev/null),)
+TEST_BINS += tests/bin/static-musl
+endif
+
+GO_BIN ?= /usr/lib/go-1.19/bin/go
+GO_ENV := GOCACHE=$(CURDIR)/build/go/cache GOPATH=$(CURDIR)/build/go/path GO111MODULE=off \
+          GOFLAGS= CGO_ENABLED=0
+tests/bin/gounwind: tests/targets/gounwind/main.go tests/tests.mk
+	@mkdir -p tests/bin build/go
+	@echo "  GO      $<"
+	$(Q)$(GO_ENV) $(GO_BIN) build -o $@ $<
+
+tests/bin/gounwind-sw: tests/targets/gounwind/main.go tests/tests.mk
+	@mkdir -p tests/bin build/go
+	@echo "  GO      $< [-s -w]"
+	$(Q)$(GO_ENV) $(GO_BIN) build -ldflags='-s -w' -o $@ $<
+ifneq ($(wildcard $(GO_BIN)),)
+TEST_BINS += tests/bin/gounwind tests/bin/gounwind-sw
+endif
 
 .PHONY: test-bins
 test-bins: $(TEST_BINS)
