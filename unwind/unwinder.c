@@ -273,11 +273,21 @@ enum unwind_status unwinder__unwind(struct unwinder *u, const struct unwind_inpu
 		/* A caller's PC is the return address, the instruction after the
 		 * call, which may belong to the next line or function: look up
 		 * pc - 1.  Not for the innermost frame, nor the frame a signal
-		 * interrupted (its PC is where it will resume). */
+		 * interrupted (its PC is where it will resume), nor the signal
+		 * trampoline (__restore_rt: the kernel made the handler "return"
+		 * to its first instruction; there was no call). */
 		pcs[(*n)++] = ret_addr ? ip - 1 : ip;
-		ret_addr = unw_is_signal_frame(&cur) <= 0;
 		x.no_fde = 0;
 		int r = unw_step(&cur);
+		/* After a step, libunwind's signal-frame flag is that of the frame
+		 * just left (its FDE has the 'S' augmentation): a trampoline.
+		 * Asked before the step, it would describe the frame below, one
+		 * frame late: the interrupted frame got pc - 1 and its caller the
+		 * raw return address. */
+		int sig = unw_is_signal_frame(&cur) > 0;
+		if (sig && ret_addr)
+			pcs[*n - 1] = ip;
+		ret_addr = !sig;
 		if (r == 0 && !x.no_fde)
 			return UNWIND_COMPLETE;
 		/* Without an FDE libunwind falls back to guessing with RBP, which
