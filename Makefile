@@ -44,6 +44,7 @@ SRCS := util/xalloc.c util/hist.c util/intern.c util/strbuf.c util/timeutil.c \
         dwarf/symbolizer.c \
         profile/stacks.c output/frames.c output/output.c output/readers.c output/folded.c output/pprof.c output/svg.c output/speedscope.c \
         cli/options.c cli/run.c
+SRCS += unwind/cfi.c
 MAIN := cli/main.c
 OBJS := $(SRCS:%.c=build/%.o) build/output/profile.pb-c.o
 objs  = $(OBJS:build/%=$(1)/%)

@@ -1,10 +1,12 @@
-// gounwind READY: a Go program whose OS threads sit where Go programs'
+// gounwind READY [still]: a Go program whose OS threads sit where Go programs'
 // threads sit, for the unwinding tests (tests/t_runtimes.sh).
 //   - a goroutine computing: main.work -> main.hashLoop -> crypto/sha256
 //     (sha256.block is assembly that uses RBP as a general register);
 //   - a goroutine asleep in time.Sleep, one blocked on a sync.Mutex that
 //     main holds for ever, one blocked on a channel nobody writes to;
 //   - main in select{}.
+// With a second argument "still", no goroutine computes: every thread sits
+// still in a system call (for the frame-for-frame comparison with eu-stack).
 // Built twice by tests/tests.mk: normally (.debug_frame, .symtab) and with
 // -ldflags='-s -w' (neither: frame pointers and .gopclntab only).  Writes
 // READY (its PID) once every goroutine has started.
@@ -65,12 +67,16 @@ func receiver() {
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: gounwind READY")
+		fmt.Fprintln(os.Stderr, "usage: gounwind READY [still]")
 		os.Exit(2)
 	}
+	still := len(os.Args) > 2 && os.Args[2] == "still"
 	mu.Lock()
-	started.Add(4)
-	go work()
+	started.Add(3)
+	if !still {
+		started.Add(1)
+		go work()
+	}
 	go sleeper()
 	go locker()
 	go receiver()
