@@ -69,6 +69,186 @@ int module__eh_table(const struct module *m, struct eh_table *t)
 	return 0;
 }
 
+/* ---- registers the CFI names --------------------------------------------
+ * libdw makes room in each frame it computes for as many registers as the
+ * largest number an FDE's rules name: one rule for register 2^27 costs
+ * 2 GB (a fuzzed .eh_frame did, 500 MB in 11 s).  The target's files are
+ * not ours to trust, so before libdw reads a CFI section every entry is
+ * scanned here, and a section naming a register above CFI_MAX_REG is not
+ * read at all (x86-64 numbers its registers below 70). */
+#define CFI_MAX_REG 127
+
+static bool get_uleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	*v = 0;
+	for (unsigned shift = 0; *p < end; shift += 7) {
+		uint8_t b = *(*p)++;
+		if (shift < 64)
+			*v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return true;
+	}
+	return false;
+}
+
+static bool skip(const uint8_t **p, const uint8_t *end, uint64_t n)
+{
+	if (n > (uint64_t)(end - *p))
+		return false;
+	*p += n;
+	return true;
+}
+
+/* Skips a value of pointer encoding ENC (DW_EH_PE_*). */
+static bool skip_encoded(const uint8_t **p, const uint8_t *end, uint8_t enc)
+{
+	uint64_t v;
+	if (enc == 0xff)                        /* DW_EH_PE_omit */
+		return true;
+	switch (enc & 0x0f) {
+	case 0x00: case 0x04: case 0x0c: return skip(p, end, 8);
+	case 0x02: case 0x0a: return skip(p, end, 2);
+	case 0x03: case 0x0b: return skip(p, end, 4);
+	case 0x01: case 0x09: return get_uleb(p, end, &v);
+	}
+	return false;
+}
+
+/* Whether an instruction stream names no register above CFI_MAX_REG.  At
+ * an operation it cannot size (DW_CFA_set_loc, unknown ones, which libdw
+ * refuses anyway) the rest of the stream is not looked at. */
+static bool insns_sane(const uint8_t *p, const uint8_t *end)
+{
+	while (p < end) {
+		uint8_t op = *p++;
+		uint64_t reg = 0, v;
+		bool ok = true;
+		if (op >> 6) {                  /* advance_loc, offset, restore */
+			if (op >> 6 == 2)
+				ok = get_uleb(&p, end, &v);
+			if (!ok)
+				return true;
+			continue;
+		}
+		switch (op) {
+		case DW_CFA_nop: case DW_CFA_remember_state: case DW_CFA_restore_state:
+		case DW_CFA_GNU_window_save:
+			break;
+		case DW_CFA_advance_loc1: ok = skip(&p, end, 1); break;
+		case DW_CFA_advance_loc2: ok = skip(&p, end, 2); break;
+		case DW_CFA_advance_loc4: ok = skip(&p, end, 4); break;
+		case DW_CFA_def_cfa_offset: case DW_CFA_def_cfa_offset_sf: case DW_CFA_GNU_args_size:
+			ok = get_uleb(&p, end, &v);
+			break;
+		case DW_CFA_def_cfa_expression:
+			ok = get_uleb(&p, end, &v) && skip(&p, end, v);
+			break;
+		case DW_CFA_restore_extended: case DW_CFA_undefined: case DW_CFA_same_value:
+		case DW_CFA_def_cfa_register:
+			ok = get_uleb(&p, end, &reg);
+			break;
+		case DW_CFA_register:
+			ok = get_uleb(&p, end, &reg) && get_uleb(&p, end, &v);
+			reg = v > reg ? v : reg;
+			break;
+		case DW_CFA_offset_extended: case DW_CFA_offset_extended_sf: case DW_CFA_def_cfa:
+		case DW_CFA_def_cfa_sf: case DW_CFA_val_offset: case DW_CFA_val_offset_sf:
+		case DW_CFA_GNU_negative_offset_extended:
+			ok = get_uleb(&p, end, &reg) && get_uleb(&p, end, &v);
+			break;
+		case DW_CFA_expression: case DW_CFA_val_expression:
+			ok = get_uleb(&p, end, &reg) && get_uleb(&p, end, &v) && skip(&p, end, v);
+			break;
+		default:
+			return true;
+		}
+		if (!ok)
+			return true;            /* truncated: libdw refuses it */
+		if (reg > CFI_MAX_REG)
+			return false;
+	}
+	return true;
+}
+
+/* Where an FDE's instructions start, from its CIE: past the initial
+ * location, the address range and the augmentation data.  NULL if the
+ * CIE's augmentation is not understood (libdw cannot read it either). */
+static const uint8_t *fde_insns(const Dwarf_CIE *cie, const Dwarf_FDE *fde, bool eh)
+{
+	const uint8_t *p = fde->start, *end = fde->end;
+	const char *aug = cie->augmentation;
+	uint8_t enc = 0;                        /* DW_EH_PE_absptr */
+	uint64_t n;
+	if (eh && aug[0] == 'z') {
+		const uint8_t *d = cie->augmentation_data, *dend = d + cie->augmentation_data_size;
+		for (const char *a = aug + 1; *a; a++) {
+			if (*a == 'R' && d < dend)
+				enc = *d++;
+			else if (*a == 'P' && d < dend) {
+				uint8_t penc = *d++;
+				if (!skip_encoded(&d, dend, penc))
+					return NULL;
+			} else if (*a == 'L' && d < dend)
+				d++;
+			else if (*a != 'S' && *a != 'B')
+				return NULL;
+		}
+	} else if (aug[0] != '\0') {
+		return NULL;
+	}
+	if (!skip_encoded(&p, end, enc) || !skip_encoded(&p, end, enc & 0x0f))
+		return NULL;
+	if (aug[0] == 'z' && (!get_uleb(&p, end, &n) || !skip(&p, end, n)))
+		return NULL;
+	return p;
+}
+
+/* Whether the CFI section D (.eh_frame if EH, else .debug_frame) names no
+ * register above CFI_MAX_REG anywhere. */
+static bool cfi_sane(const unsigned char *ident, Elf_Data *d, bool eh)
+{
+	Dwarf_Off off = 0, next;
+	Dwarf_CFI_Entry e, c;
+	for (;;) {
+		int r = dwarf_next_cfi(ident, d, eh, off, &next, &e);
+		if (r == 1 || next == (Dwarf_Off)-1 || next <= off)
+			return true;
+		off = next;
+		if (r != 0)
+			continue;
+		if (dwarf_cfi_cie_p(&e)) {
+			if (e.cie.return_address_register > CFI_MAX_REG ||
+			    !insns_sane(e.cie.initial_instructions, e.cie.initial_instructions_end))
+				return false;
+			continue;
+		}
+		Dwarf_Off cnext;
+		const uint8_t *insns;
+		if (dwarf_next_cfi(ident, d, eh, e.fde.CIE_pointer, &cnext, &c) != 0 || !dwarf_cfi_cie_p(&c) ||
+		    !(insns = fde_insns(&c.cie, &e.fde, eh)))
+			continue;
+		if (!insns_sane(insns, e.fde.end))
+			return false;
+	}
+}
+
+/* The section named NAME of ELF, or NULL. */
+static Elf_Scn *find_scn(Elf *elf, const char *name)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *n;
+		if (gelf_getshdr(scn, &sh) && (n = elf_strptr(elf, shstrndx, sh.sh_name)) &&
+		    strcmp(n, name) == 0)
+			return scn;
+	}
+	return NULL;
+}
+
 /* libdw's CFI reader over the image we already hold (.eh_frame, using
  * .eh_frame_hdr's table when there is one), made on first use. */
 static Dwarf_CFI *module_cfi(const struct module *m)
@@ -78,7 +258,11 @@ static Dwarf_CFI *module_cfi(const struct module *m)
 		return c ? c->cfi : NULL;
 	c->tried = 1;
 	c->elf = elf_memory((char *)m->image, m->image_len);
-	c->cfi = c->elf ? dwarf_getcfi_elf(c->elf) : NULL;
+	Elf_Scn *scn = c->elf ? find_scn(c->elf, ".eh_frame") : NULL;
+	Elf_Data *d = scn ? elf_rawdata(scn, NULL) : NULL;
+	const char *ident = c->elf ? elf_getident(c->elf, NULL) : NULL;
+	if (d && ident && d->d_buf && cfi_sane((const unsigned char *)ident, d, true))
+		c->cfi = dwarf_getcfi_elf(c->elf);
 	return c->cfi;
 }
 
@@ -183,7 +367,8 @@ static void load_debug_frame(const struct module *m, struct module_cfi *c, const
 	if (gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0)
 		goto out;
 	d = elf_getdata(scn, NULL);
-	if (!d || !d->d_buf || d->d_size == 0 || d->d_size > DEBUG_FRAME_MAX)
+	if (!d || !d->d_buf || d->d_size == 0 || d->d_size > DEBUG_FRAME_MAX ||
+	    !cfi_sane(eh->e_ident, d, false))
 		goto out;
 	/* ELF header, the section's bytes, the names, three section headers. */
 	static const char names[] = "\0.debug_frame\0.shstrtab";

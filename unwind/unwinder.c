@@ -380,7 +380,8 @@ static void cursor_regs(struct walk *w)
 	w->in_cursor = false;
 	if (w->cursor_fresh)
 		return;                 /* R is what the cursor started from */
-	int need = w->x.need_regs;
+	/* Asking is not needing: the flags an access sets are put back. */
+	int need = w->x.need_regs, short_ = w->x.stack_short, nomod = w->x.no_module;
 	w->r.known = 0;
 	for (size_t i = 0; i < sizeof(saved) / sizeof(saved[0]); i++) {
 		unw_word_t v;
@@ -389,7 +390,9 @@ static void cursor_regs(struct walk *w)
 			w->r.known |= UREG_BIT(saved[i]);
 		}
 	}
-	w->x.need_regs = need;          /* asking is not needing */
+	w->x.need_regs = need;
+	w->x.stack_short = short_;
+	w->x.no_module = nomod;
 }
 
 enum step { STEP_NEXT, STEP_OTHER, STEP_END };

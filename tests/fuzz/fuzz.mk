@@ -6,6 +6,10 @@
 #           .eh_frame_hdr, build ID), libunwind's .eh_frame parsing, and
 #           libdw's symbols, lines, inlines and demangling (the symbolizer)
 #   unwind  the registers and stack bytes we unwind, against real modules
+#   cfi     .eh_frame without .eh_frame_hdr and .debug_frame (compressed or
+#           not) in a small ELF file around the input's bytes: libdw's
+#           reading, our rules (module__cfi_row, unwind/cfi.c) and the
+#           frame-pointer step, unwound from a stack of the input
 # Two builds of each:
 #   build/fuzz/fuzz_NAME     libFuzzer (clang), by `make fuzz`;
 #                            FUZZ_SECS=N also runs each for N seconds
@@ -19,6 +23,7 @@
 # fuzz_unwind.c) and regress-* (inputs that crashed us before a fix).
 
 FUZZ_NAMES  := maps elf unwind
+FUZZ_NAMES  += cfi
 FUZZ_CC     ?= clang
 FUZZ_FLAGS  := -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
 FUZZ_SECS   ?=
