@@ -121,7 +121,7 @@ static bool insns_sane(const uint8_t *p, const uint8_t *end)
 {
 	while (p < end) {
 		uint8_t op = *p++;
-		uint64_t reg = 0, v;
+		uint64_t reg = 0, v = 0;
 		bool ok = true;
 		if (op >> 6) {                  /* advance_loc, offset, restore */
 			if (op >> 6 == 2)
