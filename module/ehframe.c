@@ -249,6 +249,15 @@ static Elf_Scn *find_scn(Elf *elf, const char *name)
 	return NULL;
 }
 
+/* libelf over the image we already hold, made on first use. */
+static Elf *module_elf(const struct module *m)
+{
+	struct module_cfi *c = m->cfi;
+	if (c && !c->elf && m->image)
+		c->elf = elf_memory((char *)m->image, m->image_len);
+	return c ? c->elf : NULL;
+}
+
 /* libdw's CFI reader over the image we already hold (.eh_frame, using
  * .eh_frame_hdr's table when there is one), made on first use. */
 static Dwarf_CFI *module_cfi(const struct module *m)
@@ -257,7 +266,7 @@ static Dwarf_CFI *module_cfi(const struct module *m)
 	if (!c || c->tried)
 		return c ? c->cfi : NULL;
 	c->tried = 1;
-	c->elf = elf_memory((char *)m->image, m->image_len);
+	module_elf(m);
 	Elf_Scn *scn = c->elf ? find_scn(c->elf, ".eh_frame") : NULL;
 	Elf_Data *d = scn ? elf_rawdata(scn, NULL) : NULL;
 	const char *ident = c->elf ? elf_getident(c->elf, NULL) : NULL;
@@ -474,8 +483,11 @@ static struct module_cfi *own_cfi(const struct module *m)
 	if (!c || c->own_tried)
 		return c;
 	c->own_tried = 1;
-	module_cfi(m);
-	if (!c->elf || !gelf_getehdr(c->elf, &eh))
+	/* .eh_frame is read here only where libunwind cannot (no
+	 * .eh_frame_hdr): scanning a large one costs milliseconds. */
+	if (!m->eh_frame_hdr)
+		module_cfi(m);
+	if (!module_elf(m) || !gelf_getehdr(c->elf, &eh))
 		return c;
 	load_code_ranges(m, c);
 	if (elf_getshdrstrndx(c->elf, &shstrndx) != 0)
