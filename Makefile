@@ -51,6 +51,7 @@ SRCS += util/text.c
 SRCS += cli/outfile.c
 SRCS += dwarf/gopclntab.c
 SRCS += dwarf/debuginfod.c
+SRCS += unwind/cfi.c
 MAIN := cli/main.c
 OBJS := $(SRCS:%.c=build/%.o) build/output/profile.pb-c.o
 objs  = $(OBJS:build/%=$(1)/%)
@@ -137,6 +138,12 @@ demo: deps
 
 bench: cprof-attach
 	@bash bench/run.sh
+
+# Unwinding cost per frame on real captures (bench/unwind_cost.c).
+build/bench/unwind_cost: bench/unwind_cost.c $(call objs,build)
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
 
 install: cprof-attach
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \

@@ -104,4 +104,67 @@ int module__eh_table(const struct module *m, struct eh_table *t);   /* 0 or -1 *
  * image; at symbolization time, not while sampling. */
 bool module__func_start(const struct module *m, uint64_t addr, uint64_t *start);
 
+/* ---- unwind info libunwind does not read (module/ehframe.c) ----
+ * libunwind finds FDEs through .eh_frame_hdr only.  Static binaries have
+ * .eh_frame without it; Go binaries have .debug_frame only (often
+ * compressed).  libdw reads both: these are its rule sets, per address,
+ * for the unwinder to apply itself (unwind/cfi.c). */
+
+/* How the caller's value of a register is found, given the CFA:
+ *   CFI_UNDEFINED   lost (a call-clobbered register)
+ *   CFI_SAME        unchanged: the callee's value
+ *   CFI_OFFSET      saved at [CFA + off]
+ *   CFI_VAL_OFFSET  is CFA + off (the CFA itself: reg + off)
+ *   CFI_REGISTER    in register reg
+ *   CFI_EXPR        saved at the address EXPR computes (CFA pushed first)
+ *   CFI_VAL_EXPR    is the value EXPR computes (the CFA: no push)
+ * EXPR is libdw's Dwarf_Op array, NEXPR long, alive as long as the module. */
+enum cfi_rule_kind {
+	CFI_UNDEFINED, CFI_SAME, CFI_OFFSET, CFI_VAL_OFFSET, CFI_REGISTER, CFI_EXPR, CFI_VAL_EXPR,
+};
+struct cfi_rule {
+	uint8_t kind;
+	uint8_t reg;
+	int64_t off;
+	const void *expr;
+	size_t nexpr;
+};
+
+/* The registers a row describes, and their DWARF numbers (cfi_dwarf_reg):
+ * the callee-saved ones, the stack pointer and the return address (the
+ * caller's PC).  Any other register is undefined in the caller. */
+enum { CFI_RBX, CFI_RBP, CFI_RSP, CFI_R12, CFI_R13, CFI_R14, CFI_R15, CFI_RA, CFI_NREGS };
+extern const uint8_t cfi_dwarf_reg[CFI_NREGS];
+
+struct cfi_row {
+	struct cfi_rule cfa;            /* CFI_VAL_OFFSET (reg + off) or CFI_VAL_EXPR */
+	struct cfi_rule regs[CFI_NREGS];
+	bool signal;                    /* a signal trampoline (FDE augmentation 'S') */
+};
+
+/* The row of M's CFI that holds at runtime address PC, from .debug_frame,
+ * or from .eh_frame when M has no .eh_frame_hdr (else libunwind reads it).
+ * Rows are cached per module (libdw runs the CFA program once per PC).
+ * Returns NULL when no FDE covers PC; the row stays valid until the next
+ * call for M. */
+const struct cfi_row *module__cfi_row(const struct module *m, uint64_t pc);
+
+/* Whether ADDR is in an executable segment of M (PT_LOAD with PF_X). */
+bool module__is_code(const struct module *m, uint64_t addr);
+
+/* Whether PC is in a function where stacks end by design, though the
+ * unwind info does not say so, as Go's own tracebacks stop there:
+ *   MODULE_ROOT_TOP     Go's TOPFRAME functions: runtime.goexit (the root
+ *                       of every goroutine), runtime.mstart and
+ *                       runtime.rt0_go (of the system stacks),
+ *                       runtime.sigtramp;
+ *   MODULE_ROOT_SWITCH  those that switched to the system stack, above
+ *                       which the stack is not this one: runtime.mcall,
+ *                       runtime.systemstack, runtime.morestack,
+ *                       runtime.asmcgocall.
+ * Found by name in .symtab, in Go programs (.note.go.buildid or
+ * .gopclntab).  Returns 0 elsewhere. */
+enum { MODULE_ROOT_TOP = 1, MODULE_ROOT_SWITCH = 2 };
+int module__stack_root(const struct module *m, uint64_t pc);
+
 #endif

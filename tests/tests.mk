@@ -14,6 +14,7 @@ TEST_NAMES += hostile
 TEST_NAMES += deadlock cloner swapper
 
 TEST_NAMES += sigtramp
+TEST_NAMES += sigframe
 TEST_BINS  := $(TEST_NAMES:%=tests/bin/%)
 TEST_BINS  += tests/bin/libhostile.so tests/bin/libhostile-s.so
 TEST_BINS  += tests/bin/libswapA.so tests/bin/libswapB.so
@@ -61,8 +62,8 @@ tests/bin/libswapA.so tests/bin/libswapB.so: tests/bin/libswap%.so: tests/target
 # module, no network.  Built only where the Go toolchain is installed
 # (contrib/install-deps.sh installs it); t_go.sh skips without it.
 GO_TOOL  ?= /usr/lib/go-1.19/bin/go
-GO_ENV   := GOENV=off GOFLAGS= GO111MODULE=off GOCACHE=$(CURDIR)/build/go/cache \
-            GOPATH=$(CURDIR)/build/go/path
+GO_ENV   := GOENV=off GOFLAGS= GO111MODULE=off CGO_ENABLED=0 \
+            GOCACHE=$(CURDIR)/build/go/cache GOPATH=$(CURDIR)/build/go/path
 ifneq ($(wildcard $(GO_TOOL)),)
 TEST_BINS += tests/bin/gospin tests/bin/gospin-stripped
 endif
@@ -78,5 +79,37 @@ tests/bin/gospin-stripped: tests/targets/gospin.go tests/tests.mk
 	$(Q)$(GO_ENV) $(GO_TOOL) build -ldflags='-s -w' -o $@ $<
 
 # Last: every TEST_BINS += above is in.
+
+# Issue 13, unwinding beyond .eh_frame_hdr: static binaries (.eh_frame
+# without .eh_frame_hdr; musl's libc without any unwind info), and a Go
+# program built normally (.debug_frame, compressed) and with -s -w (no
+# DWARF, no .symtab: frame pointers only).  Go's caches live under build/
+# so that the build works offline and as root; a runtime that is absent
+# builds nothing here (the test installs it, or skips with the reason).
+tests/bin/static: TEST_CFLAGS := $(filter-out -fPIE -pie,$(TEST_CFLAGS)) -static
+TEST_BINS += tests/bin/static
+
+tests/bin/static-musl: tests/targets/static.c tests/targets/ready.h tests/tests.mk
+	@mkdir -p tests/bin
+	@echo "  MUSLCC  $<"
+	$(Q)musl-gcc -std=gnu11 $(filter-out -fPIE -pie,$(TEST_CFLAGS)) -static $(TEST_DEBUG) -o $@ $<
+ifneq ($(shell command -v musl-gcc 2>/dev/null),)
+TEST_BINS += tests/bin/static-musl
+endif
+
+GO_BIN ?= $(GO_TOOL)
+tests/bin/gounwind: tests/targets/gounwind/main.go tests/tests.mk
+	@mkdir -p tests/bin build/go
+	@echo "  GO      $<"
+	$(Q)$(GO_ENV) $(GO_BIN) build -o $@ $<
+
+tests/bin/gounwind-sw: tests/targets/gounwind/main.go tests/tests.mk
+	@mkdir -p tests/bin build/go
+	@echo "  GO      $< [-s -w]"
+	$(Q)$(GO_ENV) $(GO_BIN) build -ldflags='-s -w' -o $@ $<
+ifneq ($(wildcard $(GO_BIN)),)
+TEST_BINS += tests/bin/gounwind tests/bin/gounwind-sw
+endif
+
 .PHONY: test-bins
 test-bins: $(TEST_BINS)

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "unwind/cfi.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 
@@ -23,17 +24,27 @@ struct unwinder {
 struct ctx {
 	struct unwinder *u;
 	const struct unwind_input *c;
+	const struct user_regs_struct *regs;    /* of the frame the cursor started from */
+	uint32_t known;         /* which of them are valid (UREG_BIT(DWARF number)) */
 	int no_fde;             /* find_proc_info found nothing for the last step */
 	int stack_short;        /* a read fell past the end of the stack copy */
 	int need_regs;          /* asked for a register a partial capture lacks */
 	int no_module;          /* an address was in no known module */
+	const struct module *last;      /* the module find_module() found last */
 };
 
 static const struct module *find_module(struct ctx *x, uint64_t addr)
 {
-	const struct module *m = modules__find(x->u->ms, addr);
+	/* Most lookups fall in the module of the one before (the loop's,
+	 * then find_proc_info's, for the same PC). */
+	const struct module *m = x->last;
+	if (m && addr >= m->start && addr < m->end)
+		return m;
+	m = modules__find(x->u->ms, addr);
 	if (!m)
 		x->no_module = 1;
+	else
+		x->last = m;
 	return m;
 }
 
@@ -63,8 +74,14 @@ static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *p
 	int r = m ? eh_frame_table(m, &di) : -UNW_ENOINFO;
 	if (r == 0)
 		r = _Ux86_64_dwarf_search_unwind_table(as, ip, &di, pi, need_unwind_info, arg);
-	if (r < 0)
+	if (r < 0) {
+		/* Not -UNW_ENOINFO: with that, unw_step() would guess a frame
+		 * from RBP and leave the cursor on it.  With any other error it
+		 * returns at once, the cursor still on this frame, whose
+		 * registers the other ways of stepping start from. */
 		x->no_fde = 1;
+		r = -UNW_ESTOPUNWIND;
+	}
 	return r;
 }
 
@@ -79,40 +96,64 @@ static int get_dyn_info_list_addr(unw_addr_space_t as, unw_word_t *dilap, void *
 	return -UNW_ENOINFO;
 }
 
-static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp,
-		      int write, void *arg)
+/* A word of the stack copy, or -1.  With FLAG, flags a copy too short if
+ * ADDR is past its end and the copy was cut by our size, not by the end of
+ * the mapping: a larger one would do. */
+static int read_stack(struct ctx *x, uint64_t addr, uint64_t *val, bool flag)
+{
+	const struct unwind_input *c = x->c;
+	if (addr >= c->stack_addr && addr - c->stack_addr <= c->stack_len &&
+	    c->stack_len - (addr - c->stack_addr) >= sizeof(*val)) {
+		memcpy(val, c->stack + (addr - c->stack_addr), sizeof(*val));
+		return 0;
+	}
+	if (flag && addr >= c->stack_addr && addr - c->stack_addr < STACK_SPAN &&
+	    c->stack_len == c->stack_want && !modules__find(x->u->ms, addr))
+		x->stack_short = 1;
+	return -1;
+}
+
+/* A word of the target's memory as we have it: the stack copy, then the
+ * module images.  (Modules are checked before flagging a short copy:
+ * thread stacks often sit right below the libraries.) */
+static int read_word(void *arg, uint64_t addr, uint64_t *val)
 {
 	struct ctx *x = arg;
 	const struct unwind_input *c = x->c;
-	if (write)
-		return -UNW_EINVAL;
-	if (addr >= c->stack_addr && addr - c->stack_addr + sizeof(*valp) <= c->stack_len) {
-		memcpy(valp, c->stack + (addr - c->stack_addr), sizeof(*valp));
+	if (addr >= c->stack_addr && addr - c->stack_addr <= c->stack_len &&
+	    c->stack_len - (addr - c->stack_addr) >= sizeof(*val)) {
+		memcpy(val, c->stack + (addr - c->stack_addr), sizeof(*val));
 		return 0;
 	}
 	const struct module *m = find_module(x, addr);
-	if (m && module__read(m, addr, valp, sizeof(*valp)) == 0)
+	if (m && module__read(m, addr, val, sizeof(*val)) == 0)
 		return 0;
-	if (!m && addr >= c->stack_addr && addr - c->stack_addr < STACK_SPAN) {
-		/* Past our copy but near the stack: if the copy was cut by our
-		 * size (not by the end of the mapping), a larger one would do.
-		 * Modules are checked first: thread stacks often sit right
-		 * below the libraries. */
-		if (c->stack_len == c->stack_want)
-			x->stack_short = 1;
-	}
-	return -UNW_EINVAL;
+	if (!m)
+		read_stack(x, addr, val, true);
+	return -1;
+}
+
+static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp,
+		      int write, void *arg)
+{
+	uint64_t v;
+	if (write || read_word(arg, addr, &v) < 0)
+		return -UNW_EINVAL;
+	*valp = v;
+	return 0;
 }
 
 static int access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *valp,
 		      int write, void *arg)
 {
 	struct ctx *x = arg;
-	const struct user_regs_struct *r = x->c->regs;
+	const struct user_regs_struct *r = x->regs;
 	if (write)
 		return -UNW_EREADONLYREG;
-	if (x->c->partial_regs && reg != UNW_X86_64_RSP && reg != UNW_X86_64_RIP) {
-		x->need_regs = 1;
+	if (reg < 0 || reg >= UREG_N || !(x->known & UREG_BIT(reg))) {
+		/* A stop gives every register: worth it if the capture lacked it. */
+		if (x->c->partial_regs)
+			x->need_regs = 1;
 		return -UNW_EBADREG;
 	}
 	switch (reg) {
@@ -198,10 +239,10 @@ void unwinder__flush(struct unwinder *u)
  * child the unwind info would be wrong), so a parent stopped in clone3 has
  * a PC without one, and its stack would end there.  Such a syscall stub
  * has pushed nothing: its return address is at SP.  When the innermost PC
- * has no FDE and follows a syscall instruction, C's caller frame is made
- * into ALT (PC = the word at SP, SP + 8, the other registers as they are:
- * a syscall keeps the callee-saved ones), if that address is code in a
- * known module.  Anything else still ends the stack. */
+ * has no FDE and follows a syscall instruction, its caller's frame is made
+ * into R (PC = the word at SP, SP + 8, the other registers as they are: a
+ * syscall keeps the callee-saved ones), if that address is code in a known
+ * module.  Anything else still goes on to a frame-pointer step. */
 static int after_syscall(struct ctx *x, uint64_t pc)
 {
 	unsigned char insn[2];
@@ -217,9 +258,8 @@ static int newborn(struct ctx *x, const struct unwind_input *c)
 	       (c->regs->orig_rax == 56 || c->regs->orig_rax == 435) && after_syscall(x, c->regs->rip);
 }
 
-/* ALT gets C with the caller's PC and SP; ALT_REGS holds its registers. */
-static int syscall_stub_caller(struct ctx *x, const struct unwind_input *c,
-			       struct unwind_input *alt, struct user_regs_struct *alt_regs)
+/* R (the innermost frame, C's) becomes its caller's frame. */
+static int syscall_stub_caller(struct ctx *x, const struct unwind_input *c, struct uregs *r)
 {
 	uint64_t pc = c->regs->rip, sp = c->regs->rsp, ra;
 	if (!after_syscall(x, pc))
@@ -229,69 +269,296 @@ static int syscall_stub_caller(struct ctx *x, const struct unwind_input *c,
 	memcpy(&ra, c->stack + (sp - c->stack_addr), 8);
 	if (!find_module(x, ra))
 		return -1;
-	*alt = *c;
-	*alt_regs = *c->regs;
-	alt_regs->rip = ra;
-	alt_regs->rsp = sp + 8;
-	alt->regs = alt_regs;
+	r->v[UREG_RIP] = ra;
+	r->v[UREG_RSP] = sp + 8;
 	return 0;
 }
 
-/* Why the unwind stopped early, once libunwind gave up. */
-static enum unwind_status early_end(const struct ctx *x)
+/* ---- one unwind ----------------------------------------------------------
+ * Each frame is stepped by the best source there is for its PC:
+ *   1. libunwind, for modules with .eh_frame_hdr (every C/C++ library and
+ *      program the toolchain links normally), from its own cursor;
+ *   2. a CFI row libdw reads (module__cfi_row(): .eh_frame of a static
+ *      binary, .debug_frame of a Go program), applied here (unwind/cfi.c);
+ *   3. where there is no unwind info at all (JIT code, named from
+ *      /tmp/perf-PID.map; code without an FDE), one frame-pointer step:
+ *      caller's PC at [RBP + 8], its RBP at [RBP], its SP = RBP + 16.
+ * Where an FDE covers the PC only it is used: no guessing where there is
+ * CFI.  A frame-pointer step is checked: RBP known, aligned, at or above
+ * SP and inside the stack copy, the return address code of a known module
+ * (executable segment) or outside every module (JIT code).  Frames reached
+ * that way outside every module stand only if a later frame is in a
+ * module: a chain that fails before is cut back to the last frame that
+ * stands, never kept as a guess. */
+struct walk {
+	struct ctx x;
+	struct unwinder *u;
+	const struct unwind_input *c;
+	unw_cursor_t cur;
+	bool in_cursor;         /* the current frame is the cursor's, else R's */
+	bool cursor_fresh;      /* ... and the one it was started from */
+	struct uregs r;         /* the current frame's registers (!in_cursor) */
+	struct user_regs_struct ur;     /* what the cursor was started from */
+	bool ret_addr;          /* the current frame's PC is a return address */
+	bool by_fp;             /* the current frame came from a frame-pointer step */
+	uint64_t *pcs;
+	size_t max, n;
+	size_t standing;        /* frames that stand (see above) */
+};
+
+static const int user_regs_order[UREG_N] = {
+	offsetof(struct user_regs_struct, rax), offsetof(struct user_regs_struct, rdx),
+	offsetof(struct user_regs_struct, rcx), offsetof(struct user_regs_struct, rbx),
+	offsetof(struct user_regs_struct, rsi), offsetof(struct user_regs_struct, rdi),
+	offsetof(struct user_regs_struct, rbp), offsetof(struct user_regs_struct, rsp),
+	offsetof(struct user_regs_struct, r8), offsetof(struct user_regs_struct, r9),
+	offsetof(struct user_regs_struct, r10), offsetof(struct user_regs_struct, r11),
+	offsetof(struct user_regs_struct, r12), offsetof(struct user_regs_struct, r13),
+	offsetof(struct user_regs_struct, r14), offsetof(struct user_regs_struct, r15),
+	offsetof(struct user_regs_struct, rip),
+};
+
+static void uregs_from_user(struct uregs *r, const struct user_regs_struct *u, uint32_t known)
 {
+	for (int i = 0; i < UREG_N; i++)
+		memcpy(&r->v[i], (const char *)u + user_regs_order[i], sizeof(r->v[i]));
+	r->known = known;
+}
+
+static void user_from_uregs(struct user_regs_struct *u, const struct uregs *r)
+{
+	memset(u, 0, sizeof(*u));
+	for (int i = 0; i < UREG_N; i++)
+		if (r->known & UREG_BIT(i))
+			memcpy((char *)u + user_regs_order[i], &r->v[i], sizeof(r->v[i]));
+}
+
+/* Ends the unwind with status S: frames that do not stand are dropped. */
+static enum unwind_status end(struct walk *w, enum unwind_status s)
+{
+	if (s != UNWIND_COMPLETE && s != UNWIND_TRUNCATED && w->standing < w->n)
+		w->n = w->standing;
+	return s;
+}
+
+/* Why the unwind stopped early. */
+static enum unwind_status early_end(struct walk *w)
+{
+	const struct ctx *x = &w->x;
 	if (x->need_regs)
-		return UNWIND_NEED_REGS;
-	/* Without unwind info libunwind reads the code at the PC (JIT code
-	 * above the stack): not a copy too short. */
+		return end(w, UNWIND_NEED_REGS);
 	if (x->stack_short && !x->no_fde)
-		return UNWIND_STACK_SHORT;
-	return x->no_module ? UNWIND_NO_MODULE : UNWIND_PARTIAL;
+		return end(w, UNWIND_STACK_SHORT);
+	return end(w, x->no_module ? UNWIND_NO_MODULE : UNWIND_PARTIAL);
+}
+
+/* Wanted a register we lack: a stop would give it if the capture was partial. */
+static enum unwind_status lacks_reg(struct walk *w)
+{
+	if (w->c->partial_regs)
+		w->x.need_regs = 1;
+	return early_end(w);
+}
+
+static int cursor_start(struct walk *w)
+{
+	user_from_uregs(&w->ur, &w->r);
+	w->x.regs = &w->ur;
+	w->x.known = w->r.known;
+	if (unw_init_remote(&w->cur, w->u->as, &w->x) < 0)
+		return -1;
+	w->in_cursor = w->cursor_fresh = true;
+	return 0;
+}
+
+/* R from the cursor's current frame: PC, SP and the callee-saved
+ * registers (the others are lost in callers). */
+static void cursor_regs(struct walk *w)
+{
+	static const int saved[] = { UNW_X86_64_RIP, UNW_X86_64_RSP, UNW_X86_64_RBP, UNW_X86_64_RBX,
+				     UNW_X86_64_R12, UNW_X86_64_R13, UNW_X86_64_R14, UNW_X86_64_R15 };
+	w->in_cursor = false;
+	if (w->cursor_fresh)
+		return;                 /* R is what the cursor started from */
+	/* Asking is not needing: the flags an access sets are put back. */
+	int need = w->x.need_regs, short_ = w->x.stack_short, nomod = w->x.no_module;
+	w->r.known = 0;
+	for (size_t i = 0; i < sizeof(saved) / sizeof(saved[0]); i++) {
+		unw_word_t v;
+		if (unw_get_reg(&w->cur, saved[i], &v) == 0) {
+			w->r.v[saved[i]] = v;
+			w->r.known |= UREG_BIT(saved[i]);
+		}
+	}
+	w->x.need_regs = need;
+	w->x.stack_short = short_;
+	w->x.no_module = nomod;
+}
+
+enum step { STEP_NEXT, STEP_OTHER, STEP_END };
+
+/* Steps with libunwind.  STEP_OTHER: no FDE; the cursor's frame is in R. */
+static enum step step_libunwind(struct walk *w, uint64_t ip, enum unwind_status *st)
+{
+	if (!w->in_cursor && cursor_start(w) < 0) {
+		*st = end(w, UNWIND_PARTIAL);
+		return STEP_END;
+	}
+	w->x.no_fde = 0;
+	int r = unw_step(&w->cur);
+	if (w->x.no_fde) {
+		cursor_regs(w);
+		return STEP_OTHER;
+	}
+	w->cursor_fresh = false;
+	/* After a step, libunwind's signal-frame flag is that of the frame
+	 * just left (its FDE has the 'S' augmentation): a trampoline.  Asked
+	 * before the step, it would describe the frame below, one frame
+	 * late: the interrupted frame got pc - 1 and its caller the raw
+	 * return address. */
+	int sig = unw_is_signal_frame(&w->cur) > 0;
+	if (sig && w->ret_addr)
+		w->pcs[w->n - 1] = ip;
+	w->ret_addr = !sig;
+	w->by_fp = false;
+	if (r > 0)
+		return STEP_NEXT;
+	*st = r == 0 ? end(w, UNWIND_COMPLETE) : early_end(w);
+	return STEP_END;
+}
+
+/* Steps by CFI row ROW (the current frame's registers in R). */
+static enum step step_cfi(struct walk *w, const struct cfi_row *row, uint64_t ip,
+			  enum unwind_status *st)
+{
+	struct uregs caller;
+	int r = cfi_step(row, &w->r, &caller, read_word, &w->x);
+	if (r == CFI_STEP_END || (r == CFI_STEP_OK && caller.v[UREG_RIP] == 0)) {
+		*st = end(w, UNWIND_COMPLETE);      /* as libunwind: no caller */
+		return STEP_END;
+	}
+	if (r == CFI_STEP_NEED_REG) {
+		*st = lacks_reg(w);
+		return STEP_END;
+	}
+	/* A frame is popped: the caller's SP is above (but where a signal
+	 * frame restores the interrupted one, which may be anywhere). */
+	if (r != CFI_STEP_OK || (!row->signal && caller.v[UREG_RSP] <= w->r.v[UREG_RSP])) {
+		*st = early_end(w);
+		return STEP_END;
+	}
+	if (row->signal && w->ret_addr)
+		w->pcs[w->n - 1] = ip;
+	w->ret_addr = !row->signal;
+	w->by_fp = false;
+	w->r = caller;
+	return STEP_NEXT;
+}
+
+/* One frame-pointer step, checked (see struct walk). */
+static enum step step_fp(struct walk *w, const struct module *m, enum unwind_status *st)
+{
+	uint64_t rbp = w->r.v[UREG_RBP], sp = w->r.v[UREG_RSP], ra, next_rbp;
+	if (!(w->r.known & UREG_BIT(UREG_RBP))) {
+		*st = lacks_reg(w);
+		return STEP_END;
+	}
+	/* By the ABI's convention _start (and a thread's first function)
+	 * clears RBP, so the frame-pointer chain ends with a saved RBP of 0:
+	 * a frame of a module's code reached by a frame-pointer step with RBP
+	 * 0 is the outermost one.  (Reached otherwise, its RBP may be 0 for
+	 * any reason: code without frame pointers uses it freely.) */
+	if (rbp == 0 && m && w->by_fp) {
+		*st = end(w, UNWIND_COMPLETE);
+		return STEP_END;
+	}
+	/* A frame past the copy ends the stack: growing the copy on the word
+	 * of an RBP nothing vouches for would cost every later sample. */
+	if (rbp == 0 || rbp % 8 || rbp < sp || read_stack(&w->x, rbp, &next_rbp, false) < 0 ||
+	    read_stack(&w->x, rbp + 8, &ra, false) < 0 || ra == 0) {
+		*st = early_end(w);
+		return STEP_END;
+	}
+	const struct module *rm = modules__find(w->u->ms, ra - 1);
+	if (rm && !module__is_code(rm, ra - 1)) {
+		*st = early_end(w);
+		return STEP_END;
+	}
+	w->r.v[UREG_RIP] = ra;
+	w->r.v[UREG_RSP] = rbp + 16;
+	w->r.v[UREG_RBP] = next_rbp;
+	w->r.known = UREG_BIT(UREG_RIP) | UREG_BIT(UREG_RSP) | UREG_BIT(UREG_RBP);
+	w->ret_addr = w->by_fp = true;
+	return STEP_NEXT;
+}
+
+/* Steps a frame libunwind cannot (R holds its registers). */
+static enum step step_other(struct walk *w, const struct module *m, uint64_t ip, uint64_t look,
+			    enum unwind_status *st)
+{
+	const struct cfi_row *row;
+	int root = m ? module__stack_root(m, look) : 0;
+	w->x.no_fde = 0;
+	if (root == MODULE_ROOT_TOP || (root == MODULE_ROOT_SWITCH && w->n > 1)) {
+		*st = end(w, UNWIND_COMPLETE);
+		return STEP_END;
+	}
+	if (m && (row = module__cfi_row(m, look)))
+		return step_cfi(w, row, ip, st);
+	if (w->n == 1 && newborn(&w->x, w->c)) {
+		*st = end(w, UNWIND_COMPLETE);
+		return STEP_END;
+	}
+	if (w->n == 1 && syscall_stub_caller(&w->x, w->c, &w->r) == 0) {
+		w->ret_addr = true;
+		w->by_fp = false;
+		return STEP_NEXT;
+	}
+	return step_fp(w, m, st);
 }
 
 enum unwind_status unwinder__unwind(struct unwinder *u, const struct unwind_input *c,
 				    uint64_t *pcs, size_t max, size_t *n)
 {
-	struct ctx x = { .u = u, .c = c };
-	struct unwind_input alt;
-	struct user_regs_struct alt_regs;
-	unw_cursor_t cur;
-	int ret_addr = 0;               /* is the current frame's PC a return address? */
+	struct walk w = { .x = { .u = u, .c = c }, .u = u, .c = c, .pcs = pcs, .max = max };
+	enum unwind_status st = UNWIND_PARTIAL;
+	uregs_from_user(&w.r, c->regs,
+			c->partial_regs ? UREG_BIT(UREG_RSP) | UREG_BIT(UREG_RIP) : UREG_ALL);
 	*n = 0;
 	if (max < 1)
 		return UNWIND_TRUNCATED;
-	if (unw_init_remote(&cur, u->as, &x) < 0) {
-		pcs[(*n)++] = c->regs->rip;
-		return UNWIND_PARTIAL;
-	}
 	for (;;) {
-		unw_word_t ip;
-		if (unw_get_reg(&cur, UNW_REG_IP, &ip) < 0 || ip == 0)
-			return x.need_regs ? UNWIND_NEED_REGS : UNWIND_PARTIAL;
-		if (*n == max)
-			return UNWIND_TRUNCATED;
-		/* A caller's PC is the return address, the instruction after the
-		 * call, which may belong to the next line or function: look up
-		 * pc - 1.  Not for the innermost frame, nor the frame a signal
-		 * interrupted (its PC is where it will resume). */
-		pcs[(*n)++] = ret_addr ? ip - 1 : ip;
-		ret_addr = unw_is_signal_frame(&cur) <= 0;
-		x.no_fde = 0;
-		int r = unw_step(&cur);
-		if (r == 0 && !x.no_fde)
-			return UNWIND_COMPLETE;
-		/* Without an FDE libunwind falls back to guessing with RBP, which
-		 * in code built without frame pointers yields plausible, wrong
-		 * frames: stop there instead. */
-		if (x.no_fde && *n == 1 && x.c == c && newborn(&x, c))
-			return UNWIND_COMPLETE;
-		if (x.no_fde && *n == 1 && x.c == c &&
-		    syscall_stub_caller(&x, c, &alt, &alt_regs) == 0 &&
-		    (x = (struct ctx){ .u = u, .c = &alt }, unw_init_remote(&cur, u->as, &x) == 0)) {
-			ret_addr = 1;
-			continue;
+		unw_word_t ip = w.r.v[UREG_RIP];
+		if (w.in_cursor && unw_get_reg(&w.cur, UNW_REG_IP, &ip) < 0)
+			ip = 0;
+		if (ip == 0) {
+			st = end(&w, w.x.need_regs ? UNWIND_NEED_REGS : UNWIND_PARTIAL);
+			break;
 		}
-		if (r <= 0 || x.no_fde)
-			return early_end(&x);
+		if (w.n == max) {
+			st = end(&w, UNWIND_TRUNCATED);
+			break;
+		}
+		/* A caller's PC is the return address, the instruction after
+		 * the call, which may belong to the next line or function:
+		 * look up pc - 1.  Not for the innermost frame, nor the frame a
+		 * signal interrupted (its PC is where it will resume), nor the
+		 * signal trampoline (__restore_rt: the kernel made the handler
+		 * "return" to its first instruction; there was no call). */
+		uint64_t look = w.ret_addr ? ip - 1 : ip;
+		w.pcs[w.n++] = look;
+		const struct module *m = find_module(&w.x, look);
+		if (m || !w.by_fp)
+			w.standing = w.n;
+		enum step s = m && m->eh_frame_hdr ? step_libunwind(&w, ip, &st) : STEP_OTHER;
+		if (s == STEP_OTHER) {
+			if (w.in_cursor)
+				cursor_regs(&w);
+			s = step_other(&w, m, ip, look, &st);
+		}
+		if (s == STEP_END)
+			break;
 	}
+	*n = w.n;
+	return st;
 }

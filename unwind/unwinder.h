@@ -4,9 +4,14 @@
  * libunwind's remote API with our own accessors: stack memory comes from
  * the copy, code and .eh_frame bytes from the module images
  * (module/modules.h), unwind tables are located from each module's
- * .eh_frame_hdr, and libunwind's global cache is on.  No ptrace, no
- * per-word syscalls, no reads of /proc: the module table is the caller's
- * to refresh (see UNWIND_NO_MODULE). */
+ * .eh_frame_hdr, and libunwind's global cache is on.  A frame libunwind
+ * has no FDE for is stepped by the CFI libdw reads (.debug_frame of Go
+ * programs, .eh_frame of static binaries: module__cfi_row(), applied by
+ * unwind/cfi.c), and where there is no unwind info at all (JIT code, code
+ * without an FDE) by one checked frame-pointer step; never by a guess
+ * where an FDE covers the PC.  No ptrace, no per-word syscalls, no reads of
+ * /proc: the module table is the caller's to refresh (see
+ * UNWIND_NO_MODULE). */
 #ifndef CPROF_UNWIND_UNWINDER_H
 #define CPROF_UNWIND_UNWINDER_H
 
@@ -29,8 +34,11 @@ struct unwind_input {
 };
 
 enum unwind_status {
-	UNWIND_COMPLETE,        /* reached the thread's root */
-	UNWIND_PARTIAL,         /* stopped early: no unwind info or bad memory */
+	UNWIND_COMPLETE,        /* reached the thread's root: the CFI says there is
+				   no caller, the frame-pointer chain ends (RBP 0),
+				   or a Go root (module__stack_root()) */
+	UNWIND_PARTIAL,         /* stopped early: no unwind info, a frame-pointer
+				   step that failed its checks, or bad memory */
 	UNWIND_NO_MODULE,       /* stopped early at an address in no known module:
 				   the maps may have changed (refresh, try again) */
 	UNWIND_TRUNCATED,       /* MAX frames and more to come */

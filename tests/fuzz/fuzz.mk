@@ -11,6 +11,10 @@
 #   gopclntab  a Go binary's .gopclntab (dwarf/gopclntab.c), alone or in an
 #           ELF file; seeds cut from tests/bin/gospin-stripped by
 #           tests/fuzz/gopclntab_seeds.py, one per table layout
+#   cfi     .eh_frame without .eh_frame_hdr and .debug_frame (compressed or
+#           not) in a small ELF file around the input's bytes: libdw's
+#           reading, our rules (module__cfi_row, unwind/cfi.c) and the
+#           frame-pointer step, unwound from a stack of the input
 # Two builds of each:
 #   build/fuzz/fuzz_NAME     libFuzzer (clang), by `make fuzz`;
 #                            FUZZ_SECS=N also runs each for N seconds
@@ -26,6 +30,7 @@
 FUZZ_NAMES  := maps elf unwind
 FUZZ_NAMES  += writers
 FUZZ_NAMES  += gopclntab
+FUZZ_NAMES  += cfi
 FUZZ_CC     ?= clang
 FUZZ_FLAGS  := -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
 FUZZ_SECS   ?=

@@ -20,6 +20,9 @@
 #include "profile/stacks.h"
 #include "util/intern.h"
 #include "util/text.h"
+#include "unwind/cfi.h"
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 
 static int n_tests, n_failed;
 
@@ -646,6 +649,82 @@ static void test_svg(void)
 	frames__free(fr);
 }
 
+/* unwind/cfi.c: DWARF expressions and rows applied to registers and a
+ * small memory of 16 words at 0x1000. */
+static uint64_t cfi_mem[16];
+static int cfi_read(void *arg, uint64_t addr, uint64_t *val)
+{
+	if (addr < 0x1000 || addr > 0x1000 + 15 * 8 || addr % 8)
+		return -1;
+	*val = cfi_mem[(addr - 0x1000) / 8];
+	return 0;
+}
+
+static int eval(const Dwarf_Op *ops, size_t n, const struct uregs *r, uint64_t *out, bool *val)
+{
+	return cfi_eval(ops, n, r, 0x1040, true, cfi_read, NULL, out, val);
+}
+
+static void test_cfi(void)
+{
+	struct uregs r = { .known = UREG_BIT(UREG_RSP) | UREG_BIT(UREG_RIP) };
+	uint64_t v;
+	bool val;
+	r.v[UREG_RSP] = 0x1000;
+	r.v[UREG_RIP] = 0x40100c;
+	cfi_mem[1] = 0xabc;
+	const Dwarf_Op deref[] = { { DW_OP_breg7, 8, 0, 0 }, { DW_OP_deref, 0, 0, 2 } };
+	check(eval(deref, 2, &r, &v, &val) == CFI_STEP_OK && v == 0xabc && !val,
+	      "cfi: breg7 8; deref reads the word at rsp + 8");
+	/* The PLT's CFA: rsp + 8, + 8 more past the push of the 11th byte. */
+	const Dwarf_Op plt[] = { { DW_OP_breg7, 8, 0, 0 }, { DW_OP_breg16, 0, 0, 2 },
+				 { DW_OP_lit15, 0, 0, 4 }, { DW_OP_and, 0, 0, 5 },
+				 { DW_OP_lit11, 0, 0, 6 }, { DW_OP_ge, 0, 0, 7 },
+				 { DW_OP_lit3, 0, 0, 8 }, { DW_OP_shl, 0, 0, 9 }, { DW_OP_plus, 0, 0, 10 } };
+	check(eval(plt, 9, &r, &v, &val) == CFI_STEP_OK && v == 0x1010,
+	      "cfi: the PLT's CFA expression at byte 12 of an entry");
+	const Dwarf_Op branch[] = { { DW_OP_lit1, 0, 0, 0 }, { DW_OP_bra, 1, 0, 1 },
+				    { DW_OP_lit5, 0, 0, 4 }, { DW_OP_lit7, 0, 0, 5 },
+				    { DW_OP_stack_value, 0, 0, 6 } };
+	check(eval(branch, 5, &r, &v, &val) == CFI_STEP_OK && v == 7 && val,
+	      "cfi: bra taken skips an operation; stack_value makes a value");
+	const Dwarf_Op loop[] = { { DW_OP_skip, (Dwarf_Word)-3, 0, 0 } };
+	check(eval(loop, 1, &r, &v, &val) == CFI_STEP_BAD, "cfi: an endless loop is cut");
+	const Dwarf_Op under[] = { { DW_OP_plus, 0, 0, 0 } };
+	check(eval(under, 1, &r, &v, &val) == CFI_STEP_BAD, "cfi: stack underflow refused");
+	const Dwarf_Op early[] = { { DW_OP_lit1, 0, 0, 0 }, { DW_OP_stack_value, 0, 0, 1 },
+				   { DW_OP_lit2, 0, 0, 2 } };
+	check(eval(early, 3, &r, &v, &val) == CFI_STEP_BAD, "cfi: stack_value only last");
+	const Dwarf_Op rbp[] = { { DW_OP_breg6, 0, 0, 0 } };
+	check(eval(rbp, 1, &r, &v, &val) == CFI_STEP_NEED_REG, "cfi: a register we lack is asked for");
+	const Dwarf_Op unmapped[] = { { DW_OP_lit0, 0, 0, 0 }, { DW_OP_deref, 0, 0, 1 } };
+	check(eval(unmapped, 2, &r, &v, &val) == CFI_STEP_BAD, "cfi: memory not captured refused");
+
+	/* A frame of push rbp; mov rsp, rbp: CFA = rbp + 16. */
+	struct cfi_row row = { .cfa = { CFI_VAL_OFFSET, UREG_RBP, 16, NULL, 0 } };
+	for (int i = 0; i < CFI_NREGS; i++)
+		row.regs[i].kind = CFI_SAME;
+	row.regs[CFI_RBP] = (struct cfi_rule){ CFI_OFFSET, 0, -16, NULL, 0 };
+	row.regs[CFI_RA] = (struct cfi_rule){ CFI_OFFSET, 0, -8, NULL, 0 };
+	cfi_mem[2] = 0x1070;            /* saved rbp at 0x1010 */
+	cfi_mem[3] = 0x401234;          /* return address at 0x1018 */
+	struct uregs caller;
+	check(cfi_step(&row, &r, &caller, cfi_read, NULL) == CFI_STEP_NEED_REG,
+	      "cfi: a CFA on rbp needs rbp");
+	r.v[UREG_RBP] = 0x1010;
+	r.known |= UREG_BIT(UREG_RBP);
+	check(cfi_step(&row, &r, &caller, cfi_read, NULL) == CFI_STEP_OK &&
+	      caller.v[UREG_RIP] == 0x401234 && caller.v[UREG_RBP] == 0x1070 &&
+	      caller.v[UREG_RSP] == 0x1020 && !(caller.known & UREG_BIT(3)),
+	      "cfi: a step: rip and rbp from the frame, rsp = CFA, rbx (same, unknown) unknown");
+	row.regs[CFI_RA].kind = CFI_UNDEFINED;
+	check(cfi_step(&row, &r, &caller, cfi_read, NULL) == CFI_STEP_END,
+	      "cfi: an undefined return address is the outermost frame");
+	row.regs[CFI_RA].kind = CFI_SAME;
+	check(cfi_step(&row, &r, &caller, cfi_read, NULL) == CFI_STEP_BAD,
+	      "cfi: a return address that is the callee's own PC is refused");
+}
+
 int main(void)
 {
 	test_intern();
@@ -659,6 +738,7 @@ int main(void)
 	test_outfile();
 	test_gopclntab();
 	test_svg();
+	test_cfi();
 	printf("1..%d\n", n_tests);
 	return n_failed != 0;
 }

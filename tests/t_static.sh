@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Issue 13: static binaries.  `gcc -static` links .eh_frame without
+# .eh_frame_hdr, the table libunwind looks FDEs up in: their CFI is read
+# through libdw.  tests/targets/static.c: thread "st-spin" under st_outer
+# -> st_middle -> st_inner, the main thread under main -> st_main_loop.
+#   glibc (tests/bin/static): every sample rooted (_start, __clone3), both
+#     chains named;
+#   musl (tests/bin/static-musl, when musl-gcc is installed): musl's own
+#     code (libc_start_main_stage2, the threads' start) has neither unwind
+#     info nor frame pointers, so the stacks end at the first frame of
+#     musl's, which called ours: that is what holds, and is checked (both
+#     chains named, that frame last, nothing guessed above it).
+. "$(dirname "$0")/lib.sh"
+
+# samples FILE ERE: samples whose "label;frames" line matches ERE (grep -E).
+samples() { grep -E "$2" "$1" | awk '{ n += $NF } END { print n + 0 }'; }
+
+# --- glibc ------------------------------------------------------------------------
+check "glibc: the program has .eh_frame but no .eh_frame_hdr" \
+	"readelf -SW '$BIN/static' | grep -q ' \\.eh_frame ' && ! readelf -lW '$BIN/static' | grep -q GNU_EH_FRAME"
+if start_target static; then
+	pid=$TARGET_PID
+	out=$TMP/static.folded
+	prof "$TMP/static" "$pid" --duration 1.5 --threads -o "$out"
+	check_ran "glibc" "$TMP/static" "$out"
+	total=$(folded_total "$out")
+	rooted=$(summary_field "$TMP/static.err" rooted)
+	DETAIL="$(summary "$TMP/static.err")" check "glibc: every sample reached its root" "[ '$rooted' = 100.0 ]"
+	main=$(samples "$out" '^[^;]+;_start;__libc_start_main[^;]*;(__libc_start_call_main;)?main;st_main_loop ')
+	thread=$(samples "$out" '^[^;]+;(__clone3?;)?start_thread;st_thread;st_outer;st_middle;st_inner ')
+	DETAIL="main $main, thread $thread of $total; $(cut -c1-200 "$out" | tr '\n' '|')" \
+		check "glibc: every sample is _start;...;main;st_main_loop or start_thread;st_thread;st_outer;st_middle;st_inner" \
+		"[ '$main' -gt 0 ] && [ '$thread' -gt 0 ] && [ \$((main + thread)) = '$total' ]"
+	check_unharmed "glibc" "$pid" 2
+	stop_target "$pid"
+fi
+
+# --- musl ---------------------------------------------------------------------------
+if [ ! -x "$BIN/static-musl" ]; then
+	if ! command -v musl-gcc >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+		diag "musl-gcc missing: apt-get install musl-tools (one time)"
+		DEBIAN_FRONTEND=noninteractive timeout 80 apt-get install -y -qq --no-install-recommends \
+			musl-tools >/dev/null 2>&1
+	fi
+	command -v musl-gcc >/dev/null &&
+		make -C "$ROOT" --no-print-directory -s tests/bin/static-musl >/dev/null 2>&1
+fi
+if [ ! -x "$BIN/static-musl" ]; then
+	skip "musl" "no musl-gcc (package musl-tools) to build tests/bin/static-musl"
+elif start_target static-musl; then
+	pid=$TARGET_PID
+	out=$TMP/musl.folded
+	prof "$TMP/musl" "$pid" --duration 1.5 --threads -o "$out"
+	check_ran "musl" "$TMP/musl" "$out"
+	total=$(folded_total "$out")
+	main=$(samples "$out" '^[^;]+;libc_start_main_stage2;main;st_main_loop ')
+	thread=$(samples "$out" '^[^;]+;start;st_thread;st_outer;st_middle;st_inner ')
+	DETAIL="main $main, thread $thread of $total; $(cut -c1-200 "$out" | tr '\n' '|')" \
+		check "musl: every sample is libc_start_main_stage2;main;st_main_loop or start;st_thread;st_outer;st_middle;st_inner" \
+		"[ '$main' -gt 0 ] && [ '$thread' -gt 0 ] && [ \$((main + thread)) = '$total' ]"
+	diag "musl: $(summary_field "$TMP/musl.err" rooted)% reached their root (musl's libc: no unwind info, no frame pointers)"
+	check_unharmed "musl" "$pid" 2
+	stop_target "$pid"
+fi
+done_testing
