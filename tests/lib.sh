@@ -233,6 +233,10 @@ SUMMARY_RE='^cprof-attach: ([0-9]+ samples?, |[0-9.]+ of [0-9]+ Hz, )'
 # only_summary ERRFILE: stderr is the summary's two lines and nothing else.
 only_summary() { [ "$(grep -c . "$1")" = 2 ] && [ "$(grep -cE "$SUMMARY_RE" "$1")" = 2 ]; }
 
+# stats_blocked ERRFILE: the samples --stats says were taken without
+# stopping their thread ("N blocked").
+stats_blocked() { grep -E '^cprof-attach: stats:' "$1" | tail -n 1 | sed -nE 's/.* ([0-9]+) blocked,.*/\1/p'; }
+
 # summary_field ERRFILE WHAT: one figure from the summary; WHAT is
 # samples | threads | processes | seconds | achieved | requested | missed |
 # partial | rooted (the % of samples whose stack reached its root) |

@@ -50,7 +50,7 @@ samples() { grep -E "$2" "$1" | awk '{ n += $NF } END { print n + 0 }'; }
 if start_target gounwind; then
 	pid=$TARGET_PID
 	out=$TMP/go.folded
-	prof "$TMP/go" "$pid" --duration 2 --threads -o "$out"
+	prof "$TMP/go" "$pid" --duration 2 --threads --stats -o "$out"
 	check_ran "go" "$TMP/go" "$out"
 	total=$(folded_total "$out")
 	rooted=$(summary_field "$TMP/go.err" rooted)
@@ -65,7 +65,7 @@ if start_target gounwind; then
 	DETAIL="$chain of $work; $(grep -F ';main.work' "$out" | head -3 | cut -c1-250 | tr '\n' '|')" \
 		check "go: the computing goroutine: runtime.goexit;main.work;main.hashLoop;crypto/sha256... (>= 95%)" \
 		"[ '$work' -gt 0 ] && [ \$((chain * 100)) -ge \$((work * 95)) ]"
-	unstopped=$(sed -nE 's/.* ([0-9]+) taken without stopping the thread.*/\1/p' <<<"$(summary "$TMP/go.err")")
+	unstopped=$(stats_blocked "$TMP/go.err")
 	blocked=$(samples "$out" ';runtime\.(futex|epollwait|usleep)(\.abi0)? ')
 	DETAIL="$unstopped taken without a stop; $blocked samples in futex/epollwait/usleep" \
 		check "go: blocked threads sampled without a stop, their stacks rooted" \
@@ -90,9 +90,12 @@ all_asleep() {
 
 # eu_names TID: eu-stack's function names for TID, innermost first, up to
 # and including the first of Go's roots.
+# eu-stack shows the symbol table's names, ABI suffix and all
+# (runtime.mstart.abi0); ours are Go's own (.gopclntab): compared without it.
 eu_names() {
-	awk -v tid="$1" -v re="^$GO_ROOT\$" '/^TID / { on = ($2 == tid ":"); next }
-		on && /^#[0-9]+ / { print $3; if ($3 ~ re) exit }' "$TMP/eu.txt"
+	TID=$1 ROOT_RE="^$GO_ROOT\$" awk '/^TID / { on = ($2 == ENVIRON["TID"] ":"); next }
+		on && /^#[0-9]+ / { n = $3; sub(/\.abi(0|internal)$/, "", n); print n
+			if (n ~ ENVIRON["ROOT_RE"]) exit }' "$TMP/eu.txt"
 }
 
 if ! command -v eu-stack >/dev/null; then
@@ -103,7 +106,7 @@ elif start_target gounwind still; then
 	eu-stack -p "$pid" >"$TMP/eu.txt" 2>"$TMP/eu.err"
 	wait_until 5 all_asleep "$pid"
 	out=$TMP/still.folded
-	prof "$TMP/still" "$pid" --duration 1 --threads -o "$out"
+	prof "$TMP/still" "$pid" --duration 1 --threads --stats -o "$out"
 	check_ran "go still" "$TMP/still" "$out"
 	same=0 n=0 bad=
 	for tid in $(tids "$pid"); do
@@ -122,7 +125,7 @@ elif start_target gounwind still; then
 		check "go still: each thread's stack is eu-stack's, frame for frame, up to Go's root" \
 		"[ '$n' -ge 3 ] && [ '$same' = '$n' ]"
 	diag "go still: compared $n threads with eu-stack"
-	unstopped=$(sed -nE 's/.* ([0-9]+) taken without stopping the thread.*/\1/p' <<<"$(summary "$TMP/still.err")")
+	unstopped=$(stats_blocked "$TMP/still.err")
 	samples_n=$(summary_field "$TMP/still.err" samples)
 	DETAIL="$(summary "$TMP/still.err")" \
 		check "go still: every sample taken without stopping the thread" \

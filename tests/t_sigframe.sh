@@ -27,7 +27,7 @@ wait_until 5 in_read
 check "the thread sleeps in read() inside its signal handler" in_read
 
 out=$TMP/sf.folded
-prof "$TMP/sf" "$PID" --duration 1 --threads -o "$out"
+prof "$TMP/sf" "$PID" --duration 1 --threads --stats -o "$out"
 check_ran "sigframe" "$TMP/sf" "$out"
 mine=$(grep -E "^sigframe \($TID\);" "$out")
 n=$(awk '{ n += $NF } END { print n + 0 }' <<<"$mine")
@@ -44,7 +44,7 @@ tramp=$(sed -nE 's/.*;sf_spin_inline;([^;]+);sf_handler;.*/\1/p' <<<"$mine" | so
 DETAIL="the trampoline frame is '$tramp'" \
 	check "the trampoline frame is __restore_rt, or unnamed in libc" \
 	"grep -qxE '__restore_rt|libc\.so\.6\+0x[0-9a-f]+' <<<'$tramp'"
-unstopped=$(sed -nE 's/.* ([0-9]+) taken without stopping the thread.*/\1/p' <<<"$(summary "$TMP/sf.err")")
+unstopped=$(stats_blocked "$TMP/sf.err")
 DETAIL="summary: $(summary "$TMP/sf.err")" \
 	check "the blocked thread was sampled without stopping it" "[ '${unstopped:-0}' -ge '$n' ]"
 check_unharmed_still() {
