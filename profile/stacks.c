@@ -51,7 +51,7 @@ void stacks__free(struct stacks *st)
 	free(st);
 }
 
-int stacks__add(struct stacks *st, const struct stack *s)
+int64_t stacks__add(struct stacks *st, const struct stack *s)
 {
 	if (s->n + 1 > st->key_cap) {
 		st->key_cap = s->n + 64;
@@ -62,7 +62,7 @@ int stacks__add(struct stacks *st, const struct stack *s)
 	memcpy(st->key + 1, s->pcs, s->n * sizeof(*s->pcs));
 	int64_t id = intern__add(st->in, st->key, (s->n + 1) * sizeof(*st->key), NULL);
 	if (id < 0)
-		return (int)id;
+		return id;
 	if ((size_t)id >= st->cap) {
 		size_t cap = st->cap ? st->cap * 2 : 256;
 		st->counts = xrealloc(st->counts, cap * sizeof(*st->counts));
@@ -74,7 +74,16 @@ int stacks__add(struct stacks *st, const struct stack *s)
 	st->counts[id] += s->count;
 	st->cpu[id] += s->cpu_ns;
 	st->total += s->count;
-	return 0;
+	return id;
+}
+
+void stacks__add_again(struct stacks *st, int64_t id, uint64_t count, uint64_t cpu_ns)
+{
+	if (id < 0 || (size_t)id >= intern__count(st->in))
+		return;
+	st->counts[id] += count;
+	st->cpu[id] += cpu_ns;
+	st->total += count;
 }
 
 size_t stacks__unique(const struct stacks *st)

@@ -1,5 +1,6 @@
 #include "unwind/unwinder.h"
 
+#include <link.h>
 #include <libunwind.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@ extern int _Ux86_64_dwarf_search_unwind_table(unw_addr_space_t as, unw_word_t ip
 struct unwinder {
 	unw_addr_space_t as;
 	const struct modules *ms;
+	size_t stack_used;      /* bytes of the last unwind's stack copy it read */
 };
 
 /* Per-unwind state handed to the accessors as their ARG. */
@@ -87,7 +89,10 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp,
 	if (write)
 		return -UNW_EINVAL;
 	if (addr >= c->stack_addr && addr - c->stack_addr + sizeof(*valp) <= c->stack_len) {
+		size_t end = addr - c->stack_addr + sizeof(*valp);
 		memcpy(valp, c->stack + (addr - c->stack_addr), sizeof(*valp));
+		if (end > x->u->stack_used)
+			x->u->stack_used = end;
 		return 0;
 	}
 	const struct module *m = find_module(x, addr);
@@ -166,6 +171,38 @@ static unw_accessors_t accessors = {
 	.get_proc_name = get_proc_name,
 };
 
+/* libunwind's global cache takes a lock around each step and blocks every
+ * signal while it holds it: two rt_sigprocmask calls per frame, the most
+ * frequent system call of a sampling run.  A libunwind built without its
+ * thread-local cache (the default, and Debian's) takes UNW_CACHE_PER_THREAD
+ * as "this address space's own cache, unlocked": right for us, since each
+ * unwinder is used by one thread at a time.  Built with it
+ * (--enable-per-thread-cache), that would be one cache for all our
+ * address spaces, its entries found by address alone: there the global
+ * cache stays.  Such a build's thread-local block holds the cache itself,
+ * kilobytes, where the default build has a few words. */
+static int tls_probe(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	size_t *tls = arg;
+	if (!info->dlpi_name || !strstr(info->dlpi_name, "libunwind"))
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_TLS && info->dlpi_phdr[i].p_memsz > *tls)
+			*tls = info->dlpi_phdr[i].p_memsz;
+	return 0;
+}
+
+static unw_caching_policy_t cache_policy(void)
+{
+	static unw_caching_policy_t policy = (unw_caching_policy_t)-1;
+	if (policy == (unw_caching_policy_t)-1) {
+		size_t tls = 0;
+		dl_iterate_phdr(tls_probe, &tls);
+		policy = tls < 1024 ? UNW_CACHE_PER_THREAD : UNW_CACHE_GLOBAL;
+	}
+	return policy;
+}
+
 struct unwinder *unwinder__new(const struct modules *ms)
 {
 	struct unwinder *u = xcalloc(1, sizeof(*u));
@@ -177,7 +214,7 @@ struct unwinder *unwinder__new(const struct modules *ms)
 	}
 	/* Remote address spaces start with caching off: without it every
 	 * step re-parses CIEs and FDEs (about 200x slower here). */
-	unw_set_caching_policy(u->as, UNW_CACHE_GLOBAL);
+	unw_set_caching_policy(u->as, cache_policy());
 	return u;
 }
 
@@ -187,6 +224,11 @@ void unwinder__free(struct unwinder *u)
 		return;
 	unw_destroy_addr_space(u->as);
 	free(u);
+}
+
+size_t unwinder__stack_used(const struct unwinder *u)
+{
+	return u->stack_used;
 }
 
 void unwinder__flush(struct unwinder *u)
@@ -253,6 +295,7 @@ enum unwind_status unwinder__unwind(struct unwinder *u, const struct unwind_inpu
 				    uint64_t *pcs, size_t max, size_t *n)
 {
 	struct ctx x = { .u = u, .c = c };
+	u->stack_used = 0;
 	struct unwind_input alt;
 	struct user_regs_struct alt_regs;
 	unw_cursor_t cur;
