@@ -333,7 +333,7 @@ static void print_summary(const struct run *r, const struct sampler_stats *ss)
 		fprintf(stderr, ", %llu exec %s followed", (unsigned long long)ts->execs,
 			plural(ts->execs, "call", "calls"));
 	fprintf(stderr, ", %llu taken without stopping the thread, %s, wrote %s\n",
-		(unsigned long long)ts->samples_blocked,
+		(unsigned long long)(ts->samples_blocked + ts->samples_unchanged),
 		r->stop_reason ? r->stop_reason : "stopped", r->output);
 }
 
@@ -350,15 +350,20 @@ static void print_stats(const struct sampler_stats *ss)
 	uint64_t thread_samples = ss->samples;
 	fprintf(stderr, "cprof-attach: stats: pause per thread median %.1f us, p99 %.1f us; "
 		"%llu thread-samples: %llu stopped, %llu blocked, %llu carried by a later stop, "
-		"%llu lost; %llu blocked captures retried, %llu stacks deeper than their copy "
+		"%llu lost; %llu counted again from an unchanged stack (%llu of them carried by "
+		"backoff, %llu uncertain); %llu frame pointers reused from a stop; "
+		"%llu blocked captures retried, %llu stacks deeper than their copy "
 		"(copy grown); profiler CPU %.1f ms (%.2f ms per 1000 thread-samples); "
-		"peak RSS %ld KiB\n",
+		"peak RSS %ld KiB; tracer thread %s\n",
 		ss->pause_p50_us, ss->pause_p99_us,
 		(unsigned long long)thread_samples, (unsigned long long)ts->samples,
 		(unsigned long long)ts->samples_blocked, (unsigned long long)ts->carried,
-		(unsigned long long)ts->lost, (unsigned long long)ts->blocked_retries,
+		(unsigned long long)ts->lost, (unsigned long long)ts->samples_unchanged,
+		(unsigned long long)ts->backoff_ticks, (unsigned long long)ts->backoff_uncertain,
+		(unsigned long long)ts->fp_reused, (unsigned long long)ts->blocked_retries,
 		(unsigned long long)ss->short_copies, cpu_ms,
-		thread_samples ? cpu_ms * 1000.0 / (double)thread_samples : 0.0, ru.ru_maxrss);
+		thread_samples ? cpu_ms * 1000.0 / (double)thread_samples : 0.0, ru.ru_maxrss,
+		ss->tracer ? ss->tracer : "?");
 }
 
 /* Launch mode ends with the command's own exit status. */
