@@ -1,7 +1,9 @@
 #include "unwind/unwinder.h"
 
-#include <link.h>
+#include <errno.h>
 #include <libunwind.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -171,36 +173,30 @@ static unw_accessors_t accessors = {
 	.get_proc_name = get_proc_name,
 };
 
-/* libunwind's global cache takes a lock around each step and blocks every
- * signal while it holds it: two rt_sigprocmask calls per frame, the most
- * frequent system call of a sampling run.  A libunwind built without its
- * thread-local cache (the default, and Debian's) takes UNW_CACHE_PER_THREAD
- * as "this address space's own cache, unlocked": right for us, since each
- * unwinder is used by one thread at a time.  Built with it
- * (--enable-per-thread-cache), that would be one cache for all our
- * address spaces, its entries found by address alone: there the global
- * cache stays.  Such a build's thread-local block holds the cache itself,
- * kilobytes, where the default build has a few words. */
-static int tls_probe(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	size_t *tls = arg;
-	if (!info->dlpi_name || !strstr(info->dlpi_name, "libunwind"))
-		return 0;
-	for (int i = 0; i < info->dlpi_phnum; i++)
-		if (info->dlpi_phdr[i].p_type == PT_TLS && info->dlpi_phdr[i].p_memsz > *tls)
-			*tls = info->dlpi_phdr[i].p_memsz;
-	return 0;
-}
+/* libunwind's global cache, and its memory pools, take a lock around each
+ * step with every signal blocked: two rt_sigprocmask calls for each, 8 to
+ * 12 system calls per unwind, the most frequent system call of a sampling
+ * run.  (UNW_CACHE_PER_THREAD, which would not lock, is turned into
+ * UNW_CACHE_GLOBAL by builds without __thread support, Debian's among
+ * them.)  The signals are blocked so that a signal handler unwinding its
+ * own thread cannot deadlock on the lock; our unwinding is remote, on a
+ * thread that never unwinds in a signal handler.  So this program's
+ * sigprocmask, which libunwind's calls resolve to (the executable's
+ * definition comes first), does nothing while unwinding on this thread
+ * (the lock is still taken: only the mask change is skipped), and is
+ * pthread_sigmask() otherwise, as glibc's is. */
+static __thread int unwinding;
 
-static unw_caching_policy_t cache_policy(void)
+int sigprocmask(int how, const sigset_t *set, sigset_t *old)
 {
-	static unw_caching_policy_t policy = (unw_caching_policy_t)-1;
-	if (policy == (unw_caching_policy_t)-1) {
-		size_t tls = 0;
-		dl_iterate_phdr(tls_probe, &tls);
-		policy = tls < 1024 ? UNW_CACHE_PER_THREAD : UNW_CACHE_GLOBAL;
+	if (unwinding)
+		return 0;
+	int e = pthread_sigmask(how, set, old);
+	if (e) {
+		errno = e;
+		return -1;
 	}
-	return policy;
+	return 0;
 }
 
 struct unwinder *unwinder__new(const struct modules *ms)
@@ -214,7 +210,7 @@ struct unwinder *unwinder__new(const struct modules *ms)
 	}
 	/* Remote address spaces start with caching off: without it every
 	 * step re-parses CIEs and FDEs (about 200x slower here). */
-	unw_set_caching_policy(u->as, cache_policy());
+	unw_set_caching_policy(u->as, UNW_CACHE_GLOBAL);
 	return u;
 }
 
@@ -291,8 +287,20 @@ static enum unwind_status early_end(const struct ctx *x)
 	return x->no_module ? UNWIND_NO_MODULE : UNWIND_PARTIAL;
 }
 
+static enum unwind_status unwind(struct unwinder *u, const struct unwind_input *c,
+				 uint64_t *pcs, size_t max, size_t *n);
+
 enum unwind_status unwinder__unwind(struct unwinder *u, const struct unwind_input *c,
 				    uint64_t *pcs, size_t max, size_t *n)
+{
+	unwinding = 1;
+	enum unwind_status r = unwind(u, c, pcs, max, n);
+	unwinding = 0;
+	return r;
+}
+
+static enum unwind_status unwind(struct unwinder *u, const struct unwind_input *c,
+				 uint64_t *pcs, size_t max, size_t *n)
 {
 	struct ctx x = { .u = u, .c = c };
 	u->stack_used = 0;
