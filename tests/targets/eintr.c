@@ -1,5 +1,7 @@
-/* eintr READY: one thread blocked for good in each of the calls that a
- * ptrace stop can disturb, each counting every return it sees.
+/* eintr READY [EPOLL]: one thread blocked for good in each of the calls
+ * that a ptrace stop can disturb, each counting every return it sees.
+ * EPOLL (default 1) threads wait in epoll_wait, all named w-epoll and
+ * counted together (many blocked threads: tests/t_limits.sh).
  *
  *   w-epoll     epoll_wait(-1) on an empty epoll set
  *   w-semop     semop() decrementing a SysV semaphore that stays at 0
@@ -195,6 +197,7 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
+
 __attribute__((noreturn)) static void die(const char *what)
 {
 	perror(what);
@@ -221,6 +224,20 @@ static void remove_sem_at_exit(void)
 		_exit(0);
 	}
 	close(p[0]);            /* p[1] stays open, here only, until we exit */
+}
+
+/* The epoll waiters beyond the first, on small stacks. */
+static void start_more_epoll(int n)
+{
+	pthread_attr_t a;
+	pthread_t t;
+
+	pthread_attr_init(&a);
+	pthread_attr_setstacksize(&a, 128 * 1024);
+	for (int i = 0; i < n; i++)
+		if (pthread_create(&t, &a, worker_main, (void *)&workers[0]))
+			die("pthread_create");
+	pthread_attr_destroy(&a);
 }
 
 static void setup(void)
@@ -272,6 +289,7 @@ int main(int argc, char **argv)
 	pthread_t th[NWORKERS];
 	sigset_t set;
 	int serial = 0;
+	int epolls = argc > 2 ? atoi(argv[2]) : 1;
 
 	sigemptyset(&set);
 	sigaddset(&set, SIGUSR1);
@@ -281,7 +299,9 @@ int main(int argc, char **argv)
 	for (int i = 0; i < NWORKERS; i++)
 		if (pthread_create(&th[i], NULL, worker_main, (void *)&workers[i]))
 			die("pthread_create");
-	while (atomic_load(&started) < NWORKERS)
+	if (epolls > 1)
+		start_more_epoll(epolls - 1);
+	while (atomic_load(&started) < NWORKERS + (epolls > 1 ? epolls - 1 : 0))
 		nanosleep(&ms, NULL);
 	write_report(ready, serial);
 	ready_announce(ready);
