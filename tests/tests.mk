@@ -10,6 +10,7 @@
 TEST_NAMES := wallclock deep inlined cxx nodebug stripped \
               exiter latethread forker signals crowd eintr interrupter sigcount churn execer many mainexit cpuidle jit dutycycle switcher still
 TEST_NAMES += prefork
+TEST_NAMES += eintr-fp
 TEST_BINS  := $(TEST_NAMES:%=tests/bin/%)
 
 CXX             ?= g++
@@ -34,3 +35,8 @@ tests/bin/%: tests/targets/%.cpp tests/targets/ready.h tests/tests.mk
 
 .PHONY: test-bins
 test-bins: $(TEST_BINS)
+
+# eintr built as debug and frame-pointer builds are (issue 17 item 9).
+tests/bin/eintr-fp: TEST_CFLAGS := -O0 -fno-omit-frame-pointer -pthread -fPIE -pie -Wall -Wextra \
+                                   -Wno-unused-parameter
+tests/bin/eintr-fp: tests/targets/eintr.c
