@@ -11,6 +11,7 @@ TEST_NAMES := wallclock deep inlined cxx nodebug stripped \
               exiter latethread forker signals crowd eintr interrupter sigcount churn execer many mainexit cpuidle jit dutycycle switcher still
 TEST_NAMES += prefork
 TEST_NAMES += eintr-fp
+TEST_NAMES += renamer
 TEST_BINS  := $(TEST_NAMES:%=tests/bin/%)
 
 CXX             ?= g++
