@@ -274,8 +274,9 @@ void target__poll(struct target *t)
  * what it used elsewhere before is not put here.  The thread ran: its
  * name may have changed (its label follows).  Returns -1 if the capture
  * is not wanted after all (renamed to a name not asked for). */
-static int account_cpu(struct target *t, struct capture *c)
+static int account_cpu(struct target *t, size_t i)
 {
+	struct capture *c = &t->caps[i];
 	if (c->unchanged)
 		return 0;
 	struct thread *th = target_thread_find(t, c->tid);
@@ -290,7 +291,7 @@ static int account_cpu(struct target *t, struct capture *c)
 	c->cpu_ns = c->state == 'R' ? (used < wall ? used : wall) : 0;
 	th->cpu_ns = cpu;
 	if (target_check_name(t, th, runs)) {
-		c->slot = th->slot;
+		t->caps[i].slot = th->slot;     /* (a rename may have moved t->caps) */
 		if (!th->selected)
 			return -1;
 	}
@@ -307,8 +308,10 @@ const struct capture *target__next_stopped(struct target *t)
 			t->ncaps = t->delivered = 0;
 			return NULL;
 		}
-		struct capture *c = &t->caps[t->delivered++];
-		if (account_cpu(t, c) < 0)
+		size_t i = t->delivered++;
+		int r = account_cpu(t, i);
+		struct capture *c = &t->caps[i];
+		if (r < 0)
 			continue;
 		t->slots[c->slot].used = 1;
 		return c;
