@@ -59,7 +59,11 @@ struct sampler {
 	uint64_t period_ns, next_slot, rng;
 	bool fixed_ticks;               /* CPROF_TICK_JITTER=0: evenly spaced ticks */
 	int realtime, rt_dropped;       /* the tracer is SCHED_FIFO; it gave that up */
-	uint64_t rt_since_ns, rt_cpu_ns;
+	int rt_refused;                 /* not allowed to be */
+	uint64_t rt_since_ns, rt_cpu_ns, rt_from_tick;
+	uint64_t armed_ns;              /* when the armed tick is due */
+	uint32_t late_ticks, late_window;       /* ticks a whole period late, of how many */
+	char tracer[96];                /* how it was scheduled, for sampler_stats */
 	struct sampler_stats stats;
 	char *notes[MAX_NOTES];
 	size_t nnotes, notes_taken;
@@ -217,6 +221,7 @@ static int arm_next_tick(struct sampler *s)
 {
 	uint64_t u = s->fixed_ticks ? 0 : next_random(s) % s->period_ns;
 	uint64_t at = s->stats.start_ns + s->next_slot * s->period_ns + u;
+	s->armed_ns = at;
 	struct itimerspec its = {
 		.it_value = { (time_t)(at / 1000000000ull), (long)(at % 1000000000ull) },
 	};
@@ -251,6 +256,8 @@ static void sample_all(struct sampler *s)
 	take_stopped(s);
 }
 
+static void watch_lateness(struct sampler *s, uint64_t late);
+
 /* A tick is due.  If we are so late that later slots have ended too, those
  * ticks are missed (counted, not stretched into a lower rate). */
 static void tick(struct sampler *s)
@@ -259,6 +266,7 @@ static void tick(struct sampler *s)
 	if (read(s->timer_fd, &expirations, sizeof(expirations)) != sizeof(expirations))
 		return;
 	uint64_t now = now_ns();
+	watch_lateness(s, now > s->armed_ns ? now - s->armed_ns : 0);
 	s->next_slot++;
 	while (s->stats.start_ns + (s->next_slot + 1) * s->period_ns <= now) {
 		s->next_slot++;
@@ -315,20 +323,26 @@ static void loop(struct sampler *s)
 /* ---- the tracer thread ------------------------------------------------------ */
 
 /* The tracer thread needs the CPU briefly and on time: a late tick is a
- * missed tick, and every thread we stop waits for us.  On a busy machine
- * the scheduler lets it wait its turn, and nice does not help much: it
- * orders threads within one autogroup (each session's, where
+ * missed tick, and every thread we stop waits for us.  It runs at nice
+ * -10 where allowed (root, CAP_SYS_NICE).  On a busy machine that is not
+ * enough: nice orders threads within one autogroup (each session's, where
  * kernel.sched_autogroup_enabled is on, as on most distributions) or
  * cgroup, while the groups share the CPUs equally.  Measured on a 2-core
  * machine kept busy by other sessions: a thread doing nothing but wait for
  * a 99 Hz timer woke p99 9-80 ms late and missed 1-14 ticks in 400, at
  * nice 0 or -10 alike; as SCHED_FIFO at priority 1, p99 under 0.2 ms and
- * none missed.  So where we may (root, CAP_SYS_NICE) the tracer thread is
- * SCHED_FIFO at the lowest real-time priority (not inherited by anything
- * it forks), and nice -10 where that is refused.  A real-time thread that
- * kept a CPU busy would starve the others on it: past RT_CPU_SHARE of a
- * CPU over a second, it goes back to nice -10 (check_realtime). */
+ * none missed.  But a real-time tracer costs the target too: waking for a
+ * tick it preempts the target's thread on its CPU, which then waits behind
+ * the other processes there for its next turn before it can stop (pause
+ * p99 4-8 ms where it was 50-200 us).  So the tracer becomes SCHED_FIFO,
+ * at the lowest priority and not inherited by anything it forks, only
+ * once ticks are being missed (LATE_TICKS of the last LATE_WINDOW ticks
+ * a whole period late): on a machine busy enough to cost samples.  A real-time thread that kept a CPU busy would starve the
+ * others on it: past RT_CPU_SHARE of a CPU over a second, it goes back to
+ * nice -10 for good (check_realtime). */
 #define RT_CPU_SHARE 0.5
+#define LATE_TICKS 2
+#define LATE_WINDOW 100
 
 static uint64_t thread_cpu_ns(void)
 {
@@ -337,17 +351,52 @@ static uint64_t thread_cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static void raise_priority(struct sampler *s)
+static void raise_priority(void)
 {
-	struct sched_param sp = { .sched_priority = 1 };
 	int old = getpriority(PRIO_PROCESS, 0);   /* this thread, on Linux */
 	if (old > -10)
 		setpriority(PRIO_PROCESS, 0, -10);
-	if (sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp) == 0) {
-		s->realtime = 1;
-		s->rt_since_ns = now_ns();
-		s->rt_cpu_ns = thread_cpu_ns();
+}
+
+static void go_realtime(struct sampler *s)
+{
+	struct sched_param sp = { .sched_priority = 1 };
+	if (sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp) < 0) {
+		s->rt_refused = 1;
+		return;
 	}
+	s->realtime = 1;
+	s->rt_since_ns = now_ns();
+	s->rt_cpu_ns = thread_cpu_ns();
+	s->rt_from_tick = s->next_slot;
+}
+
+/* A tick fired LATE ns after it was due. */
+static void watch_lateness(struct sampler *s, uint64_t late)
+{
+	if (s->realtime || s->rt_dropped || s->rt_refused)
+		return;
+	if (late >= s->period_ns)
+		s->late_ticks++;
+	if (s->late_ticks >= LATE_TICKS)
+		go_realtime(s);
+	if (++s->late_window >= LATE_WINDOW)
+		s->late_ticks = s->late_window = 0;
+}
+
+/* How the tracer thread was scheduled, for --stats. */
+static void describe_tracer(struct sampler *s)
+{
+	if (s->rt_dropped)
+		snprintf(s->tracer, sizeof(s->tracer), "SCHED_FIFO from tick %llu (ticks were late), "
+			 "then nice -10 (it used over half a CPU)", (unsigned long long)s->rt_from_tick);
+	else if (s->realtime)
+		snprintf(s->tracer, sizeof(s->tracer), "SCHED_FIFO from tick %llu (ticks were late)",
+			 (unsigned long long)s->rt_from_tick);
+	else if (s->rt_refused)
+		snprintf(s->tracer, sizeof(s->tracer), "ticks were late, SCHED_FIFO not allowed");
+	else
+		snprintf(s->tracer, sizeof(s->tracer), "not real-time (ticks on time)");
 }
 
 static void check_realtime(struct sampler *s)
@@ -430,7 +479,7 @@ static void *tracer_main(void *arg)
 		report_start(s, r);
 		return NULL;
 	}
-	raise_priority(s);              /* after a launch: the command keeps its own */
+	raise_priority();               /* after a launch: the command keeps its own */
 	if (!s->cfg.command)
 		read_spaces(s);
 	if ((r = start_ticks(s)) < 0) {
@@ -442,6 +491,7 @@ static void *tracer_main(void *arg)
 	report_start(s, 0);
 	loop(s);
 	s->stats.end_ns = now_ns();
+	describe_tracer(s);
 	target__release(s->t);
 	take_stopped(s);
 	copy_labels(s);
@@ -560,8 +610,7 @@ void sampler__stats(const struct sampler *s, struct sampler_stats *out)
 {
 	*out = s->stats;
 	out->samples = stacks__total(s->st);
-	out->tracer = s->rt_dropped ? "SCHED_FIFO, then nice -10 (it used over half a CPU)" :
-		      s->realtime ? "SCHED_FIFO" : "not real-time";
+	out->tracer = s->tracer[0] ? s->tracer : NULL;
 	if (s->t) {
 		out->target = *target__stats(s->t);
 		out->pause_p50_us = target__pause_quantile(s->t, 0.5);
