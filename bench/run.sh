@@ -3,7 +3,7 @@
 # Run by `make bench` (after building ./cprof-attach).  Prints one table.
 #
 #   make bench                     # ~6 minutes: REPS=5
-#   QUICK=1 make bench             # ~2 minutes: fewer, shorter runs
+#   QUICK=1 make bench             # under 3 minutes: fewer, shorter runs
 #   REPS=9 make bench              # more repetitions
 #   LONG=1 make bench              # also a 10-minute steady run (RSS series)
 #   KEEP=1 make bench              # keep the scratch directory (raw logs)
@@ -49,7 +49,7 @@ export LC_ALL=C
 
 # ---- defaults (all can be overridden from the environment) ---------------
 REPS=${REPS:-5}                 # repetitions; every figure is a median over them
-QUICK=${QUICK:-0}               # 1: ~2-minute version
+QUICK=${QUICK:-0}               # 1: a version under 3 minutes
 LONG=${LONG:-0}                 # 1: add the steady run below
 WORK_SECS=${WORK_SECS:-3.5}     # target wall time of one workload run, alone
 THREADS=${THREADS-"1 8 64"}    # workload thread counts (slowdown, pause, cost)
@@ -84,7 +84,7 @@ GOAL_PAUSE=1.5 GOAL_RATE=0.97 GOAL_CPU=50
 GOAL_POOL_1000=0.05 GOAL_POOL_100=0.01 GOAL_DB_IDLE=0.01 GOAL_DB_CPU1K=20 GOAL_REDIS=0.98
 
 if [ "$QUICK" = 1 ]; then
-	REPS=${QUICK_REPS:-3}
+	REPS=${QUICK_REPS:-2}
 	WORK_SECS=${QUICK_WORK_SECS:-1.2}
 	MARG_SHORT=1 MARG_LONG=3
 	NEW_REPS=${NEW_REPS:-1}
