@@ -3,11 +3,22 @@
 #ifndef CPROF_ATTACH_INTERNAL_H
 #define CPROF_ATTACH_INTERNAL_H
 
+#include <sys/user.h>
+
 #include "attach/target.h"
 #include "util/hist.h"
 
-#define TARGET_STACK_COPY_MIN (32 * 1024)
+#define TARGET_STACK_COPY_MIN (32 * 1024)    /* a new thread's first copy */
+#define TARGET_STACK_COPY_FLOOR (4 * 1024)   /* never less, once sized */
 #define TARGET_STACK_COPY_MAX (1024 * 1024)
+/* Idle threads (blocked.c): a thread found unchanged for N ticks in a row
+ * is next checked after 1 + N / IDLE_BACKOFF_DIV ticks, at most
+ * IDLE_BACKOFF_MAX: the ticks a move can hide in are at most 1/DIV of
+ * the idle time that came before it. */
+#define IDLE_BACKOFF_DIV 8
+#define IDLE_BACKOFF_MAX 32
+/* The stack bytes kept from a stop for reusing its frame pointer, at most. */
+#define FP_REGION_MAX (16 * 1024)
 #define TARGET_RED_ZONE 128             /* below SP, a leaf's scratch space */
 #define TARGET_PTRACE_OPTIONS (PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC)
 #define TARGET_PTRACE_CHILDREN (PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK)
@@ -19,6 +30,18 @@ struct process {
 	struct process *next;
 };
 
+/* The /proc files of a thread that are read while sampling. */
+enum thread_file { TF_SYSCALL, TF_SCHEDSTAT, TF_STAT, TF_COMM, TF_COUNT };
+
+/* A stop of a thread whose blocked capture needed registers /proc does not
+ * give (RBP in frame-pointer code): its registers and the stack bytes from
+ * SP to the saved frame above RBP (see blocked.c). */
+struct fp_frame {
+	struct user_regs_struct regs;
+	size_t len;                     /* bytes from regs.rsp */
+	unsigned char bytes[];
+};
+
 struct thread {
 	pid_t tid;
 	struct process *proc;           /* NULL: not ours, detach at its first stop */
@@ -26,12 +49,26 @@ struct thread {
 	int pending;                    /* interrupted, not yet captured */
 	uint32_t pending_ticks;         /* ticks since it was interrupted, this one included */
 	int group_stopped;              /* in group-stop, restarted with LISTEN */
-	size_t stack_size;
+	size_t stack_size;              /* bytes its stack copy takes */
+	size_t need_max;                /* most stack its samples needed in this window */
+	unsigned need_samples;          /* samples in the window */
 	uint64_t interrupt_ns;
 	uint64_t name_read_ns;
 	unsigned name_reads;
-	int sys_fd, sched_fd, stat_fd;  /* /proc/PID/task/TID/{syscall,schedstat,stat}, or -1 */
+	uint64_t name_runs;             /* schedstat's runs when its name was read */
+	int fds[TF_COUNT];              /* /proc/PID/task/TID/..., kept open, or -1 */
 	uint64_t cpu_ns;                /* its CPU time (schedstat) at its last capture */
+	/* The idle fast path (blocked.c): set when the sampler counted a
+	 * blocked capture of it (target__counted). */
+	uint64_t cookie;                /* the sampler's note of that stack, 0: none */
+	uint64_t runs;                  /* schedstat's runs at that capture */
+	uint64_t line_hash;             /* its syscall line */
+	char last_state;
+	uint32_t idle_ticks;            /* ticks found unchanged in a row */
+	uint32_t every;                 /* checked every EVERY-th tick */
+	uint32_t skipped;               /* ticks since its last check, not yet counted */
+	int want_fp;                    /* its next stop is kept in fp */
+	struct fp_frame *fp;
 	char stop_state;                /* the state its stop-capture reports */
 	int selected;                   /* sampled (see target_config) */
 	int pooled;                     /* shares its name's slot (MAX_THREAD_SLOTS) */
@@ -41,6 +78,7 @@ struct thread {
 
 struct slot_info {
 	pid_t pid, tid;
+	int used;                       /* a capture of it was handed out */
 	char process[16];
 	char thread[16];
 };
@@ -66,6 +104,11 @@ struct target {
 	size_t blocked_cap;
 	struct thread *last_blocked;    /* its thread, until the caller is done with it */
 	uint64_t last_blocked_cpu;
+	uint64_t last_blocked_runs, last_blocked_hash;
+	struct thread *revisit;         /* sample this one (again) first: its skipped
+					   ticks were handed out, its own sample not */
+	int keep_below;                 /* /proc descriptors kept open only below this */
+	int fd_noted;
 	struct thread **visit;          /* this tick's threads */
 	size_t nvisit, visit_cap, visit_i;
 	struct thread **stoplist;       /* threads to interrupt this tick */
@@ -90,7 +133,23 @@ void target_name_changed(struct target *t, struct thread *th);
 void target_refresh_names(struct target *t);
 int target_filtered(const struct target *t);
 int target_wanted(const struct target *t, pid_t tid, const char *name);
-uint64_t target_read_cpu_ns(struct thread *th);
+uint64_t target_read_cpu_ns(struct target *t, struct thread *th);
+/* TH's schedstat: CPU time and times scheduled in.  0, or -1. */
+int target_read_schedstat(struct target *t, struct thread *th, uint64_t *cpu_ns, uint64_t *runs);
+/* Reads FILE of TH into BUF (see proc__task_file), keeping it open while
+ * descriptors allow; out of descriptors, others kept open are closed
+ * first.  Returns the bytes read or -1 (errno set). */
+ssize_t target_read(struct target *t, struct thread *th, enum thread_file f, char *buf, size_t size);
+/* Closes every /proc file kept open (the symbolizer needs descriptors). */
+void target_close_files(struct target *t);
+/* Re-reads TH's name if it may have changed: it ran since the last read
+ * (RUNS, schedstat's count) or a periodic refresh is due.  A new name gets
+ * a new label once the old one has samples.  Returns 1 if TH's slot
+ * changed. */
+int target_check_name(struct target *t, struct thread *th, uint64_t runs);
+/* Pushes a capture counting TICKS of TH's last counted stack again (for
+ * target__next_stopped); UNCERTAIN: the thread moved somewhere in them. */
+void target_push_again(struct target *t, struct thread *th, uint32_t ticks, int uncertain);
 void target_note(struct target *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #define FOR_EACH_THREAD(t, th, tmp)                                      \
@@ -98,8 +157,17 @@ void target_note(struct target *t, const char *fmt, ...) __attribute__((format(p
 		for (struct thread *th = (t)->buckets[bi_], *tmp;        \
 		     th && ((tmp = th->next), 1); th = tmp)
 
-/* blocked.c: TH sampled without a stop, or NULL (it runs, or moved). */
-const struct capture *target_sample_blocked(struct target *t, struct thread *th);
+/* blocked.c: TH sampled without a stop, or NULL (see *WHAT). */
+enum { BLOCKED_STOP, BLOCKED_LOST, BLOCKED_SKIP, BLOCKED_AGAIN };
+const struct capture *target_sample_blocked(struct target *t, struct thread *th, int *what);
+/* Is TH unchanged since its last counted capture?  1 yes, 0 it moved (or
+ * has nothing counted), -1 unreadable. */
+int target_idle_check(struct target *t, struct thread *th);
+/* Fills C as a capture that counts TICKS of TH's last counted stack. */
+void target_again_capture(struct capture *c, const struct thread *th, uint32_t ticks, int uncertain);
+/* A stopped capture C of TH: keep what a later blocked capture needs to
+ * reuse its frame pointer. */
+void target_keep_fp(struct thread *th, const struct capture *c);
 /* The caller took the last blocked capture as it was. */
 void target_blocked_taken(struct target *t);
 

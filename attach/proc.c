@@ -77,7 +77,8 @@ void proc__comm(pid_t pid, pid_t tid, char name[16])
 	text__clean(name, 16, raw, (size_t)n);
 }
 
-ssize_t proc__task_file(pid_t pid, pid_t tid, const char *name, int *fd, char *buf, size_t size)
+ssize_t proc__task_file(pid_t pid, pid_t tid, const char *name, int *fd, int keep_below,
+			char *buf, size_t size)
 {
 	int tmp = -1;
 	if (*fd < 0) {
@@ -86,15 +87,18 @@ ssize_t proc__task_file(pid_t pid, pid_t tid, const char *name, int *fd, char *b
 		tmp = open(fn, O_RDONLY | O_CLOEXEC);
 		if (tmp < 0)
 			return -1;
-		/* Kept open unless we are close to our descriptor limit. */
-		if (tmp < 1000000)
+		if (tmp < keep_below)
 			*fd = tmp, tmp = -1;
 	}
 	ssize_t n = pread(*fd >= 0 ? *fd : tmp, buf, size - 1, 0);
+	int e = errno;
 	if (tmp >= 0)
 		close(tmp);
-	if (n >= 0)
-		buf[n] = '\0';
+	if (n < 0) {
+		errno = e;
+		return -1;
+	}
+	buf[n] = '\0';
 	return n;
 }
 
@@ -194,9 +198,21 @@ int proc__read_mem(pid_t pid, uint64_t addr, void *buf, size_t len)
 	return n == (ssize_t)len ? 0 : n < 0 ? -errno : -EIO;
 }
 
+/* Parsed by hand: it is read for every thread at every check, and
+ * sscanf's generality cost more than the read itself. */
 int proc__parse_schedstat(const char *buf, uint64_t *cpu_ns, uint64_t *runs)
 {
-	return sscanf(buf, "%" SCNu64 " %*u %" SCNu64, cpu_ns, runs) == 2 ? 0 : -EIO;
+	char *end;
+	*cpu_ns = strtoull(buf, &end, 10);
+	if (end == buf || *end != ' ')
+		return -EIO;
+	const char *p = end + 1;
+	strtoull(p, &end, 10);          /* time spent waiting on a runqueue */
+	if (end == p || *end != ' ')
+		return -EIO;
+	p = end + 1;
+	*runs = strtoull(p, &end, 10);
+	return end == p ? -EIO : 0;
 }
 
 int proc__ptrace_scope(void)

@@ -31,9 +31,13 @@ long proc__status_field(pid_t id, const char *key);
 void proc__comm(pid_t pid, pid_t tid, char name[16]);
 
 /* Reads a small /proc file of PID/task/TID from offset 0 into BUF
- * (NUL-terminated), keeping it open in *FD for the next read (-1: not
- * open yet).  Returns the bytes read, or -1. */
-ssize_t proc__task_file(pid_t pid, pid_t tid, const char *name, int *fd, char *buf, size_t size);
+ * (NUL-terminated).  *FD is the file kept open from an earlier call, or -1:
+ * then it is opened, and kept open in *FD only if its number is below
+ * KEEP_BELOW (descriptors above are left for others: see attach/tables.c).
+ * Returns the bytes read, or -1 with errno set (EMFILE: out of
+ * descriptors; ENOENT or ESRCH: the thread is gone). */
+ssize_t proc__task_file(pid_t pid, pid_t tid, const char *name, int *fd, int keep_below,
+			char *buf, size_t size);
 
 /* A /proc/PID/task/TID/syscall line: a thread blocked in a system call
  * ends it with its user SP and PC (proc(5)); "running" otherwise.

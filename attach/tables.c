@@ -1,5 +1,7 @@
 /* The tables of the traced processes and threads, and the labels
  * (slots) their samples get: who is traced, under which name. */
+#include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -130,14 +132,68 @@ static uint32_t pool_slot(struct target *t, pid_t pid, const char *name)
 	return t->pool_slots[id];
 }
 
-/* TH's names changed (or were read for the first time): its label follows. */
+/* TH's names changed (or were read for the first time): its label follows.
+ * A label that has samples keeps its name: a renamed thread gets a new
+ * label (the same thread, its new name), so that what it did before the
+ * rename stays under the name it had then.  Except in a thread's first
+ * ticks: threads are named as they start (the name they inherit from
+ * their creator is not theirs), and that name is the one for them all. */
 void target_name_changed(struct target *t, struct thread *th)
 {
+	uint32_t old = th->slot;
 	if (th->pooled)
 		th->slot = pool_slot(t, th->proc->pid, th->name);
+	else if (!t->slots[old].used || th->name_reads < NAME_EARLY_READS ||
+		 strcmp(t->slots[old].thread, th->name) == 0)
+		memcpy(t->slots[old].thread, th->name, sizeof(th->name));
+	else if (t->nslots < MAX_THREAD_SLOTS)
+		th->slot = new_slot(t, th->proc->pid, th->tid, th->name);
 	else
-		memcpy(t->slots[th->slot].thread, th->name, sizeof(th->name));
+		th->pooled = 1, th->slot = pool_slot(t, th->proc->pid, th->name);
 	memcpy(t->slots[th->slot].process, th->proc->comm, sizeof(th->proc->comm));
+	if (target_filtered(t))
+		th->selected = target_wanted(t, th->tid, th->name);
+	if (th->slot != old || !th->selected) {
+		/* Its counted stack has the old label (or is no longer wanted). */
+		if (th->selected && th->skipped)
+			target_push_again(t, th, th->skipped, 1);
+		th->skipped = 0;
+		th->cookie = 0;
+	}
+}
+
+/* Reads TH's name (and its process's, for the leader); returns 1 if it
+ * changed. */
+static int read_name(struct target *t, struct thread *th)
+{
+	char buf[32];
+	if (target_read(t, th, TF_COMM, buf, sizeof(buf)) <= 0)
+		return 0;
+	buf[strcspn(buf, "\n")] = '\0';
+	buf[15] = '\0';
+	if (strcmp(buf, th->name) == 0)
+		return 0;
+	memcpy(th->name, buf, strlen(buf) + 1);
+	if (th->tid == th->proc->pid)
+		memcpy(th->proc->comm, th->name, sizeof(th->name));
+	return 1;
+}
+
+/* Only the thread itself can run prctl(PR_SET_NAME) or
+ * pthread_setname_np() on itself, which is how threads name themselves:
+ * its name can only have changed that way if it ran.  (Another thread may
+ * write its /proc comm file: the periodic re-read finds that.) */
+int target_check_name(struct target *t, struct thread *th, uint64_t runs)
+{
+	uint32_t old = th->slot;
+	if (runs == th->name_runs)
+		return 0;
+	th->name_runs = runs;
+	if (!read_name(t, th))
+		return 0;
+	th->name_read_ns = now_ns();
+	target_name_changed(t, th);
+	return th->slot != old;
 }
 
 /* A label of its own for TH (a new thread, or one whose process exec'd). */
@@ -174,7 +230,9 @@ struct thread *target_thread_add(struct target *t, struct process *p, pid_t tid)
 	th->tid = tid;
 	th->proc = p;
 	th->stack_size = TARGET_STACK_COPY_MIN;
-	th->sys_fd = th->sched_fd = th->stat_fd = -1;
+	th->every = 1;
+	for (int i = 0; i < TF_COUNT; i++)
+		th->fds[i] = -1;
 	th->stop_state = 'R';
 	th->selected = !target_filtered(t);    /* else decided once its name is read */
 	snprintf(th->name, sizeof(th->name), "%d", tid);
@@ -186,19 +244,96 @@ struct thread *target_thread_add(struct target *t, struct process *p, pid_t tid)
 		return th;
 	target_give_slot(t, th);
 	t->stats.threads_seen++;
-	th->cpu_ns = target_read_cpu_ns(th);   /* CPU time counts from here */
+	th->cpu_ns = target_read_cpu_ns(t, th);        /* CPU time counts from here */
 	return th;
+}
+
+static void close_files(struct thread *th, int from)
+{
+	for (int i = 0; i < TF_COUNT; i++) {
+		if (th->fds[i] >= from) {
+			close(th->fds[i]);
+			th->fds[i] = -1;
+		}
+	}
 }
 
 static void thread_free(struct thread *th)
 {
-	if (th->sys_fd >= 0)
-		close(th->sys_fd);
-	if (th->sched_fd >= 0)
-		close(th->sched_fd);
-	if (th->stat_fd >= 0)
-		close(th->stat_fd);
+	close_files(th, 0);
+	free(th->fp);
 	free(th);
+}
+
+void target_close_files(struct target *t)
+{
+	FOR_EACH_THREAD(t, th, tmp)
+		close_files(th, 0);
+	t->keep_below = 0;
+	t->fd_noted = 1;        /* reads from now on are few, and ours to choose */
+}
+
+/* ---- /proc files of the threads ------------------------------------------
+ * Reading a file kept open costs a fraction of opening it each time, so
+ * they stay open, but never at the expense of the descriptors the module
+ * table and the symbolizer need (one per module file): only descriptors
+ * numbered below keep_below are kept, and descriptors are always handed
+ * out lowest first, so the numbers above stay free for them.  Out of
+ * descriptors all the same, the kept ones go first.  A thread whose files
+ * cannot be read at all is not sampled at that tick (counted lost): never
+ * stopped instead, which would make its blocking call return EINTR. */
+
+static const char *const file_names[TF_COUNT] = { "syscall", "schedstat", "stat", "comm" };
+
+/* Descriptors left for others: module files, output, libraries' own. */
+static int fd_reserve(int limit)
+{
+	return limit / 8 > 128 ? limit / 8 : 128;
+}
+
+static void init_keep_below(struct target *t)
+{
+	struct rlimit rl;
+	long limit = 1024;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
+		limit = rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > INT_MAX ? INT_MAX : (long)rl.rlim_cur;
+	t->keep_below = limit > fd_reserve((int)limit) ? (int)(limit - fd_reserve((int)limit)) : 0;
+}
+
+static void note_slow_files(struct target *t)
+{
+	struct rlimit rl;
+	if (t->fd_noted)
+		return;
+	t->fd_noted = 1;
+	getrlimit(RLIMIT_NOFILE, &rl);
+	target_note(t, "the descriptor limit (ulimit -n %llu) is too low to keep every thread's /proc "
+		    "files open: some are reopened at each read (slower; raise the limit to avoid it)",
+		    (unsigned long long)rl.rlim_cur);
+}
+
+/* Out of descriptors: keep fewer, close those above the new bound. */
+static void out_of_files(struct target *t)
+{
+	t->keep_below /= 2;
+	FOR_EACH_THREAD(t, th, tmp)
+		close_files(th, t->keep_below);
+	note_slow_files(t);
+}
+
+ssize_t target_read(struct target *t, struct thread *th, enum thread_file f, char *buf, size_t size)
+{
+	int was_open = th->fds[f] >= 0;
+	ssize_t n = proc__task_file(th->proc->pid, th->tid, file_names[f], &th->fds[f],
+				    t->keep_below, buf, size);
+	if (n < 0 && (errno == EMFILE || errno == ENFILE)) {
+		out_of_files(t);
+		n = proc__task_file(th->proc->pid, th->tid, file_names[f], &th->fds[f],
+				    t->keep_below, buf, size);
+	}
+	if (n >= 0 && !was_open && th->fds[f] < 0)
+		note_slow_files(t);
+	return n;
 }
 
 void target_thread_remove(struct target *t, pid_t tid)
@@ -213,6 +348,11 @@ void target_thread_remove(struct target *t, pid_t tid)
 		}
 		if (t->last_blocked == th)
 			t->last_blocked = NULL;
+		if (t->revisit == th)
+			t->revisit = NULL;
+		/* Gone since its last check: it moved at one of those ticks. */
+		if (th->proc && th->selected && th->skipped)
+			target_push_again(t, th, th->skipped, 1);
 		*pp = th->next;
 		thread_free(th);
 		t->nthreads--;
@@ -225,13 +365,14 @@ void target_thread_remove(struct target *t, pid_t tid)
 
 struct target *target__new(const struct target_config *cfg)
 {
-	/* Up to three /proc files stay open per thread: allow as many as we may. */
+	/* Up to four /proc files stay open per thread: allow as many as we may. */
 	struct rlimit rl;
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
 	struct target *t = xcalloc(1, sizeof(*t));
+	init_keep_below(t);
 	t->cfg = *cfg;
 	t->first_status = -1;
 	t->nbuckets = 64;
@@ -263,15 +404,20 @@ void target__free(struct target *t)
 	free(t);
 }
 
-/* The CPU time TH has used (schedstat's first field), or its last value. */
-uint64_t target_read_cpu_ns(struct thread *th)
+int target_read_schedstat(struct target *t, struct thread *th, uint64_t *cpu_ns, uint64_t *runs)
 {
 	char buf[128];
+	if (target_read(t, th, TF_SCHEDSTAT, buf, sizeof(buf)) <= 0 ||
+	    proc__parse_schedstat(buf, cpu_ns, runs) < 0)
+		return -1;
+	return 0;
+}
+
+/* The CPU time TH has used (schedstat's first field), or its last value. */
+uint64_t target_read_cpu_ns(struct target *t, struct thread *th)
+{
 	uint64_t ns, runs;
-	if (proc__task_file(th->proc->pid, th->tid, "schedstat", &th->sched_fd, buf, sizeof(buf)) <= 0 ||
-	    proc__parse_schedstat(buf, &ns, &runs) < 0)
-		return th->cpu_ns;
-	return ns;
+	return target_read_schedstat(t, th, &ns, &runs) == 0 ? ns : th->cpu_ns;
 }
 
 /* Thread names change (pthread_setname_np usually runs just after the
@@ -286,12 +432,8 @@ void target_refresh_names(struct target *t)
 			continue;
 		th->name_reads++;
 		th->name_read_ns = now;
-		proc__comm(th->proc->pid, th->tid, th->name);
-		if (th->tid == th->proc->pid)
-			memcpy(th->proc->comm, th->name, sizeof(th->name));
+		read_name(t, th);
 		target_name_changed(t, th);
-		if (target_filtered(t))
-			th->selected = target_wanted(t, th->tid, th->name);
 	}
 }
 

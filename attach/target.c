@@ -45,6 +45,8 @@ static int capture(struct target *t, struct thread *th)
 	if (ptrace(PTRACE_GETREGS, th->tid, 0, &c->regs) < 0)
 		return -errno;
 	c->partial_regs = 0;
+	c->unchanged = c->uncertain = 0;
+	c->cookie = 0;
 	if (c->stack_want < th->stack_size || !c->stack) {
 		free(c->stack);
 		c->stack = xmalloc(th->stack_size);
@@ -84,6 +86,8 @@ static void sample_stopped(struct target *t, struct thread *th, int sig)
 		 * unwinding needed registers) has the call in orig_rax. */
 		c->syscall = c->state != 'R' && c->regs.orig_rax < 1024 ? (int)c->regs.orig_rax : -1;
 		resume(th, sig);
+		if (th->want_fp)
+			target_keep_fp(th, c);  /* after the resume: not in the pause */
 		c->pause_ns = now_ns() - c->pause_ns;
 		hist__add(&t->pause, c->pause_ns / 1000);
 		t->stats.samples++;
@@ -158,6 +162,13 @@ static void on_exec(struct target *t, struct thread *th, pid_t former)
 		t->ready = 1;
 	else
 		t->stats.execs++;
+	/* Its counted stack belongs to the old image. */
+	if (th->skipped)
+		target_push_again(t, th, th->skipped, 1);
+	th->skipped = 0;
+	th->cookie = 0;
+	free(th->fp);
+	th->fp = NULL;
 	p->space = t->next_space++;
 	proc__comm(p->pid, p->pid, p->comm);
 	memcpy(th->name, p->comm, sizeof(th->name));
@@ -237,48 +248,90 @@ static void on_status(struct target *t, pid_t tid, int status)
 	}
 }
 
-/* Handles the ptrace events that are waiting, without blocking. */
-static void reap(struct target *t)
+/* Handles the ptrace events that are waiting, without blocking.
+ * waitpid(-1) looks at every tracee, so with a thousand threads a call
+ * that finds nothing costs more than sampling an idle thread.  Every
+ * ptrace stop and every exit of a tracee raises SIGCHLD, which the caller
+ * keeps blocked and reads from a signalfd: unless FORCE, waitpid is
+ * called only while one is pending.  FORCE is for target__poll(), called
+ * once the caller has drained its signalfd (the events from before that
+ * may have no SIGCHLD pending any more), and for our own sigtimedwait. */
+static void reap(struct target *t, int force)
 {
 	int status;
 	pid_t tid;
+	sigset_t pending;
+	if (!force && sigpending(&pending) == 0 && !sigismember(&pending, SIGCHLD))
+		return;
 	while ((tid = waitpid(-1, &status, __WALL | WNOHANG)) > 0)
 		on_status(t, tid, status);
 }
 
 void target__poll(struct target *t)
 {
-	reap(t);
+	reap(t, 1);
 }
 
 /* The CPU time since the thread's previous sample, on a sample that finds
  * it running, and never more than the wall time the sample stands for:
- * what it used elsewhere before is not put here. */
-static void account_cpu(struct target *t, struct capture *c)
+ * what it used elsewhere before is not put here.  The thread ran: its
+ * name may have changed (its label follows).  Returns -1 if the capture
+ * is not wanted after all (renamed to a name not asked for). */
+static int account_cpu(struct target *t, size_t i)
 {
+	struct capture *c = &t->caps[i];
+	if (c->unchanged)
+		return 0;
 	struct thread *th = target_thread_find(t, c->tid);
+	uint64_t cpu, runs;
 	c->cpu_ns = 0;
-	if (!th)
-		return;
-	uint64_t cpu = target_read_cpu_ns(th);
+	if (!th || !th->proc)
+		return 0;
+	if (target_read_schedstat(t, th, &cpu, &runs) < 0)
+		return 0;
 	uint64_t wall = c->ticks * t->cfg.period_ns;
 	uint64_t used = cpu > th->cpu_ns ? cpu - th->cpu_ns : 0;
 	c->cpu_ns = c->state == 'R' ? (used < wall ? used : wall) : 0;
 	th->cpu_ns = cpu;
+	if (target_check_name(t, th, runs)) {
+		t->caps[i].slot = th->slot;     /* (a rename may have moved t->caps) */
+		if (!th->selected)
+			return -1;
+	}
+	return 0;
 }
 
 /* Stops reported meanwhile are taken between two captures, so a thread
  * that stops now waits for the caller's work on one capture at most. */
 const struct capture *target__next_stopped(struct target *t)
 {
-	reap(t);
-	if (t->delivered == t->ncaps) {
-		t->ncaps = t->delivered = 0;
-		return NULL;
+	for (;;) {
+		reap(t, 0);
+		if (t->delivered == t->ncaps) {
+			t->ncaps = t->delivered = 0;
+			return NULL;
+		}
+		size_t i = t->delivered++;
+		int r = account_cpu(t, i);
+		struct capture *c = &t->caps[i];
+		if (r < 0)
+			continue;
+		t->slots[c->slot].used = 1;
+		return c;
 	}
-	struct capture *c = &t->caps[t->delivered++];
-	account_cpu(t, c);
-	return c;
+}
+
+void target_push_again(struct target *t, struct thread *th, uint32_t ticks, int uncertain)
+{
+	if (!th->cookie || !ticks || !th->proc)
+		return;
+	target_again_capture(next_capture(t), th, ticks, uncertain);
+	t->ncaps++;
+	t->stats.samples_unchanged += ticks;
+	if (uncertain)
+		t->stats.backoff_uncertain += ticks;
+	else
+		t->stats.backoff_ticks += ticks;
 }
 
 /* Waits until no thread is pending or DEADLINE passes.  SIGCHLD is
@@ -290,7 +343,7 @@ static void wait_pending(struct target *t, uint64_t deadline)
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);
 	for (;;) {
-		reap(t);
+		reap(t, 1);
 		if (t->npending == 0 || t->nprocs == 0)
 			return;
 		uint64_t now = now_ns();
@@ -316,6 +369,7 @@ void target__tick_begin(struct target *t)
 	t->nvisit = t->visit_i = 0;
 	t->nstop = 0;
 	t->last_blocked = NULL;
+	t->revisit = NULL;
 	if (!t->ready || t->nprocs == 0)
 		return;
 	t->stats.ticks++;
@@ -332,23 +386,42 @@ void target__tick_begin(struct target *t)
 }
 
 /* Blocked threads first, while nobody is stopped, so that the stopped
- * ones do not wait for this work. */
+ * ones do not wait for this work.  A thread that has been idle a while is
+ * checked only every th->every ticks (attach/blocked.c): the ticks in
+ * between wait in th->skipped for its next check. */
 const struct capture *target__next_blocked(struct target *t)
 {
 	target_blocked_taken(t);
-	while (t->visit_i < t->nvisit) {
-		struct thread *th = t->visit[t->visit_i++];
+	for (;;) {
+		struct thread *th;
+		if (t->revisit)
+			th = t->revisit, t->revisit = NULL;
+		else if (t->visit_i < t->nvisit)
+			th = t->visit[t->visit_i++];
+		else
+			return NULL;
 		if (th->pending) {
 			th->pending_ticks++;
 			t->stats.carried++;
 			continue;
 		}
-		const struct capture *c = target_sample_blocked(t, th);
-		if (c)
+		if (th->cookie && th->skipped + 1 < th->every) {
+			th->skipped++;
+			continue;
+		}
+		int what;
+		const struct capture *c = target_sample_blocked(t, th, &what);
+		if (c) {
+			if (what == BLOCKED_AGAIN)
+				t->revisit = th;
+			t->slots[c->slot].used = 1;
 			return c;
-		stoplist_add(t, th);
+		}
+		if (what == BLOCKED_STOP)
+			stoplist_add(t, th);
+		else if (what == BLOCKED_LOST)
+			t->stats.lost++;
 	}
-	return NULL;
 }
 
 void target__need_stop(struct target *t, const struct capture *c)
@@ -357,8 +430,52 @@ void target__need_stop(struct target *t, const struct capture *c)
 	if (!th || th->tid != c->tid)
 		return;
 	th->stop_state = c->state;
+	th->want_fp = 1;        /* its stop may serve the next blocked captures */
 	t->last_blocked = NULL;
 	stoplist_add(t, th);
+}
+
+/* The copy a thread's stack needs: the most its samples used over a
+ * window of STACK_WINDOW samples, half as much again and a page, in pages.
+ * It grows at once, shrinks once a window is over; a stack deeper than
+ * that still ends in a short copy (target__stack_too_small). */
+#define STACK_WINDOW 32
+static void size_stack(struct thread *th, size_t used)
+{
+	if (used > th->need_max)
+		th->need_max = used;
+	size_t want = (th->need_max + th->need_max / 2 + 4096 + 4095) & ~(size_t)4095;
+	if (want < TARGET_STACK_COPY_FLOOR)
+		want = TARGET_STACK_COPY_FLOOR;
+	if (want > TARGET_STACK_COPY_MAX)
+		want = TARGET_STACK_COPY_MAX;
+	if (th->need_samples == 0 || ++th->need_samples > STACK_WINDOW) {
+		th->stack_size = want;  /* its first need known, or a window's */
+		th->need_samples = 1;
+		th->need_max = used;
+	} else if (want > th->stack_size) {
+		th->stack_size = want;
+	}
+}
+
+void target__counted(struct target *t, const struct capture *c, uint64_t cookie, size_t stack_used)
+{
+	if (c->unchanged)
+		return;
+	int blocked = c == &t->blocked && t->last_blocked && t->last_blocked->tid == c->tid;
+	struct thread *th = blocked ? t->last_blocked : target_thread_find(t, c->tid);
+	if (!th || !th->proc)
+		return;
+	if (stack_used)
+		size_stack(th, stack_used);
+	if (!blocked || !cookie)
+		return;
+	th->cookie = cookie;
+	th->runs = t->last_blocked_runs;
+	th->line_hash = t->last_blocked_hash;
+	th->last_state = c->state;
+	th->idle_ticks = th->skipped = 0;
+	th->every = 1;
 }
 
 /* Interrupts the threads on the stop list.  Each is captured and resumed
@@ -369,6 +486,7 @@ void target__interrupt(struct target *t)
 	for (size_t i = 0; i < t->nstop; i++) {
 		struct thread *th = t->stoplist[i];
 		th->interrupt_ns = now_ns();
+		th->cookie = 0;         /* it will run: its counted stack is past */
 		if (ptrace(PTRACE_INTERRUPT, th->tid, 0, 0) < 0)
 			continue;       /* ESRCH: exiting; its exit event will come */
 		th->pending = 1;
@@ -395,16 +513,30 @@ void target__release(struct target *t)
 		}
 	}
 	t->npending = 0;
-	/* Names while the threads still exist: the processes' first. */
+	/* Ticks skipped by idle threads since their last check: one more
+	 * check says whether they were unchanged all along. */
+	FOR_EACH_THREAD(t, th, tmp) {
+		if (!th->proc || !th->cookie || !th->skipped || !th->selected)
+			continue;
+		target_push_again(t, th, th->skipped, target_idle_check(t, th) != 1);
+		th->skipped = 0;
+	}
+	/* Names while the threads still exist: the processes' first.  A label
+	 * with samples keeps the name it had (a rename after the last sample
+	 * changes nothing). */
 	for (struct process *p = t->procs; p; p = p->next)
 		proc__comm(p->pid, p->pid, p->comm);
 	FOR_EACH_THREAD(t, th, tmp) {
 		if (!th->proc)
 			continue;
 		proc__comm(th->proc->pid, th->tid, th->name);
-		if (!th->pooled)
+		if (!th->pooled && !t->slots[th->slot].used)
 			target_name_changed(t, th);
+		else
+			memcpy(t->slots[th->slot].process, th->proc->comm, sizeof(th->proc->comm));
 	}
+	/* Nothing is sampled any more: the symbolizer gets every descriptor. */
+	target_close_files(t);
 }
 
 int target__ready(const struct target *t) { return t->ready; }

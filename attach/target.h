@@ -66,6 +66,15 @@ struct capture {
 	char state;                     /* /proc state: R running, S sleeping, D disk wait, T stopped */
 	int syscall;                    /* the system call it is blocked in, or -1 */
 	uint64_t cpu_ns;                /* CPU time the thread used since its previous capture */
+	/* A thread that has not run since its last counted capture is not
+	 * copied again: its capture is "unchanged" (no registers, no stack)
+	 * and counts TICKS of the stack counted then, which the caller named
+	 * COOKIE (see target__counted()). */
+	int unchanged;
+	int uncertain;                  /* unchanged, but the thread moved at one of
+					   these ticks (checked less often: see
+					   attach/blocked.c): counted at its last stack */
+	uint64_t cookie;
 };
 
 struct target_stats {
@@ -73,6 +82,13 @@ struct target_stats {
 	uint64_t samples;               /* captures taken while stopped */
 	uint64_t samples_blocked;       /* captures of blocked threads, not stopped */
 	uint64_t blocked_retries;       /* blocked captures torn by a wake-up, retried */
+	uint64_t samples_unchanged;     /* thread-ticks counted from an unchanged stack */
+	uint64_t backoff_ticks;         /* of those, ticks between two checks that found
+					   the thread unchanged (exact) */
+	uint64_t backoff_uncertain;     /* of those, ticks between two checks when the
+					   second found it moved (counted at its last stack) */
+	uint64_t fp_reused;             /* blocked captures given the registers of an
+					   earlier stop at the same place (frame pointers) */
 	uint64_t carried;               /* thread-ticks covered by a later capture */
 	uint64_t lost;                  /* thread-ticks without a capture: the thread
 					   exited, or the run ended, before it stopped */
@@ -107,7 +123,9 @@ int target__attach(struct target *t, pid_t pid, char *err, size_t errlen);
 int target__launch(struct target *t, char *const argv[], const sigset_t *child_mask,
 		   char *err, size_t errlen);
 
-/* Handles every pending ptrace event without blocking. */
+/* Handles every pending ptrace event without blocking.  Call it after
+ * draining the SIGCHLD signalfd: target__next_stopped() itself waits for
+ * events only while SIGCHLD is pending. */
 void target__poll(struct target *t);
 
 /* ---- one tick ----
@@ -131,13 +149,22 @@ void target__need_stop(struct target *t, const struct capture *c);
 /* Interrupts the threads queued this tick. */
 void target__interrupt(struct target *t);
 
-/* Handles pending ptrace events, then returns the next capture of a
- * thread that stopped and was resumed, or NULL.  Valid until the next
+/* Handles pending ptrace events (if SIGCHLD is pending), then returns the
+ * next capture of a thread that stopped and was resumed, or NULL.  Valid until the next
  * call. */
 const struct capture *target__next_stopped(struct target *t);
 
 /* The stack copy of TID ran out before its root: copy more next time. */
 void target__stack_too_small(struct target *t, pid_t tid);
+
+/* The caller counted capture C (the last one it was given; not an
+ * unchanged one) and its unwind read STACK_USED bytes of the copy (0:
+ * unknown): the next copies of that thread are sized from what its
+ * samples need.  COOKIE (not 0) names the stack it was counted as, if
+ * counting it again is exact (0: it is not, e.g. the unwind stopped
+ * early): a blocked thread that has not run since is handed out as an
+ * unchanged capture carrying it. */
+void target__counted(struct target *t, const struct capture *c, uint64_t cookie, size_t stack_used);
 
 /* Takes the captures of threads still stopping (waiting at most a short
  * while; take them with target__next_stopped() after) and reads what is

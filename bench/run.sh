@@ -3,10 +3,24 @@
 # Run by `make bench` (after building ./cprof-attach).  Prints one table.
 #
 #   make bench                     # ~6 minutes: REPS=5
-#   QUICK=1 make bench             # ~2 minutes: fewer, shorter runs
+#   QUICK=1 make bench             # under 3 minutes: fewer, shorter runs
 #   REPS=9 make bench              # more repetitions
 #   LONG=1 make bench              # also a 10-minute steady run (RSS series)
 #   KEEP=1 make bench              # keep the scratch directory (raw logs)
+#   BASELINE=/other/cprof-attach make bench   # the same runs with another
+#                                  # build too (e.g. an older commit's), side
+#                                  # by side in each repetition
+#   SERVERS=0 make bench           # without redis-server and mariadbd
+#
+# Issue 14's runs come after: idle pools of POOL_SIZES threads (bench/pool.c,
+# one more thread computing), where the profiler's share of a core is
+# measured from its threads' schedstat over POOL_WINDOW s inside the run
+# (attaching and writing left out); 2 computing threads per core (achieved
+# rate); redis-server under redis-benchmark (throughput profiled / alone,
+# for us and for perf record -F HZ --call-graph dwarf); mariadbd idle (share
+# of a core) and under sysbench oltp_read_only (profiler CPU per 1000
+# thread-samples).  The servers are installed when missing (apt-get, as
+# root), run from the scratch directory bound to 127.0.0.1, and stopped.
 #
 # Method.  bench/work.c does a fixed amount of CPU work over T threads and
 # times itself (CLOCK_MONOTONIC); it parks before the work and waits for
@@ -36,7 +50,7 @@ export LC_ALL=C
 
 # ---- defaults (all can be overridden from the environment) ---------------
 REPS=${REPS:-5}                 # repetitions; every figure is a median over them
-QUICK=${QUICK:-0}               # 1: ~2-minute version
+QUICK=${QUICK:-0}               # 1: a version under 3 minutes
 LONG=${LONG:-0}                 # 1: add the steady run below
 WORK_SECS=${WORK_SECS:-3.5}     # target wall time of one workload run, alone
 THREADS=${THREADS-"1 8 64"}    # workload thread counts (slowdown, pause, cost)
@@ -52,18 +66,32 @@ RATE_RUNS=${RATE_RUNS-"64:99 1:999"}  # THREADS:HZ pairs for the achieved rate
 LONG_SECS=${LONG_SECS:-600}     # LONG=1: steady run length (s) ...
 LONG_EVERY=${LONG_EVERY:-10}    # ... RSS sampled every LONG_EVERY s
 LONG_THREADS=${LONG_THREADS:-8}
+BASELINE=${BASELINE:-}          # another cprof-attach, measured beside ours
+NEW_REPS=${NEW_REPS:-}          # repetitions of issue 14's runs (default REPS)
+POOL_SIZES=${POOL_SIZES-"100 1000"}  # idle pool sizes
+POOL_SECS=${POOL_SECS:-6}       # one idle-pool run (s) ...
+POOL_WINDOW=${POOL_WINDOW:-3}   # ... and the window its CPU share is taken over
+SERVERS=${SERVERS:-1}           # 0: no redis-server, no mariadbd
+CLASSIC=${CLASSIC:-1}           # 0: issue 14's runs only (no slowdown table runs)
+REDIS_REQUESTS=${REDIS_REQUESTS:-100000}  # per redis-benchmark test (SET, GET)
+DB_SECS=${DB_SECS:-5}           # one sysbench run (s)
 READY_TIMEOUT=${READY_TIMEOUT:-20}  # s, for any "is it ready" poll
 RUN_TIMEOUT=${RUN_TIMEOUT:-180}     # s, for any single run to finish
 CC=${CC:-cc}
 # Targets from issue 3.
 GOAL_SLOW_1=1.02 GOAL_SLOW_8=1.03 GOAL_SLOW_64=1.05
 GOAL_PAUSE=1.5 GOAL_RATE=0.97 GOAL_CPU=50
+# Targets from issue 14.
+GOAL_POOL_1000=0.05 GOAL_POOL_100=0.01 GOAL_DB_IDLE=0.01 GOAL_DB_CPU1K=20 GOAL_REDIS=0.98
 
 if [ "$QUICK" = 1 ]; then
-	REPS=${QUICK_REPS:-3}
+	REPS=${QUICK_REPS:-2}
 	WORK_SECS=${QUICK_WORK_SECS:-1.2}
 	MARG_SHORT=1 MARG_LONG=3
+	NEW_REPS=${NEW_REPS:-1}
+	POOL_SECS=4 POOL_WINDOW=2 REDIS_REQUESTS=30000 DB_SECS=3 RATE_SECS=2
 fi
+NEW_REPS=${NEW_REPS:-$REPS}
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 . "$ROOT/tests/lib-core.sh"     # wait_until, alive, gone, file_ready
@@ -193,7 +221,7 @@ run_alone() { # T UNITS TAG: sets ALONE
 run_ours() {
 	local t=$1 units=$2 hz=$3 tag=$4 key=$5 p rc err sum st
 	start_work "$t" "$units" "$tag"
-	"$CPROF" "$WPID" --hz "$hz" -o "$TMP/$tag.folded" --stats 2>"$TMP/$tag.err" &
+	"${OURS_BIN:-$CPROF}" "$WPID" --hz "$hz" -o "$TMP/$tag.folded" --stats 2>"$TMP/$tag.err" &
 	p=$!
 	PIDS+=("$p")
 	wait_traced "$WPID" "$p" || die "cprof-attach ($tag) did not attach: $(cat "$TMP/$tag.err")"
@@ -427,12 +455,279 @@ run_rate() {
 	rec "$key.partial" "$S_PARTIAL"
 }
 
+# ---- idle pools, real servers, a saturated machine (issue 14) -------------
+# With BASELINE=/path/to/another/cprof-attach (e.g. a build of an older
+# commit) every one of these runs, and the slowdown runs, are made with it
+# too, in the same repetition: "base" rows beside ours.
+
+# tool_bin TOOL: the binary of "ours" or "base"
+tool_bin() { [ "$1" = base ] && echo "$BASELINE" || echo "$CPROF"; }
+
+# cpu_ns PID: CPU time of every thread of PID so far, in ns (schedstat)
+cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%.0f\n", s }'; }
+
+# share_window PID SECS: the share of a core PID used over SECS (sets SHARE)
+share_window() {
+	local c0 c1 t0 t1
+	c0=$(cpu_ns "$1") t0=$EPOCHREALTIME
+	sleep "$2"
+	c1=$(cpu_ns "$1") t1=$EPOCHREALTIME
+	SHARE=$(calc "($c1 - $c0) / 1e9 / ($t1 - $t0)")
+}
+
+# start_pool N BUSY TAG: bench/pool.c (N idle threads, BUSY computing); sets WPID
+start_pool() {
+	local ready=$TMP/$3.ready
+	rm -f "$ready"
+	"$BUILD/pool" "$1" "$2" "$ready" >"$TMP/$3.work" 2>&1 &
+	WPID=$!
+	PIDS+=("$WPID")
+	wait_ready "$ready" "$WPID" "pool $3" "$TMP/$3.work"
+}
+
+stop_pid() { kill -KILL "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; }
+
+# run_pool N TOOL TAG KEY: N idle threads + 1 computing, profiled POOL_SECS:
+# the profiler's share of a core over a window inside the run (attaching
+# and writing excluded) and its achieved rate.
+run_pool() {
+	local n=$1 tool=$2 tag=$3 key=$4 p rc
+	start_pool "$n" 1 "$tag"
+	"$(tool_bin "$tool")" "$WPID" --hz "$HZ" --duration "$POOL_SECS" -o "$TMP/$tag.folded" --stats \
+		2>"$TMP/$tag.err" &
+	p=$!
+	PIDS+=("$p")
+	wait_traced "$WPID" "$p" || die "$tool ($tag) did not attach: $(cat "$TMP/$tag.err")"
+	sleep 0.5       # past the first tick, which samples every thread in full
+	share_window "$p" "$POOL_WINDOW"
+	wait_gone "$p" $((RUN_TIMEOUT + POOL_SECS)) "$tool ($tag)"
+	rc=$(reap "$p")
+	[ "$rc" = 0 ] || die "$tool ($tag) exited $rc: $(cat "$TMP/$tag.err")"
+	parse_ours "$TMP/$tag.err" "$tag"
+	stop_pid "$WPID"
+	rec "$key.share" "$SHARE"
+	rec "$key.rate" "$(calc "$S_HZ / $HZ")"
+	rec "$key.missed" "$S_MISSED"
+}
+
+# run_saturated TOOL TAG KEY: 2 computing threads per core and the
+# profiler: the achieved rate (ticks) and samples per thread and second.
+run_saturated() {
+	local tool=$1 tag=$2 key=$3 p rc
+	start_pool 0 $((2 * NCPU)) "$tag"
+	"$(tool_bin "$tool")" "$WPID" --hz "$HZ" --duration "$RATE_SECS" -o "$TMP/$tag.folded" --stats \
+		2>"$TMP/$tag.err" &
+	p=$!
+	PIDS+=("$p")
+	wait_gone "$p" $((RUN_TIMEOUT + ${RATE_SECS%.*})) "$tool ($tag)"
+	rc=$(reap "$p")
+	[ "$rc" = 0 ] || die "$tool ($tag) exited $rc: $(cat "$TMP/$tag.err")"
+	parse_ours "$TMP/$tag.err" "$tag"
+	stop_pid "$WPID"
+	rec "$key.rate" "$(calc "$S_HZ / $HZ")"
+	rec "$key.per_thread" "$(calc "$S_SAMPLES / ($S_THREADS * $S_DUR) / $HZ")"
+	rec "$key.missed" "$S_MISSED"
+}
+
+# free_port: a TCP port nobody listens on (from /proc/net/tcp{,6})
+free_port() {
+	local p used
+	used=$(awk 'NR > 1 { split($2, a, ":"); print a[2] }' /proc/net/tcp /proc/net/tcp6 2>/dev/null | sort -u)
+	for ((p = 20000 + RANDOM % 20000; ; p++)); do
+		grep -qix "$(printf '%04X' "$p")" <<<"$used" || { echo "$p"; return; }
+	done
+}
+
+# need_packages PKG...: installs the Debian packages missing (as root);
+# sets NEED_NOTE when it cannot.
+need_packages() {
+	local missing=() pkg
+	for pkg in "$@"; do
+		dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
+	done
+	[ ${#missing[@]} = 0 ] && return 0
+	if [ "$(id -u)" != 0 ]; then
+		NEED_NOTE="needs ${missing[*]} (run as root to install them)"
+		return 1
+	fi
+	log "installing ${missing[*]}"
+	if ! { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" ||
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+			--no-install-recommends "${missing[@]}"; }; } >"$TMP/apt.log" 2>&1; then
+		NEED_NOTE="cannot install ${missing[*]}: $(tail -1 "$TMP/apt.log")"
+		return 1
+	fi
+}
+
+# ---- redis-server under redis-benchmark ----
+REDIS_PID= REDIS_PORT=
+start_redis() {
+	mkdir -p "$TMP/redis"
+	REDIS_PORT=$(free_port)
+	redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no \
+		--dir "$TMP/redis" --daemonize no >"$TMP/redis/log" 2>&1 &
+	REDIS_PID=$!
+	PIDS+=("$REDIS_PID")
+	local i
+	for ((i = 0; i < READY_TIMEOUT * 100; i++)); do
+		[ "$(redis-cli -h 127.0.0.1 -p "$REDIS_PORT" ping 2>/dev/null)" = PONG ] && return 0
+		alive "$REDIS_PID" || die "redis-server exited: $(cat "$TMP/redis/log")"
+		sleep 0.01
+	done
+	die "redis-server not answering after $READY_TIMEOUT s"
+}
+
+# redis_load TAG: redis-benchmark SET and GET; prints requests/s (their mean)
+redis_load() {
+	redis-benchmark -h 127.0.0.1 -p "$REDIS_PORT" -n "$REDIS_REQUESTS" -c 20 -t set,get --csv \
+		>"$TMP/$1.bench" 2>&1 || die "redis-benchmark ($1) failed: $(tail -2 "$TMP/$1.bench")"
+	awk -F'","' '/^"(SET|GET)"/ { s += $2; n++ } END { if (n == 2) printf "%.1f\n", s / n }' "$TMP/$1.bench"
+}
+
+# start_ours TOOL PID TAG: the profiler on PID until stop_ours; sets PPID_.
+# stop_ours sets S_* (parse_ours) and SAMPLING_CPU1K: the profiler's CPU
+# from attached to asked to stop (sampling only: no attaching, no
+# symbolizing) per 1000 thread-samples.
+start_ours() {
+	"$(tool_bin "$1")" "$2" --hz "$HZ" -o "$TMP/$3.folded" --stats 2>"$TMP/$3.err" &
+	PPID_=$!
+	PIDS+=("$PPID_")
+	wait_traced "$2" "$PPID_" || die "$1 ($3) did not attach: $(cat "$TMP/$3.err")"
+	CPU0=$(cpu_ns "$PPID_")
+}
+stop_ours() { # TAG
+	local rc cpu1
+	cpu1=$(cpu_ns "$PPID_")
+	kill -INT "$PPID_"
+	wait_gone "$PPID_" "$RUN_TIMEOUT" "profiler ($1)"
+	rc=$(reap "$PPID_")
+	[ "$rc" = 0 ] || die "profiler ($1) exited $rc: $(cat "$TMP/$1.err")"
+	parse_ours "$TMP/$1.err" "$1"
+	SAMPLING_CPU1K=$(calc "($cpu1 - $CPU0) / 1e6 / $S_SAMPLES * 1000")
+}
+
+# start_perf PID TAG / stop_perf TAG: perf record -F HZ --call-graph dwarf,
+# enabled through its control FIFO (acknowledged) before the load starts.
+start_perf() {
+	local ack
+	rm -f "$TMP/$2.ctl" "$TMP/$2.ack"
+	mkfifo "$TMP/$2.ctl" "$TMP/$2.ack"
+	exec 7<>"$TMP/$2.ctl" 8<>"$TMP/$2.ack"
+	perf record -e task-clock -F "$HZ" --call-graph dwarf -p "$1" -o "$TMP/$2.perf.data" \
+		-D -1 --control "fifo:$TMP/$2.ctl,$TMP/$2.ack" >"$TMP/$2.perf" 2>&1 &
+	PPID_=$!
+	PIDS+=("$PPID_")
+	echo enable >&7
+	ack=
+	read -r -t "$READY_TIMEOUT" -u 8 ack || true
+	[ "$ack" = ack ] || die "perf ($2) did not acknowledge 'enable': $(cat "$TMP/$2.perf")"
+}
+stop_perf() {
+	kill -INT "$PPID_"
+	wait_gone "$PPID_" "$RUN_TIMEOUT" "perf ($1)"
+	reap "$PPID_" >/dev/null
+	exec 7>&- 8>&-
+	rm -f "$TMP/$1.perf.data"
+}
+
+# run_redis REP: each tool (in an order that rotates), with a run alone
+# before and after each: its ratio is to the mean of those two, so that a
+# machine whose speed drifts does not favour the first or the last.
+run_redis() {
+	local rep=$1 tools=(ours) order=() i n prev next r tag
+	[ -n "$BASELINE" ] && tools+=(base)
+	[ $PERF_OK = 1 ] && tools+=(perf)
+	n=${#tools[@]}
+	for ((i = 0; i < n; i++)); do order+=("${tools[$(((i + rep) % n))]}"); done
+	prev=$(redis_load "redis.alone.$rep.0")
+	[ -n "$prev" ] || die "redis-benchmark printed no rate: $(cat "$TMP/redis.alone.$rep.0.bench")"
+	rec redis.alone.rps "$prev"
+	for ((i = 0; i < n; i++)); do
+		t=${order[$i]} tag=redis.${order[$i]}.$rep
+		if [ "$t" = perf ]; then start_perf "$REDIS_PID" "$tag"; else start_ours "$t" "$REDIS_PID" "$tag"; fi
+		r=$(redis_load "$tag")
+		if [ "$t" = perf ]; then
+			stop_perf "$tag"
+		else
+			stop_ours "$tag"
+			rec "redis.$t.cpu1k" "$S_CPU1K"
+			rec "redis.$t.cpu1k_sampling" "$SAMPLING_CPU1K"
+		fi
+		next=$(redis_load "redis.alone.$rep.$((i + 1))")
+		[ -n "$next" ] || die "redis-benchmark printed no rate"
+		rec redis.alone.rps "$next"
+		rec "redis.$t.ratio" "$(calc "$r * 2 / ($prev + $next)")"
+		prev=$next
+	done
+}
+
+# ---- mariadbd under sysbench oltp_read_only ----
+DB_PID= DB_SOCK=
+SYSBENCH=()
+start_mariadb() {
+	local d=$TMP/db i
+	mkdir -p "$d"
+	mariadb-install-db --no-defaults --datadir="$d/data" --user=root \
+		--auth-root-authentication-method=normal --skip-test-db >"$d/install.log" 2>&1 ||
+		die "mariadb-install-db failed: $(tail -3 "$d/install.log")"
+	DB_SOCK=$d/sock
+	mariadbd --no-defaults --datadir="$d/data" --socket="$DB_SOCK" --port="$(free_port)" \
+		--bind-address=127.0.0.1 --user=root --skip-log-bin --innodb-buffer-pool-size=64M \
+		--pid-file="$d/pid" --log-error="$d/err" >/dev/null 2>&1 &
+	DB_PID=$!
+	PIDS+=("$DB_PID")
+	for ((i = 0; i < READY_TIMEOUT * 100; i++)); do
+		mariadb-admin --no-defaults -S "$DB_SOCK" -uroot ping >/dev/null 2>&1 && break
+		alive "$DB_PID" || die "mariadbd exited: $(tail -5 "$d/err")"
+		sleep 0.01
+	done
+	mariadb --no-defaults -S "$DB_SOCK" -uroot -e "create database sbtest" ||
+		die "mariadbd not answering after $READY_TIMEOUT s: $(tail -5 "$d/err")"
+	SYSBENCH=(sysbench oltp_read_only --db-driver=mysql --mysql-socket="$DB_SOCK" --mysql-user=root
+		--tables=2 --table-size=10000)
+	"${SYSBENCH[@]}" prepare >"$d/prepare.log" 2>&1 || die "sysbench prepare failed: $(tail -3 "$d/prepare.log")"
+}
+
+# run_mariadb REP: per tool, the share of a core while mariadbd idles, and
+# the profiler's CPU per 1000 thread-samples under sysbench (whole run:
+# attaching, sampling, symbolizing, writing).
+run_mariadb() {
+	local rep=$1 tools=(ours) t tag
+	[ -n "$BASELINE" ] && tools+=(base)
+	[ $((rep % 2)) = 0 ] && [ -n "$BASELINE" ] && tools=(base ours)
+	for t in "${tools[@]}"; do
+		tag=db.idle.$t.$rep
+		start_ours "$t" "$DB_PID" "$tag"
+		sleep 0.5
+		share_window "$PPID_" "$POOL_WINDOW"
+		stop_ours "$tag"
+		rec "db.idle.$t.share" "$SHARE"
+		tag=db.load.$t.$rep
+		start_ours "$t" "$DB_PID" "$tag"
+		"${SYSBENCH[@]}" --threads=4 --time="$DB_SECS" run >"$TMP/$tag.sysbench" 2>&1 ||
+			die "sysbench run failed: $(tail -3 "$TMP/$tag.sysbench")"
+		stop_ours "$tag"
+		rec "db.load.$t.cpu1k" "$S_CPU1K"
+		rec "db.load.$t.cpu1k_sampling" "$SAMPLING_CPU1K"
+		rec "db.load.$t.tps" "$(sed -nE 's/.*transactions: +[0-9]+ +\(([0-9.]+) per sec.*/\1/p' "$TMP/$tag.sysbench")"
+	done
+}
+
+stop_servers() {
+	[ -n "$REDIS_PID" ] && { redis-cli -h 127.0.0.1 -p "$REDIS_PORT" shutdown nosave >/dev/null 2>&1 || true; stop_pid "$REDIS_PID"; }
+	[ -n "$DB_PID" ] && { mariadb-admin --no-defaults -S "$DB_SOCK" -uroot shutdown >/dev/null 2>&1 || true; stop_pid "$DB_PID"; }
+	REDIS_PID= DB_PID=
+}
+
 # ---- set-up ------------------------------------------------------------
 [ -x "$CPROF" ] || die "$CPROF not built (make)"
 mkdir -p "$BUILD"
 $CC -O2 -g -fomit-frame-pointer -pthread -Wall -Wextra -o "$BUILD/work" "$BENCH/work.c" ||
 	die "cannot build bench/work.c"
 $CC -O2 -g -Wall -Wextra -o "$BUILD/floor" "$BENCH/floor.c" || die "cannot build bench/floor.c"
+$CC -O2 -g -fomit-frame-pointer -pthread -Wall -Wextra -o "$BUILD/pool" "$BENCH/pool.c" ||
+	die "cannot build bench/pool.c"
+[ -z "$BASELINE" ] || [ -x "$BASELINE" ] || die "BASELINE=$BASELINE is not an executable"
 
 NCPU=$(nproc)
 RATE=$("$BUILD/work" --calibrate 1) || die "calibration failed"
@@ -462,10 +757,12 @@ log "$REPS repetitions, ~$WORK_SECS s per workload run, $RATE work units/s/threa
 contains() { [[ " $1 " == *" $2 "* ]]; }
 
 # ---- the repetitions ---------------------------------------------------
+[ "$CLASSIC" = 1 ] || REPS=0
 for ((rep = 1; rep <= REPS; rep++)); do
 	for t in $THREADS; do
 		units=$(units_for "$t")
 		runs=(ours)
+		[ -n "$BASELINE" ] && runs+=(base)
 		[ "$t" = 1 ] && runs+=(ours_high)
 		contains "$FLOOR_THREADS" "$t" && runs+=(floor floor_running)
 		contains "$PEER_THREADS" "$t" && [ $PERF_OK = 1 ] && runs+=(perf)
@@ -482,6 +779,7 @@ for ((rep = 1; rep <= REPS; rep++)); do
 			case $r in
 			ours) run_ours "$t" "$units" "$HZ" "$tag" "ours.$t.$HZ" ;;
 			ours_high) run_ours "$t" "$units" "$HZ_HIGH" "$tag" "ours.$t.$HZ_HIGH" ;;
+			base) OURS_BIN=$BASELINE run_ours "$t" "$units" "$HZ" "$tag" "base.$t.$HZ" ;;
 			floor) run_floor "$t" "$units" "$HZ" "$tag" "floor.$t" ;;
 			floor_running) run_floor "$t" "$units" "$HZ" "$tag" "floorR.$t" --running-only ;;
 			perf) run_perf "$t" "$units" "$tag" "perf.$t" ;;
@@ -489,7 +787,7 @@ for ((rep = 1; rep <= REPS; rep++)); do
 			esac
 		done
 		# Paired slowdowns: this repetition's runs against its own alone run.
-		for key in "ours.$t.$HZ" "ours.$t.$HZ_HIGH" "floor.$t" "floorR.$t" "perf.$t" "eustack.$t"; do
+		for key in "ours.$t.$HZ" "ours.$t.$HZ_HIGH" "base.$t.$HZ" "floor.$t" "floorR.$t" "perf.$t" "eustack.$t"; do
 			w=$(awk -v k="$key.wall" '$1 == k { v = $2 } END { print v }' "$DATA")
 			c=$(awk -v k="$key.wall" '$1 == k { n++ } END { print n + 0 }' "$DATA")
 			[ -n "$w" ] && [ "$c" = "$rep" ] && rec "$key.slow" "$(calc "$w / $alone")"
@@ -503,6 +801,42 @@ for ((rep = 1; rep <= REPS; rep++)); do
 	done
 	log "rep $rep/$REPS, achieved rate: done ($((SECONDS - T_START)) s)"
 done
+# ---- issue 14's runs ----
+SERVER_NOTE=
+if [ "$SERVERS" = 1 ]; then
+	NEED_NOTE=
+	if need_packages redis-server redis-tools mariadb-server sysbench; then
+		start_redis
+		start_mariadb
+		log "redis-server (PID $REDIS_PID, port $REDIS_PORT) and mariadbd (PID $DB_PID) ready ($((SECONDS - T_START)) s)"
+	else
+		SERVER_NOTE=$NEED_NOTE
+		log "skipping the servers: $SERVER_NOTE"
+	fi
+else
+	SERVER_NOTE="SERVERS=0"
+fi
+NEW_TOOLS=(ours)
+[ -n "$BASELINE" ] && NEW_TOOLS+=(base)
+for ((rep = 1; rep <= NEW_REPS; rep++)); do
+	for n in $POOL_SIZES; do
+		for ((i = 0; i < ${#NEW_TOOLS[@]}; i++)); do
+			tool=${NEW_TOOLS[$(((i + rep) % ${#NEW_TOOLS[@]}))]}
+			run_pool "$n" "$tool" "pool.$n.$tool.$rep" "pool.$n.$tool"
+			run_saturated "$tool" "sat.$tool.$rep.$n" "sat.$tool"
+		done
+	done
+	log "rep $rep/$NEW_REPS, idle pools and saturated: done ($((SECONDS - T_START)) s)"
+	if [ -n "$REDIS_PID" ]; then
+		run_redis "$rep"
+		run_mariadb "$rep"
+		log "rep $rep/$NEW_REPS, redis and mariadb: done ($((SECONDS - T_START)) s)"
+	fi
+done
+DB_THREADS=
+[ -n "$DB_PID" ] && DB_THREADS=$(ls "/proc/$DB_PID/task" | wc -l)
+stop_servers
+
 LONG_SERIES= LONG_SUMMARY=
 if [ "$LONG" = 1 ]; then
 	log "long run: $LONG_SECS s at $HZ Hz, $LONG_THREADS threads"
@@ -605,6 +939,55 @@ for t in $PEER_THREADS; do
 		row "eu-stack, $(plural "$t")" "skipped: $EUSTACK_NOTE" ""
 	fi
 done
+# Issue 14's targets, ours and the baseline's side by side.
+pct() { [ -n "$1" ] && calc "sprintf(\"%.2f%%\", $1 * 100)" || echo n/a; }
+both() { # both KEY FORMAT-FUNCTION: "ours (base: X)"
+	local o b
+	o=$($2 "$(median "$1")")
+	[ -n "$BASELINE" ] || { echo "$o"; return; }
+	b=$($2 "$(median "${1/ours/base}")")
+	echo "$o (baseline $b)"
+}
+ratio() { [ -n "$1" ] && calc "sprintf(\"%.3f\", $1)" || echo n/a; }
+ms() { [ -n "$1" ] && calc "sprintf(\"%.1f ms\", $1)" || echo n/a; }
+for t in $THREADS; do
+	[ -n "$BASELINE" ] || continue
+	s=$(median "base.$t.$HZ.slow")
+	[ -n "$s" ] && row "slowdown $(plural "$t") @${HZ}Hz, baseline" \
+		"$(fmt %.3fx "$s") [$(range "base.$t.$HZ.slow")]" ""
+done
+for n in $POOL_SIZES; do
+	eval "g=\${GOAL_POOL_$n:-}"
+	sh=$(median "pool.$n.ours.share")
+	row "idle pool, $n threads + 1 computing @${HZ}Hz: profiler share of a core" \
+		"$(both "pool.$n.ours.share" pct)" "$([ -n "$g" ] && echo "<= $(pct "$g") $(verdict "$sh" '<=' "$g")")"
+	r=$(median "pool.$n.ours.rate")
+	row "idle pool, $n threads + 1 computing @${HZ}Hz: achieved rate" \
+		"$(both "pool.$n.ours.rate" pct), missed ticks $(fmt %d "$(median "pool.$n.ours.missed")")" \
+		">= $(pct "$GOAL_RATE") $(verdict "$r" '>=' "$GOAL_RATE")"
+done
+r=$(median sat.ours.rate)
+row "saturated: $((2 * NCPU)) computing threads on $NCPU cores @${HZ}Hz: achieved rate" \
+	"$(both sat.ours.rate pct) (samples/thread/s $(both sat.ours.per_thread pct))" \
+	">= $(pct "$GOAL_RATE") $(verdict "$r" '>=' "$GOAL_RATE")"
+if [ -z "$SERVER_NOTE" ]; then
+	r=$(median redis.ours.ratio) pr=$(median redis.perf.ratio)
+	g=">= $GOAL_REDIS $(verdict "$r" '>=' "$GOAL_REDIS")"
+	[ -n "$pr" ] && g="$g, >= perf's $(verdict "$r" '>=' "$pr")"
+	row "redis-server under redis-benchmark: throughput profiled / alone @${HZ}Hz" \
+		"$(both redis.ours.ratio ratio) [$(range redis.ours.ratio)]; perf record -F $HZ --call-graph dwarf $(ratio "$pr") [$(range redis.perf.ratio)]; alone $(fmt %.0f "$(median redis.alone.rps)") req/s" "$g"
+	row "redis-server under redis-benchmark: profiler CPU per 1000 thread-samples" \
+		"sampling $(both redis.ours.cpu1k_sampling ms); whole run $(both redis.ours.cpu1k ms)" ""
+	sh=$(median db.idle.ours.share)
+	row "mariadbd idle ($DB_THREADS threads) @${HZ}Hz: profiler share of a core" \
+		"$(both db.idle.ours.share pct)" "<= $(pct "$GOAL_DB_IDLE") $(verdict "$sh" '<=' "$GOAL_DB_IDLE")"
+	c=$(median db.load.ours.cpu1k_sampling)
+	row "mariadbd under sysbench oltp_read_only (4 clients) @${HZ}Hz: profiler CPU per 1000 thread-samples" \
+		"sampling $(both db.load.ours.cpu1k_sampling ms); whole run (attach, symbolize, write) $(both db.load.ours.cpu1k ms); $(fmt %.0f "$(median db.load.ours.tps)") transactions/s" \
+		"<= $GOAL_DB_CPU1K ms $(verdict "$c" '<=' "$GOAL_DB_CPU1K")"
+else
+	row "redis-server, mariadbd" "skipped: $SERVER_NOTE" ""
+fi
 if [ -n "$LONG_SUMMARY" ]; then
 	row "steady run ${LONG_SECS}s, $(plural "$LONG_THREADS") @${HZ}Hz" "$LONG_SUMMARY" ""
 	row "  VmRSS (s:KiB)" "$LONG_SERIES" ""
@@ -618,7 +1001,7 @@ for r in "${ROWS[@]}"; do
 	[ ${#c} -gt $w3 ] && w3=${#c}
 done
 echo
-echo "cprof-attach benchmark: medians of $REPS repetitions; [min-max] of the paired ratios; workload ~$WORK_SECS s alone"
+echo "cprof-attach benchmark: medians of $REPS repetitions ($NEW_REPS for idle pools, servers, saturated); [min-max] of the paired ratios; workload ~$WORK_SECS s alone${BASELINE:+; baseline $BASELINE}"
 printf "%-${w1}s | %-${w2}s | %s\n" metric measured goal
 printf "%s-|-%s-|-%s\n" "$(printf '%*s' $w1 '' | tr ' ' -)" "$(printf '%*s' $w2 '' | tr ' ' -)" "$(printf '%*s' $w3 '' | tr ' ' -)"
 for r in "${ROWS[@]}"; do

@@ -92,7 +92,7 @@ static void read_proc(struct dump *d, double now_ms)
 		char line[256];
 		int fd = -1;
 		ti->off_cpu_ms = -1;
-		if (proc__task_file(ti->label->pid, ti->label->tid, "syscall", &fd, line,
+		if (proc__task_file(ti->label->pid, ti->label->tid, "syscall", &fd, 0, line,
 				    sizeof(line)) > 0)
 			ti->blocked = proc__parse_syscall_args(line, &ti->nr, ti->args) == 0;
 		if (fd >= 0)

@@ -316,15 +316,20 @@ static void print_stats(const struct sampler_stats *ss)
 	uint64_t thread_samples = ss->samples;
 	fprintf(stderr, "cprof-attach: stats: pause per thread median %.1f us, p99 %.1f us; "
 		"%llu thread-samples: %llu stopped, %llu blocked, %llu carried by a later stop, "
-		"%llu lost; %llu blocked captures retried, %llu stacks deeper than their copy "
+		"%llu lost; %llu counted again from an unchanged stack (%llu of them carried by "
+		"backoff, %llu uncertain); %llu frame pointers reused from a stop; "
+		"%llu blocked captures retried, %llu stacks deeper than their copy "
 		"(copy grown); profiler CPU %.1f ms (%.2f ms per 1000 thread-samples); "
-		"peak RSS %ld KiB",
+		"peak RSS %ld KiB; tracer thread %s",
 		ss->pause_p50_us, ss->pause_p99_us,
 		(unsigned long long)thread_samples, (unsigned long long)ts->samples,
 		(unsigned long long)ts->samples_blocked, (unsigned long long)ts->carried,
-		(unsigned long long)ts->lost, (unsigned long long)ts->blocked_retries,
+		(unsigned long long)ts->lost, (unsigned long long)ts->samples_unchanged,
+		(unsigned long long)ts->backoff_ticks, (unsigned long long)ts->backoff_uncertain,
+		(unsigned long long)ts->fp_reused, (unsigned long long)ts->blocked_retries,
 		(unsigned long long)ss->short_copies, cpu_ms,
-		thread_samples ? cpu_ms * 1000.0 / (double)thread_samples : 0.0, ru.ru_maxrss);
+		thread_samples ? cpu_ms * 1000.0 / (double)thread_samples : 0.0, ru.ru_maxrss,
+		ss->tracer ? ss->tracer : "?");
 	fprintf(stderr, "; %.1f%% not fully unwound",
 		thread_samples ? 100.0 * (double)ss->partial / (double)thread_samples : 0.0);
 	if (ss->truncated)

@@ -81,6 +81,15 @@ int64_t stacks__add(struct stacks *st, const struct stack *s)
 	return id;
 }
 
+void stacks__add_again(struct stacks *st, int64_t id, uint64_t count, uint64_t cpu_ns)
+{
+	if (id < 0 || (size_t)id >= intern__count(st->in))
+		return;
+	st->counts[id] += count;
+	st->cpu[id] += cpu_ns;
+	st->total += count;
+}
+
 size_t stacks__unique(const struct stacks *st)
 {
 	return intern__count(st->in);

@@ -51,8 +51,13 @@ struct stacks *stacks__new(void);
 void stacks__free(struct stacks *st);            /* accepts NULL */
 
 /* Counts S->count samples of S (its pcs are copied) and adds S->cpu_ns.
- * Returns the stack's id (its index for stacks__get), or -ENOMEM. */
+ * Returns the stack's id (>= 0: the same id for the same key, for
+ * stacks__add_again()), or -ENOMEM. */
 int64_t stacks__add(struct stacks *st, const struct stack *s);
+
+/* Counts COUNT more samples of the stack with id ID (from stacks__add())
+ * and adds CPU_NS: the same key again, without copying or hashing it. */
+void stacks__add_again(struct stacks *st, int64_t id, uint64_t count, uint64_t cpu_ns);
 
 size_t stacks__unique(const struct stacks *st);
 uint64_t stacks__total(const struct stacks *st);

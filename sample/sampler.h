@@ -52,6 +52,7 @@ struct sampler_stats {
 	uint64_t samples;               /* counted */
 	struct target_stats target;
 	double pause_p50_us, pause_p99_us;
+	const char *tracer;             /* the tracer thread's scheduling (a static string) */
 };
 
 /* A live view for a status line (any thread may ask). */

@@ -234,8 +234,15 @@ SUMMARY_RE='^cprof-attach: ([0-9]+ samples?, |[0-9.]+ of [0-9]+ Hz, )'
 only_summary() { [ "$(grep -c . "$1")" = 2 ] && [ "$(grep -cE "$SUMMARY_RE" "$1")" = 2 ]; }
 
 # stats_blocked ERRFILE: the samples --stats says were taken without
-# stopping their thread ("N blocked").
-stats_blocked() { grep -E '^cprof-attach: stats:' "$1" | tail -n 1 | sed -nE 's/.* ([0-9]+) blocked,.*/\1/p'; }
+# stopping their thread: read while blocked ("N blocked"), or counted again
+# from an unchanged stack ("N counted again").
+stats_blocked() {
+	local st b a
+	st=$(grep -E '^cprof-attach: stats:' "$1" | tail -n 1)
+	b=$(sed -nE 's/.* ([0-9]+) blocked,.*/\1/p' <<<"$st")
+	a=$(sed -nE 's/.* ([0-9]+) counted again.*/\1/p' <<<"$st")
+	[ -n "$b" ] && echo $((b + ${a:-0}))
+}
 
 # summary_field ERRFILE WHAT: one figure from the summary; WHAT is
 # samples | threads | processes | seconds | achieved | requested | missed |

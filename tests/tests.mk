@@ -15,6 +15,8 @@ TEST_NAMES += deadlock cloner swapper
 
 TEST_NAMES += sigtramp
 TEST_NAMES += sigframe
+TEST_NAMES += eintr-fp
+TEST_NAMES += renamer
 TEST_BINS  := $(TEST_NAMES:%=tests/bin/%)
 TEST_BINS  += tests/bin/libhostile.so tests/bin/libhostile-s.so
 TEST_BINS  += tests/bin/libswapA.so tests/bin/libswapB.so
@@ -113,3 +115,8 @@ endif
 
 .PHONY: test-bins
 test-bins: $(TEST_BINS)
+
+# eintr built as debug and frame-pointer builds are (issue 17 item 9).
+tests/bin/eintr-fp: TEST_CFLAGS := -O0 -fno-omit-frame-pointer -pthread -fPIE -pie -Wall -Wextra \
+                                   -Wno-unused-parameter
+tests/bin/eintr-fp: tests/targets/eintr.c

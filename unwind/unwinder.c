@@ -1,6 +1,9 @@
 #include "unwind/unwinder.h"
 
+#include <errno.h>
 #include <libunwind.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +21,7 @@ extern int _Ux86_64_dwarf_search_unwind_table(unw_addr_space_t as, unw_word_t ip
 struct unwinder {
 	unw_addr_space_t as;
 	const struct modules *ms;
+	size_t stack_used;      /* bytes of the last unwind's stack copy it read */
 };
 
 /* Per-unwind state handed to the accessors as their ARG. */
@@ -122,7 +126,10 @@ static int read_word(void *arg, uint64_t addr, uint64_t *val)
 	const struct unwind_input *c = x->c;
 	if (addr >= c->stack_addr && addr - c->stack_addr <= c->stack_len &&
 	    c->stack_len - (addr - c->stack_addr) >= sizeof(*val)) {
+		size_t end = addr - c->stack_addr + sizeof(*val);
 		memcpy(val, c->stack + (addr - c->stack_addr), sizeof(*val));
+		if (end > x->u->stack_used)
+			x->u->stack_used = end;
 		return 0;
 	}
 	const struct module *m = find_module(x, addr);
@@ -207,6 +214,32 @@ static unw_accessors_t accessors = {
 	.get_proc_name = get_proc_name,
 };
 
+/* libunwind's global cache, and its memory pools, take a lock around each
+ * step with every signal blocked: two rt_sigprocmask calls for each, 8 to
+ * 12 system calls per unwind, the most frequent system call of a sampling
+ * run.  (UNW_CACHE_PER_THREAD, which would not lock, is turned into
+ * UNW_CACHE_GLOBAL by builds without __thread support, Debian's among
+ * them.)  The signals are blocked so that a signal handler unwinding its
+ * own thread cannot deadlock on the lock; our unwinding is remote, on a
+ * thread that never unwinds in a signal handler.  So this program's
+ * sigprocmask, which libunwind's calls resolve to (the executable's
+ * definition comes first), does nothing while unwinding on this thread
+ * (the lock is still taken: only the mask change is skipped), and is
+ * pthread_sigmask() otherwise, as glibc's is. */
+static __thread int unwinding;
+
+int sigprocmask(int how, const sigset_t *set, sigset_t *old)
+{
+	if (unwinding)
+		return 0;
+	int e = pthread_sigmask(how, set, old);
+	if (e) {
+		errno = e;
+		return -1;
+	}
+	return 0;
+}
+
 struct unwinder *unwinder__new(const struct modules *ms)
 {
 	struct unwinder *u = xcalloc(1, sizeof(*u));
@@ -228,6 +261,11 @@ void unwinder__free(struct unwinder *u)
 		return;
 	unw_destroy_addr_space(u->as);
 	free(u);
+}
+
+size_t unwinder__stack_used(const struct unwinder *u)
+{
+	return u->stack_used;
 }
 
 void unwinder__flush(struct unwinder *u)
@@ -517,13 +555,26 @@ static enum step step_other(struct walk *w, const struct module *m, uint64_t ip,
 	return step_fp(w, m, st);
 }
 
+static enum unwind_status unwind(struct unwinder *u, const struct unwind_input *c,
+				 uint64_t *pcs, size_t max, size_t *n);
+
 enum unwind_status unwinder__unwind(struct unwinder *u, const struct unwind_input *c,
 				    uint64_t *pcs, size_t max, size_t *n)
+{
+	unwinding = 1;
+	enum unwind_status r = unwind(u, c, pcs, max, n);
+	unwinding = 0;
+	return r;
+}
+
+static enum unwind_status unwind(struct unwinder *u, const struct unwind_input *c,
+				 uint64_t *pcs, size_t max, size_t *n)
 {
 	struct walk w = { .x = { .u = u, .c = c }, .u = u, .c = c, .pcs = pcs, .max = max };
 	enum unwind_status st = UNWIND_PARTIAL;
 	uregs_from_user(&w.r, c->regs,
 			c->partial_regs ? UREG_BIT(UREG_RSP) | UREG_BIT(UREG_RIP) : UREG_ALL);
+	u->stack_used = 0;
 	*n = 0;
 	if (max < 1)
 		return UNWIND_TRUNCATED;

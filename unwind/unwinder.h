@@ -61,6 +61,9 @@ void unwinder__free(struct unwinder *u);         /* accepts NULL */
 enum unwind_status unwinder__unwind(struct unwinder *u, const struct unwind_input *in,
 				    uint64_t *pcs, size_t max, size_t *n);
 
+/* How many bytes of its stack copy (from stack_addr) the last unwind read. */
+size_t unwinder__stack_used(const struct unwinder *u);
+
 /* Forget cached unwind info: the module table changed. */
 void unwinder__flush(struct unwinder *u);
 

@@ -1,5 +1,7 @@
-/* eintr READY: one thread blocked for good in each of the calls that a
- * ptrace stop can disturb, each counting every return it sees.
+/* eintr READY [EPOLL]: one thread blocked for good in each of the calls
+ * that a ptrace stop can disturb, each counting every return it sees.
+ * EPOLL (default 1) threads wait in epoll_wait, all named w-epoll and
+ * counted together (many blocked threads: tests/t_limits.sh).
  *
  *   w-epoll     epoll_wait(-1) on an empty epoll set
  *   w-semop     semop() decrementing a SysV semaphore that stays at 0
@@ -8,6 +10,7 @@
  *   w-read      read() on a pipe nobody writes to
  *   w-accept    accept() on a listening TCP socket on 127.0.0.1
  *   w-recv      recv() on a UDP socket on 127.0.0.1, SO_RCVTIMEO 1000 s
+ *   w-recvmsg   recvmsg() on another such socket
  *   w-nanosleep nanosleep(1000 s)
  *   w-condwait  pthread_cond_wait() on a condition nobody signals
  *   w-semwait   sem_wait() on a POSIX semaphore that stays at 0
@@ -43,18 +46,18 @@
 #include "ready.h"
 
 enum { W_EPOLL, W_SEMOP, W_SIGTIMED, W_POLL, W_READ, W_ACCEPT, W_RECV, W_NANOSLEEP,
-       W_CONDWAIT, W_SEMWAIT, W_MAIN, NW };
+       W_CONDWAIT, W_SEMWAIT, W_RECVMSG, W_MAIN, NW };
 
 static const char *const names[NW] = {
 	"w-epoll", "w-semop", "w-sigtimed", "w-poll", "w-read", "w-accept", "w-recv",
-	"w-nanosleep", "w-condwait", "w-semwait", "main",
+	"w-nanosleep", "w-condwait", "w-semwait", "w-recvmsg", "main",
 };
 
 static atomic_int eintr_n[NW], other_n[NW], started;
 static volatile unsigned long sink;
 
 /* Everything a blocking thread needs, set up by main before it starts. */
-static int ep_fd, sem_id, poll_pipe[2], read_pipe[2], listen_fd, udp_fd;
+static int ep_fd, sem_id, poll_pipe[2], read_pipe[2], listen_fd, udp_fd, udp2_fd;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
 static sem_t psem;
@@ -136,6 +139,17 @@ __attribute__((noinline)) static void block_recv(void)
 		count_return(W_RECV, (int)recv(udp_fd, buf, sizeof(buf), 0));
 }
 
+__attribute__((noinline)) static void block_recvmsg(void)
+{
+	char buf[64];
+	struct iovec iov = { buf, sizeof(buf) };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+
+	about_to_block();
+	for (;;)
+		count_return(W_RECVMSG, (int)recvmsg(udp2_fd, &m, 0));
+}
+
 __attribute__((noinline)) static void block_nanosleep(void)
 {
 	struct timespec ts = { 1000, 0 };
@@ -182,7 +196,7 @@ static const struct worker workers[] = {
 	{ "w-read", block_read },           { "w-accept", block_accept },
 	{ "w-recv", block_recv },           { "w-nanosleep", block_nanosleep },
 	{ "w-condwait", block_condwait },   { "w-semwait", block_semwait },
-	{ "w-burn", burn_loop },
+	{ "w-recvmsg", block_recvmsg },     { "w-burn", burn_loop },
 };
 #define NWORKERS (int)(sizeof(workers) / sizeof(workers[0]))
 
@@ -194,6 +208,7 @@ static void *worker_main(void *arg)
 	w->fn();
 	return NULL;
 }
+
 
 __attribute__((noreturn)) static void die(const char *what)
 {
@@ -223,6 +238,20 @@ static void remove_sem_at_exit(void)
 	close(p[0]);            /* p[1] stays open, here only, until we exit */
 }
 
+/* The epoll waiters beyond the first, on small stacks. */
+static void start_more_epoll(int n)
+{
+	pthread_attr_t a;
+	pthread_t t;
+
+	pthread_attr_init(&a);
+	pthread_attr_setstacksize(&a, 128 * 1024);
+	for (int i = 0; i < n; i++)
+		if (pthread_create(&t, &a, worker_main, (void *)&workers[0]))
+			die("pthread_create");
+	pthread_attr_destroy(&a);
+}
+
 static void setup(void)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET };
@@ -241,6 +270,10 @@ static void setup(void)
 	if ((udp_fd = socket(AF_INET, SOCK_DGRAM, 0)) < 0 ||
 	    bind(udp_fd, (struct sockaddr *)&a, sizeof(a)) ||
 	    setsockopt(udp_fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)))
+		die("udp socket");
+	if ((udp2_fd = socket(AF_INET, SOCK_DGRAM, 0)) < 0 ||
+	    bind(udp2_fd, (struct sockaddr *)&a, sizeof(a)) ||
+	    setsockopt(udp2_fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)))
 		die("udp socket");
 	if (sem_init(&psem, 0, 0))
 		die("sem_init");
@@ -269,6 +302,7 @@ int main(int argc, char **argv)
 	pthread_t th[NWORKERS];
 	sigset_t set;
 	int serial = 0;
+	int epolls = argc > 2 ? atoi(argv[2]) : 1;
 
 	sigemptyset(&set);
 	sigaddset(&set, SIGUSR1);
@@ -278,7 +312,9 @@ int main(int argc, char **argv)
 	for (int i = 0; i < NWORKERS; i++)
 		if (pthread_create(&th[i], NULL, worker_main, (void *)&workers[i]))
 			die("pthread_create");
-	ready_wait_started(&started, NWORKERS);
+	if (epolls > 1)
+		start_more_epoll(epolls - 1);
+	ready_wait_started(&started, NWORKERS + (epolls > 1 ? epolls - 1 : 0));
 	write_report(ready, serial);
 	ready_announce(ready);
 	sigdelset(&set, SIGUSR2);

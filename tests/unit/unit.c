@@ -335,6 +335,13 @@ static void test_stacks(void)
 	for (int i = 0; i < 100000; i++)
 		add(st, 0, 'R', a, 3, 1, 1);
 	check(stacks__unique(st) == 4, "stacks: memory grows with unique stacks, not samples");
+	struct stack k = { .slot = 0, .state = 'R', .pcs = a, .n = 3, .count = 1 };
+	int64_t id = stacks__add(st, &k);
+	uint64_t before = stacks__total(st);
+	stacks__add_again(st, id, 7, 5);
+	stacks__get(st, (size_t)id, &s);
+	check(id == 0 && stacks__unique(st) == 4 && stacks__total(st) == before + 7 &&
+	      s.count == 100000 + 2 + 1 + 7, "stacks: add returns the id; add_again counts it again");
 	check(strcmp(stacks__state_name('D'), "disk wait") == 0 &&
 	      strcmp(stacks__state_name('t'), "stopped") == 0, "stacks: state names");
 	stacks__free(st);
