@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "attach/proc.h"
@@ -380,8 +381,11 @@ int dump__run(const struct options *o)
 	if (sample(&d, &old) == 0) {
 		int r = 0;
 		collect(&d);
-		/* Our own thread is running: its last start is "now" on the
-		 * scheduler's clock, which is not CLOCK_MONOTONIC. */
+		/* Our own thread's last start on a CPU is "now" on the
+		 * scheduler's clock (which is not CLOCK_MONOTONIC) once it has
+		 * just been scheduled in: sleep a microsecond first. */
+		struct timespec us = { 0, 1000 };
+		nanosleep(&us, NULL);
 		read_proc(&d, proc__exec_start_ms(getpid(), gettid()));
 		if (o->format == FORMAT_JSON)
 			r = write_json(&d);
