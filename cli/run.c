@@ -441,6 +441,14 @@ int run__profile(const struct options *o, int argc, char **argv)
 	if (o->stats)
 		print_stats(&ss);
 	r.code = o->command ? child_status(&r) : 0;
+	if (ss.samples == 0 && r.code == 0) {
+		/* An empty profile is not a result: say why, and fail. */
+		errorf("no samples: %s", ss.idle_dropped ? "every sample was of a sleeping or "
+		       "stopped thread, dropped by --no-idle" : o->ntids || o->threads_matching ?
+		       "no thread matched --tid or --threads-matching" :
+		       "the target ended before the first tick");
+		r.code = 1;
+	}
 	if (sampler__failure(r.sampler)) {
 		errorf("sampling stopped early: %s; the profile has what was counted before",
 		       sampler__failure(r.sampler));

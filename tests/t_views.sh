@@ -288,6 +288,10 @@ if [ -n "$WALL_PID" ]; then
 	DETAIL="roots: $r" check "--threads-matching '^wall': only the main thread" \
 		"[ '$r' = 'wallclock ($pid)' ]"
 	out=$TMP/matchbad.folded
+	prof "$TMP/nomatch" "$pid" --duration 0.5 --threads-matching '^no-such-thread$' -o "$TMP/nomatch.folded"
+	DETAIL="exit $PROF_RC: $(head -c 300 "$TMP/nomatch.err" | tr '\n' '|')" \
+		check "--threads-matching that matches nothing: says so, exits 1 (issue 15)" \
+		"[ '$PROF_RC' = 1 ] && grep -q 'no samples: no thread matched' '$TMP/nomatch.err'"
 	prof "$TMP/matchbad" "$pid" --duration 0.5 --threads-matching '(' -o "$out"
 	n=$(grep -c . "$TMP/matchbad.err")
 	DETAIL="exit $PROF_RC; $n lines: $(head -c 300 "$TMP/matchbad.err")" \
