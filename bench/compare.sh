@@ -31,7 +31,8 @@ one() {
 	if [ "$tool" != - ]; then
 		"$tool" "$wpid" --hz 99 -o "$TMP/p.folded" 2>"$TMP/p.err" &
 		ppid=$!
-		_traced() { [ "$(awk '/^TracerPid/ { print $2 }' "/proc/$wpid/status")" = "$ppid" ]; }
+		# The tracer is the profiler's tracer thread: any TracerPid but 0.
+		_traced() { local t; t=$(awk '/^TracerPid/ { print $2 }' "/proc/$wpid/status"); [ -n "$t" ] && [ "$t" != 0 ]; }
 		wait_until 20 _traced || { echo "profiler did not attach: $(cat "$TMP/p.err")" >&2; exit 1; }
 	fi
 	kill -USR1 "$wpid"
