@@ -335,7 +335,7 @@ static void test_stacks(void)
 	for (int i = 0; i < 100000; i++)
 		add(st, 0, 'R', a, 3, 1, 1);
 	check(stacks__unique(st) == 4, "stacks: memory grows with unique stacks, not samples");
-	struct stack k = { .slot = 0, .state = 'R', .pcs = a, .n = 3, .count = 1 };
+	struct stack k = { .slot = 0, .state = 'R', .syscall = -1, .pcs = a, .n = 3, .count = 1 };
 	int64_t id = stacks__add(st, &k);
 	uint64_t before = stacks__total(st);
 	stacks__add_again(st, id, 7, 5);
