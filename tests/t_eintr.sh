@@ -71,9 +71,10 @@ if start_target eintr; then
 			"[ $((c * 100)) -ge $((ticks * 90)) ]"
 	done
 	total=$(summary_field "$TMP/eintr.err" samples)
-	# --stats: "N thread-samples: N stopped, N blocked, ...", blocked ones
-	# being those taken without stopping the thread.
-	unstopped=$(sed -nE 's/.* thread-samples: [0-9]+ stopped, ([0-9]+) blocked,.*/\1/p' "$TMP/eintr.err")
+	# --stats: blocked samples and those counted again from an unchanged
+	# stack (an idle thread, checked without a stop) are the ones taken
+	# without stopping the thread.
+	unstopped=$(stats_blocked "$TMP/eintr.err")
 	burn=$(folded_count "$out" '^w-burn ')
 	DETAIL="$unstopped of $total samples taken without a stop; w-burn has $burn" \
 		check "the blocked threads' samples (all but w-burn's) were taken without stopping them" \
