@@ -233,6 +233,18 @@ SUMMARY_RE='^cprof-attach: ([0-9]+ samples?, |[0-9.]+ of [0-9]+ Hz, )'
 # only_summary ERRFILE: stderr is the summary's two lines and nothing else.
 only_summary() { [ "$(grep -c . "$1")" = 2 ] && [ "$(grep -cE "$SUMMARY_RE" "$1")" = 2 ]; }
 
+# each_ok FUNC PID...: FUNC holds for every PID; DETAIL lists those it does not.
+each_ok() {
+	local f=$1 p bad=
+	shift
+	for p in "$@"; do
+		DETAIL=
+		"$f" "$p" || bad="$bad $p${DETAIL:+ ($DETAIL)}"
+	done
+	DETAIL=${bad# }
+	[ -z "$bad" ]
+}
+
 # stats_blocked ERRFILE: the samples --stats says were taken without
 # stopping their thread: read while blocked ("N blocked"), or counted again
 # from an unchanged stack ("N counted again").

@@ -212,17 +212,6 @@ per_kind() {
 	for k in "${!s[@]}"; do printf '%s %d (%d), ' "$k" "${s[$k]}" "${c[$k]}"; done
 }
 
-# each_ok FUNC PID...: FUNC holds for every PID; DETAIL lists those it does not.
-each_ok() {
-	local f=$1 p bad=
-	shift
-	for p in "$@"; do
-		DETAIL=
-		"$f" "$p" || bad="$bad $p${DETAIL:+ ($DETAIL)}"
-	done
-	DETAIL=${bad# }
-	[ -z "$bad" ]
-}
 
 # A backend may end with its client: gone is fine for it, stopped or
 # traced is not.

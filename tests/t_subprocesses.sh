@@ -79,18 +79,6 @@ pids_of() {
 	for k in "$@"; do cat "$base.$k" 2>/dev/null; done
 }
 
-# each_ok FUNC PID...: FUNC holds for every PID; DETAIL lists those it
-# does not.
-each_ok() {
-	local f=$1 p bad=
-	shift
-	for p in "$@"; do
-		DETAIL=
-		"$f" "$p" || bad="$bad $p${DETAIL:+ ($DETAIL)}"
-	done
-	DETAIL=${bad# }
-	[ -z "$bad" ]
-}
 
 # The profiler holds every PID (all threads traced), or has exited (then
 # there is no use waiting).
