@@ -441,12 +441,13 @@ int run__profile(const struct options *o, int argc, char **argv)
 	if (o->stats)
 		print_stats(&ss);
 	r.code = o->command ? child_status(&r) : 0;
-	if (ss.samples == 0 && r.code == 0) {
-		/* An empty profile is not a result: say why, and fail. */
+	/* A run whose options dropped every sample it took is not a result:
+	 * say why, and fail.  (A run too short for a tick is not that.) */
+	int filtered = (o->ntids || o->threads_matching) && ss.target.ticks > 0;
+	if (ss.samples == 0 && r.code == 0 && (ss.idle_dropped || filtered)) {
 		errorf("no samples: %s", ss.idle_dropped ? "every sample was of a sleeping or "
-		       "stopped thread, dropped by --no-idle" : o->ntids || o->threads_matching ?
-		       "no thread matched --tid or --threads-matching" :
-		       "the target ended before the first tick");
+		       "stopped thread, dropped by --no-idle" :
+		       "no thread matched --tid or --threads-matching");
 		r.code = 1;
 	}
 	if (sampler__failure(r.sampler)) {
