@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Issue 17 item 13, renamed threads.  tests/bin/renamer has a thread that
 # computes in phase_a as "fa" and, on SIGUSR1, renames itself "phase-b" and
-# computes in phase_b.  The switch comes about a second into a 3 s profile.
+# computes in phase_b.  The switch comes about a second into a 6 s profile
+# (long enough for phase_b to be sampled even when a loaded machine makes
+# this script slow to see the profiler attached).
 #   --threads            phase_a's samples under "fa", phase_b's under
 #                        "phase-b" (before: all under the last name)
 #   --threads-matching   '^fa$': the samples stop at the rename (before: up
@@ -12,7 +14,7 @@
 
 SLACK=2
 
-# run_switch LABEL ARGS...: profiles a fresh renamer for 3 s with ARGS,
+# run_switch LABEL ARGS...: profiles a fresh renamer for 6 s with ARGS,
 # sends the switch about a second in.  Sets OUT, WORKER.
 run_switch() {
 	local label=$1
@@ -21,11 +23,11 @@ run_switch() {
 	start_target renamer || return 1
 	WORKER=$(for t in $(tids "$TARGET_PID"); do
 		[ "$(cat "/proc/$TARGET_PID/task/$t/comm")" = fa ] && echo "$t"; done)
-	prof_bg "$TMP/$label" "$TARGET_PID" --hz 99 --duration 3 -o "$OUT" "$@"
+	prof_bg "$TMP/$label" "$TARGET_PID" --hz 99 --duration 6 -o "$OUT" "$@"
 	wait_attached "$TARGET_PID" || return 1
 	sleep 1         # a second of phase_a under "fa"
 	kill -USR1 "$TARGET_PID"
-	prof_wait 20
+	prof_wait 30
 	stop_target "$TARGET_PID"
 	check_ran "$label" "$TMP/$label" "$OUT"
 }
