@@ -132,6 +132,12 @@ static void on_event_stop(struct target *t, struct thread *th, int sig)
 static struct thread *adopt(struct target *t, pid_t tid, struct process *parent)
 {
 	long tgid = proc__status_field(tid, "Tgid");
+	/* Announced by its parent's event, but already gone: the new task's
+	 * own first stop and its exit were handled before that event (it was
+	 * counted then).  Adding it now would count it twice and keep a
+	 * thread that no event will ever remove. */
+	if (tgid <= 0 && parent)
+		return NULL;
 	struct process *p = tgid > 0 && tgid != tid ? target_process_find(t, (pid_t)tgid) : NULL;
 	if (p || (tgid != tid && parent))
 		return target_thread_add(t, p ? p : parent, tid);
