@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <jansson.h>
 #include <poll.h>
+#include <dirent.h>
 #include <seccomp.h>
 #include <signal.h>
 #include <stdio.h>
@@ -36,8 +37,19 @@ struct tinfo {
 	int in_cycle;                   /* printed in a deadlock already */
 };
 
+/* When a thread last ran, read before anything attaches: a thread the
+ * sampler stops to take its registers runs for that stop, which would make
+ * its time off the CPU look like nothing. */
+struct last_ran {
+	pid_t tid;
+	double at_ms;                   /* se.exec_start, the scheduler's clock */
+};
+
 struct dump {
 	const struct options *o;
+	struct last_ran *ran;
+	size_t nran;
+	double now_ms;                  /* the same clock, when RAN was read */
 	struct sampler *sampler;
 	struct frames *fr;
 	struct tinfo *t;
@@ -86,7 +98,47 @@ static void find_owner(struct dump *d, struct tinfo *ti)
 			ti->owner = owner;
 }
 
-static void read_proc(struct dump *d, double now_ms)
+static double last_ran_ms(const struct dump *d, pid_t tid)
+{
+	for (size_t i = 0; i < d->nran; i++)
+		if (d->ran[i].tid == tid)
+			return d->ran[i].at_ms;
+	return -1;
+}
+
+/* Reads when each thread of the PIDs given last ran, and "now" on the same
+ * clock: our own thread's last start on a CPU once it has just been
+ * scheduled in (the scheduler's clock is not CLOCK_MONOTONIC), so after
+ * sleeping a microsecond.  Threads not seen here (started since, or in
+ * child processes) get no off-CPU time. */
+static void read_last_ran(struct dump *d)
+{
+	size_t cap = 0;
+	for (size_t i = 0; i < d->o->npids; i++) {
+		char dn[64];
+		snprintf(dn, sizeof(dn), "/proc/%d/task", (int)d->o->pids[i]);
+		DIR *dir = opendir(dn);
+		struct dirent *de;
+		while (dir && (de = readdir(dir))) {
+			pid_t tid = (pid_t)atoi(de->d_name);
+			double at = tid > 0 ? proc__exec_start_ms(d->o->pids[i], tid) : -1;
+			if (at < 0)
+				continue;
+			if (d->nran == cap) {
+				cap = cap ? 2 * cap : 64;
+				d->ran = xrealloc(d->ran, cap * sizeof(*d->ran));
+			}
+			d->ran[d->nran++] = (struct last_ran){ tid, at };
+		}
+		if (dir)
+			closedir(dir);
+	}
+	struct timespec us = { 0, 1000 };
+	nanosleep(&us, NULL);
+	d->now_ms = proc__exec_start_ms(getpid(), gettid());
+}
+
+static void read_proc(struct dump *d)
 {
 	for (size_t i = 0; i < d->n; i++) {
 		struct tinfo *ti = &d->t[i];
@@ -98,9 +150,9 @@ static void read_proc(struct dump *d, double now_ms)
 			ti->blocked = proc__parse_syscall_args(line, &ti->nr, ti->args) == 0;
 		if (fd >= 0)
 			close(fd);
-		double at = proc__exec_start_ms(ti->label->pid, ti->label->tid);
-		if (ti->blocked && at >= 0 && now_ms >= at)
-			ti->off_cpu_ms = now_ms - at;
+		double at = last_ran_ms(d, ti->label->tid);
+		if (ti->blocked && at >= 0 && d->now_ms >= at)
+			ti->off_cpu_ms = d->now_ms - at;
 	}
 	for (size_t i = 0; i < d->n; i++)
 		find_owner(d, &d->t[i]);
@@ -378,15 +430,11 @@ int dump__run(const struct options *o)
 		return 1;
 	}
 	pthread_sigmask(SIG_SETMASK, NULL, &old);
+	read_last_ran(&d);
 	if (sample(&d, &old) == 0) {
 		int r = 0;
 		collect(&d);
-		/* Our own thread's last start on a CPU is "now" on the
-		 * scheduler's clock (which is not CLOCK_MONOTONIC) once it has
-		 * just been scheduled in: sleep a microsecond first. */
-		struct timespec us = { 0, 1000 };
-		nanosleep(&us, NULL);
-		read_proc(&d, proc__exec_start_ms(getpid(), gettid()));
+		read_proc(&d);
 		if (o->format == FORMAT_JSON)
 			r = write_json(&d);
 		else
@@ -402,6 +450,7 @@ int dump__run(const struct options *o)
 	outfile__free(file);
 	frames__free(d.fr);
 	free(d.t);
+	free(d.ran);
 	sampler__free(d.sampler);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return code;
