@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "dwarf/debuginfod.h"
-#include "dwarf/gopclntab.h"
+#include "module/gopclntab.h"
 #include "util/intern.h"
 #include "util/strbuf.h"
 #include "util/text.h"

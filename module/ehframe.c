@@ -5,6 +5,7 @@
  * cannot find (.eh_frame without .eh_frame_hdr, .debug_frame), with the
  * facts the unwinder checks its other steps against (code ranges, Go's
  * stack roots). */
+#include "module/gopclntab.h"
 #include "module/modules.h"
 
 #include <dwarf.h>
@@ -46,6 +47,7 @@ struct module_cfi {
 	Elf *dframe_elf;
 	Dwarf *dframe;
 	Dwarf_CFI *dframe_cfi;
+	struct gopclntab *go;           /* a Go program without .debug_frame */
 	struct range *code, *roots;
 	size_t ncode, nroots;
 	struct row_slot *rows;          /* ROW_SLOTS, direct-mapped */
@@ -337,6 +339,7 @@ void module_cfi__free(struct module_cfi *c)
 	free(c->dframe_image);
 	free(c->code);
 	free(c->roots);
+	gopclntab__free(c->go);
 	free(c->rows);
 	free(c);
 }
@@ -450,27 +453,66 @@ static int go_root_kind(const char *name)
 	return 0;
 }
 
-static void load_go_roots(const struct module *m, struct module_cfi *c, Elf_Scn *symtab)
+static void add_root(struct module_cfi *c, size_t *cap, uint64_t lo, uint64_t hi, int kind)
 {
+	if (c->nroots == *cap) {
+		*cap = *cap ? 2 * *cap : 8;
+		c->roots = xrealloc(c->roots, *cap * sizeof(*c->roots));
+	}
+	c->roots[c->nroots++] = (struct range){ lo, hi, kind };
+}
+
+/* Without .symtab (-ldflags=-s): the same functions by .gopclntab's names. */
+static void load_go_roots_pclntab(const struct module *m, struct module_cfi *c)
+{
+	size_t cap = 0;
+	for (size_t i = 0, n = gopclntab__count(c->go); i < n; i++) {
+		uint64_t pc, lo, hi;
+		const char *name;
+		int kind;
+		if (gopclntab__entry(c->go, i, &pc) == 0 &&
+		    gopclntab__lookup(c->go, pc, &name, NULL, NULL) == 0 && (kind = go_root_kind(name)) &&
+		    gopclntab__frame(c->go, pc, &lo, &hi, NULL) == 0)
+			add_root(c, &cap, lo + m->bias, hi + m->bias, kind);
+	}
+}
+
+/* musl's own code has neither unwind info nor frame pointers (Debian's
+ * libc.a is built without them), so in a static musl program every stack
+ * ends at musl's frame that called ours: libc_start_main_stage2, which
+ * called main (above it only _start_c and _start), or start / start_c11,
+ * a thread's first function (above it only __clone).  They are the roots,
+ * as Go's TOPFRAME functions are, but only in a program that has
+ * libc_start_main_stage2: "start" alone is any program's name. */
+static int musl_root_kind(const char *name)
+{
+	return strcmp(name, "libc_start_main_stage2") == 0 || strcmp(name, "start") == 0 ||
+	       strcmp(name, "start_c11") == 0 ? MODULE_ROOT_TOP : 0;
+}
+
+/* Adds the functions of SYMTAB that KIND_OF names as roots.  Returns
+ * whether one of them is called REQUIRED (true when REQUIRED is NULL). */
+static bool load_roots(const struct module *m, struct module_cfi *c, Elf_Scn *symtab,
+		       int (*kind_of)(const char *name), const char *required)
+{
+	bool found = !required;
 	GElf_Shdr sh;
 	Elf_Data *d = elf_getdata(symtab, NULL);
 	size_t cap = 0;
 	if (!d || !gelf_getshdr(symtab, &sh) || sh.sh_entsize == 0)
-		return;
+		return false;
 	for (size_t i = 0, n = sh.sh_size / sh.sh_entsize; i < n; i++) {
 		GElf_Sym sym;
 		const char *name;
 		int kind;
 		if (!gelf_getsym(d, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
-		    !(name = elf_strptr(c->elf, sh.sh_link, sym.st_name)) || !(kind = go_root_kind(name)))
+		    !(name = elf_strptr(c->elf, sh.sh_link, sym.st_name)) || !(kind = kind_of(name)))
 			continue;
-		if (c->nroots == cap) {
-			cap = cap ? 2 * cap : 8;
-			c->roots = xrealloc(c->roots, cap * sizeof(*c->roots));
-		}
 		uint64_t lo = sym.st_value + m->bias;
-		c->roots[c->nroots++] = (struct range){ lo, lo + (sym.st_size ? sym.st_size : 1), kind };
+		add_root(c, &cap, lo, lo + (sym.st_size ? sym.st_size : 1), kind);
+		found |= required && strcmp(name, required) == 0;
 	}
+	return found;
 }
 
 /* The module's state for the unwinder, made on first use: code ranges,
@@ -506,8 +548,18 @@ static struct module_cfi *own_cfi(const struct module *m)
 	}
 	if (dframe)
 		load_debug_frame(m, c, &eh);
+	/* A Go program built -ldflags=-w has no .debug_frame: the frame
+	 * sizes Go's own tracebacks use are in .gopclntab. */
+	if (go && !c->dframe_cfi)
+		c->go = gopclntab__from_elf(m->image, m->image_len);
 	if (go && symtab)
-		load_go_roots(m, c, symtab);
+		load_roots(m, c, symtab, go_root_kind, NULL);
+	else if (c->go)
+		load_go_roots_pclntab(m, c);
+	else if (symtab && !m->eh_frame_hdr) {
+		if (!load_roots(m, c, symtab, musl_root_kind, "libc_start_main_stage2"))
+			c->nroots = 0;
+	}
 	return c;
 }
 
@@ -576,10 +628,27 @@ static int compute_row(Dwarf_CFI *cfi, uint64_t vaddr, struct cfi_row *row)
 	return 0;
 }
 
+/* The row Go's linker writes in .debug_frame, from the same numbers: the
+ * CFA is SP + the frame size + the return address, which is just below
+ * it; no other register is described (Go saves RBP, but its CFI does not
+ * say so, and Go's code does not need it to unwind). */
+static int go_row(const struct gopclntab *g, uint64_t vaddr, struct cfi_row *row)
+{
+	uint32_t sp;
+	if (gopclntab__frame(g, vaddr, NULL, NULL, &sp) != 0)
+		return -1;
+	memset(row, 0, sizeof(*row));
+	row->cfa = (struct cfi_rule){ .kind = CFI_VAL_OFFSET, .reg = 7, .off = (int64_t)sp + 8 };
+	for (int i = 0; i < CFI_NREGS; i++)
+		row->regs[i].kind = CFI_SAME;
+	row->regs[CFI_RA] = (struct cfi_rule){ .kind = CFI_OFFSET, .off = -8 };
+	return 0;
+}
+
 const struct cfi_row *module__cfi_row(const struct module *m, uint64_t pc)
 {
 	struct module_cfi *c = own_cfi(m);
-	if (!c || (!c->dframe_cfi && (m->eh_frame_hdr || !c->cfi)))
+	if (!c || (!c->dframe_cfi && !c->go && (m->eh_frame_hdr || !c->cfi)))
 		return NULL;
 	if (!c->rows)
 		c->rows = xcalloc(ROW_SLOTS, sizeof(*c->rows));
@@ -588,7 +657,8 @@ const struct cfi_row *module__cfi_row(const struct module *m, uint64_t pc)
 		uint64_t v = pc - m->bias;
 		s->key = pc + 1;
 		s->found = (!m->eh_frame_hdr && c->cfi && compute_row(c->cfi, v, &s->row) == 0) ||
-			   (c->dframe_cfi && compute_row(c->dframe_cfi, v, &s->row) == 0);
+			   (c->dframe_cfi && compute_row(c->dframe_cfi, v, &s->row) == 0) ||
+			   (c->go && go_row(c->go, v, &s->row) == 0);
 	}
 	return s->found ? &s->row : NULL;
 }

@@ -162,8 +162,13 @@ bool module__is_code(const struct module *m, uint64_t addr);
  *                       which the stack is not this one: runtime.mcall,
  *                       runtime.systemstack, runtime.morestack,
  *                       runtime.asmcgocall.
+ *                       Also, in a static musl program, musl's frames
+ *                       that call main and a thread's function
+ *                       (libc_start_main_stage2, start, start_c11):
+ *                       musl's code has no unwind info to go further.
  * Found by name in .symtab, in Go programs (.note.go.buildid or
- * .gopclntab).  Returns 0 elsewhere. */
+ * .gopclntab; in .gopclntab when .symtab is stripped) and in static
+ * programs that have libc_start_main_stage2.  Returns 0 elsewhere. */
 enum { MODULE_ROOT_TOP = 1, MODULE_ROOT_SWITCH = 2 };
 int module__stack_root(const struct module *m, uint64_t pc);
 

@@ -8,7 +8,7 @@
 #   unwind  the registers and stack bytes we unwind, against real modules
 #   writers --convert input (names that are any bytes) through the parser
 #           and every writer, each output checked (fuzz_writers.c)
-#   gopclntab  a Go binary's .gopclntab (dwarf/gopclntab.c), alone or in an
+#   gopclntab  a Go binary's .gopclntab (module/gopclntab.c), alone or in an
 #           ELF file; seeds cut from tests/bin/gospin-stripped by
 #           tests/fuzz/gopclntab_seeds.py, one per table layout
 #   cfi     .eh_frame without .eh_frame_hdr and .debug_frame (compressed or

@@ -1,4 +1,4 @@
-/* Fuzz target: a Go binary's .gopclntab (dwarf/gopclntab.c), the table
+/* Fuzz target: a Go binary's .gopclntab (module/gopclntab.c), the table
  * stripped Go programs are named from.
  *
  * The input is the section itself, read with the text start Go's linker
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dwarf/gopclntab.h"
+#include "module/gopclntab.h"
 
 #define TEXT_START 0x401000ull
 #define MAX_FUNCS 512

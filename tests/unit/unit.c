@@ -14,7 +14,7 @@
 #include "build/output/profile.pb-c.h"
 #include "cli/options.h"
 #include "cli/outfile.h"
-#include "dwarf/gopclntab.h"
+#include "module/gopclntab.h"
 #include "dwarf/symbolizer.h"
 #include "output/output.h"
 #include "profile/stacks.h"

@@ -13,8 +13,8 @@
  * nothing is allocated but the handle; no lookup recurses or loops more
  * than the section's length allows.  Inlined calls are not expanded (their
  * tree is outside the section, in the binary's go:func.* data). */
-#ifndef CPROF_DWARF_GOPCLNTAB_H
-#define CPROF_DWARF_GOPCLNTAB_H
+#ifndef CPROF_MODULE_GOPCLNTAB_H
+#define CPROF_MODULE_GOPCLNTAB_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -49,6 +49,16 @@ void gopclntab__free(struct gopclntab *g);      /* accepts NULL */
  * covers PC, -EINVAL when the function's entry is malformed. */
 int gopclntab__lookup(const struct gopclntab *g, uint64_t pc, const char **func,
 		      const char **file, int *line);
+
+/* The frame of the function holding PC, as Go's own unwinder finds it:
+ * where the function starts and ends, and SPDELTA, how far below the
+ * stack pointer at its entry the stack pointer is at PC (the pcsp table;
+ * amd64 keeps the return address just above the entry's SP, so the
+ * caller's frame is SP + SPDELTA + 8).  Any of START, END, SPDELTA may be
+ * NULL.  Returns 0, -ENOENT when no function covers PC, -EINVAL when its
+ * record or table is malformed (a negative or misaligned delta). */
+int gopclntab__frame(const struct gopclntab *g, uint64_t pc, uint64_t *start, uint64_t *end,
+		     uint32_t *spdelta);
 
 /* The number of functions, and where the I-th one starts (0, or -ENOENT
  * past the end or for a malformed entry): for tests and the fuzzer. */

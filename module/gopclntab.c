@@ -1,4 +1,4 @@
-#include "dwarf/gopclntab.h"
+#include "module/gopclntab.h"
 
 #include <errno.h>
 #include <gelf.h>
@@ -266,30 +266,65 @@ static const char *file_of(const struct gopclntab *g, int32_t fno, uint32_t cuof
 	return cstr(g, g->filetab, off);
 }
 
-int gopclntab__lookup(const struct gopclntab *g, uint64_t pc, const char **func,
-		      const char **file, int *line)
+/* The _func record of the function holding PC: its entry, and its 4-byte
+ * fields F[1..]: name, args, deferreturn (frame before 1.16), pcsp, pcfile,
+ * pcln, npcdata, and since 1.16 the CU offset.  IDX is its index. */
+static int func_record(const struct gopclntab *g, uint64_t pc, uint64_t *idx, uint64_t *entry,
+		       uint32_t f[9])
 {
-	uint64_t idx, funcoff, rec, entry;
-	int r = find(g, pc, &idx);
+	uint64_t funcoff, rec;
+	int r = find(g, pc, idx);
 	if (r < 0)
 		return r;
-	if (!ftab(g, 2 * idx + 1, &funcoff) || !at(g, g->funcdata, funcoff, &rec))
+	if (!ftab(g, 2 * *idx + 1, &funcoff) || !at(g, g->funcdata, funcoff, &rec))
 		return -EINVAL;
-	/* _func: the entry (a uintptr; a 4-byte text offset since 1.18), then
-	 * 4-byte fields: name, args, deferreturn (frame before 1.16), pcsp,
-	 * pcfile, pcln, npcdata, and since 1.16 the CU offset. */
+	/* The entry is a uintptr; a 4-byte text offset since 1.18. */
 	unsigned sz0 = g->ver >= VER118 ? 4 : g->ptrsize;
-	uint32_t f[9] = { 0 };
 	unsigned nf = g->ver == VER12 ? 7 : 9;
-	if (!rd(g, rec, sz0, &entry))
+	memset(f, 0, 9 * sizeof(f[0]));
+	if (!rd(g, rec, sz0, entry))
 		return -EINVAL;
 	if (g->ver >= VER118)
-		entry += g->text_start;
+		*entry += g->text_start;
 	for (unsigned i = 1; i < nf; i++)
 		if (!rd32(g, rec + sz0 + 4 * (i - 1), &f[i]))
 			return -EINVAL;
+	return *entry > pc ? -EINVAL : 0;
+}
+
+int gopclntab__frame(const struct gopclntab *g, uint64_t pc, uint64_t *start, uint64_t *end,
+		     uint32_t *spdelta)
+{
+	uint64_t idx, entry, next;
+	uint32_t f[9];
+	int r = func_record(g, pc, &idx, &entry, f);
+	if (r < 0)
+		return r;
+	/* find() checked the table's end entry, so IDX + 1 is in it. */
+	if (!ftab(g, 2 * (idx + 1), &next))
+		return -EINVAL;
+	int32_t sp = pcvalue(g, f[4], entry, pc);
+	if (next <= pc || sp < 0 || sp % (int32_t)g->ptrsize != 0)
+		return -EINVAL;
+	if (start)
+		*start = entry;
+	if (end)
+		*end = next;
+	if (spdelta)
+		*spdelta = (uint32_t)sp;
+	return 0;
+}
+
+int gopclntab__lookup(const struct gopclntab *g, uint64_t pc, const char **func,
+		      const char **file, int *line)
+{
+	uint64_t idx, entry;
+	uint32_t f[9];
+	int r = func_record(g, pc, &idx, &entry, f);
+	if (r < 0)
+		return r;
 	const char *name = cstr(g, g->funcnames, f[1]);
-	if (!name || entry > pc)
+	if (!name)
 		return -EINVAL;
 	if (func)
 		*func = name;
