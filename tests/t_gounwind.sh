@@ -15,14 +15,10 @@
 #      what eu-stack -p shows, up to Go's root (eu-stack goes on past it:
 #      runtime.clone above runtime.mstart, stale words of the system stack
 #      above runtime.mcall);
-#   3. -s -w (frame pointers only): what holds there.  Its code is laid
-#      out as the normal build's (same addresses), so its unnamed frames
-#      are named here from the normal build's symbols: with every thread
-#      still, each stack goes from the system call to runtime.mstart or
-#      runtime.mcall.  That is all: busy, the computing goroutine's stacks
-#      end in crypto/sha256.block, assembly that uses RBP for data, and
-#      without symbols Go's roots are not known, so a stack that reaches
-#      one is not counted as rooted (the % is printed, not checked).
+#   3. -s -w (no .symtab, no DWARF): .gopclntab gives the names, Go's roots
+#      and the frame sizes (pcsp, the table Go's own tracebacks use), so the
+#      busy checks of 1 hold as they are, and with every thread still each
+#      stack goes, named, from its system call to Go's root.
 . "$(dirname "$0")/lib.sh"
 
 GOPROG=$BIN/gounwind
@@ -46,37 +42,44 @@ GO_ROOT='runtime\.(goexit|mstart|rt0_go|sigtramp|mcall|systemstack|morestack|asm
 # samples FILE ERE: samples whose "label;frames" line matches ERE (grep -E).
 samples() { grep -E "$2" "$1" | awk '{ n += $NF } END { print n + 0 }'; }
 
-# --- 1. the normal build, busy --------------------------------------------------
-if start_target gounwind; then
+# --- 1. busy: the normal build, and -s -w (frame sizes from .gopclntab) --------
+# busy LABEL TARGET: the checks of a busy run of TARGET.
+busy() {
+	local label=$1 target=$2 pid out total rooted at_root work chain unstopped blocked
+	start_target "$target" || return
 	pid=$TARGET_PID
-	out=$TMP/go.folded
-	prof "$TMP/go" "$pid" --duration 2 --threads --stats -o "$out"
-	check_ran "go" "$TMP/go" "$out"
+	out=$TMP/$label.folded
+	prof "$TMP/$label" "$pid" --duration 2 --threads --stats -o "$out"
+	check_ran "$label" "$TMP/$label" "$out"
 	total=$(folded_total "$out")
-	rooted=$(summary_field "$TMP/go.err" rooted)
-	DETAIL="$(summary "$TMP/go.err")" check "go: >= 95% of samples reached their root" \
+	rooted=$(summary_field "$TMP/$label.err" rooted)
+	DETAIL="$(summary "$TMP/$label.err")" check "$label: >= 95% of samples reached their root" \
 		"ge '${rooted:-0}' 95"
 	at_root=$(samples "$out" "^[^;]+;$GO_ROOT[; ]")
 	DETAIL="$at_root of $total; $(grep -vE "^[^;]+;$GO_ROOT[; ]" "$out" | head -3 | cut -c1-200 | tr '\n' '|')" \
-		check "go: >= 95% of samples start at one of Go's roots" \
+		check "$label: >= 95% of samples start at one of Go's roots" \
 		"[ \$((at_root * 100)) -ge \$((total * 95)) ]"
 	work=$(samples "$out" ';main\.work[; ]')
 	chain=$(samples "$out" '^[^;]+;runtime\.goexit(\.abi0)?;main\.work;main\.hashLoop;crypto/sha256\.')
 	DETAIL="$chain of $work; $(grep -F ';main.work' "$out" | head -3 | cut -c1-250 | tr '\n' '|')" \
-		check "go: the computing goroutine: runtime.goexit;main.work;main.hashLoop;crypto/sha256... (>= 95%)" \
+		check "$label: the computing goroutine: runtime.goexit;main.work;main.hashLoop;crypto/sha256... (>= 95%)" \
 		"[ '$work' -gt 0 ] && [ \$((chain * 100)) -ge \$((work * 95)) ]"
-	unstopped=$(stats_blocked "$TMP/go.err")
+	unstopped=$(stats_blocked "$TMP/$label.err")
 	blocked=$(samples "$out" ';runtime\.(futex|epollwait|usleep)(\.abi0)? ')
 	DETAIL="$unstopped taken without a stop; $blocked samples in futex/epollwait/usleep" \
-		check "go: blocked threads sampled without a stop, their stacks rooted" \
+		check "$label: blocked threads sampled without a stop, their stacks rooted" \
 		"[ '${unstopped:-0}' -gt 0 ] && [ '$blocked' -gt 0 ] &&
 		 [ \$(samples '$out' \"^[^;]+;$GO_ROOT;.*;runtime\\.(futex|epollwait|usleep)(\\.abi0)? \") = '$blocked' ]"
-	check "go: target alive" alive "$pid"
-	check "go: every thread untraced" untraced "$pid"
-	check "go: no thread stopped" not_stopped "$pid"
-	check "go: target keeps running" progresses "$pid"
+	check "$label: target alive" alive "$pid"
+	check "$label: every thread untraced" untraced "$pid"
+	check "$label: no thread stopped" not_stopped "$pid"
+	check "$label: target keeps running" progresses "$pid"
 	stop_target "$pid"
-fi
+}
+busy go gounwind
+check "-s -w: the program has neither .debug_frame nor .symtab" \
+	"! readelf -SW '$GOSW' | grep -qE '\\.debug_frame|\\.symtab'"
+busy sw gounwind-sw
 
 # --- 2. every thread still: frame for frame against eu-stack -------------------
 # all_asleep PID: every thread asleep (S) in a system call.
@@ -134,57 +137,22 @@ elif start_target gounwind still; then
 	stop_target "$pid"
 fi
 
-# --- 3. -s -w: frame pointers only --------------------------------------------
-# The normal build's function symbols, "ADDRESS NAME" (decimal), sorted.
-nm "$GOPROG" 2>/dev/null | awk '$2 ~ /^[Tt]$/ { v = 0
-	for (i = 1; i <= length($1); i++) v = v * 16 + index("0123456789abcdef", substr($1, i, 1)) - 1
-	printf "%.0f %s\n", v, $3 }' | sort -n >"$TMP/syms"
-# named FOLDED: each "gounwind-sw+0xADDR" frame named from the normal build.
-named() {
-	awk 'NR == FNR { a[NR] = $1; s[NR] = $2; k = NR; next }
-		{ c = $NF; line = $0; sub(/ [0-9]+$/, "", line); m = split(line, f, ";"); out = f[1]
-		  for (i = 2; i <= m; i++) { x = f[i]
-			if (x ~ /^gounwind-sw\+0x[0-9a-f]+$/) { h = substr(x, 15); v = 0
-				for (j = 1; j <= length(h); j++) v = v * 16 + index("0123456789abcdef", substr(h, j, 1)) - 1
-				lo = 1; hi = k; while (lo < hi) { md = int((lo + hi + 1) / 2); if (a[md] <= v) lo = md; else hi = md - 1 }
-				x = s[lo] }
-			out = out ";" x }
-		  print out, c }' "$TMP/syms" "$1"
-}
-
-check "-s -w: the program has neither .debug_frame nor .symtab" \
-	"! readelf -SW '$GOSW' | grep -qE '\\.debug_frame|\\.symtab'"
+# --- 3. -s -w, every thread still -------------------------------------------
+# Which threads park where is the scheduler's choice, so the stacks are not
+# compared with the normal build's run: each must go, named, from its
+# system call to runtime.mstart or runtime.mcall.
 if start_target gounwind-sw still; then
 	pid=$TARGET_PID
 	wait_until 5 all_asleep "$pid"
 	out=$TMP/swstill.folded
 	prof "$TMP/swstill" "$pid" --duration 1 --threads -o "$out"
 	check_ran "-s -w still" "$TMP/swstill" "$out"
-	named "$out" >"$TMP/swstill.named"
-	threads=$(wc -l <"$TMP/swstill.named")
-	good=$(grep -cE "^[^;]+;runtime\.(mstart|mcall)(\.abi0)?;(runtime\.[^;]+;)*runtime\.(futex|epollwait|usleep)(\.abi0)? [0-9]+$" "$TMP/swstill.named")
-	DETAIL="$good of $threads; $(cut -c1-300 "$TMP/swstill.named" | tr '\n' '|')" \
-		check "-s -w still: every thread's stack goes from its system call to runtime.mstart or runtime.mcall" \
+	threads=$(wc -l <"$out")
+	good=$(grep -cE "^[^;]+;runtime\.(mstart|mcall)(\.abi0)?;(runtime\.[^;]+;)*runtime\.(futex|epollwait|usleep)(\.abi0)? [0-9]+$" "$out")
+	DETAIL="$good of $threads; $(cut -c1-300 "$out" | tr '\n' '|')" \
+		check "-s -w still: every thread's stack goes, named, from its system call to runtime.mstart or runtime.mcall" \
 		"[ '$threads' -ge 3 ] && [ '$good' = '$threads' ]"
 	check "-s -w still: no thread stopped after" not_stopped "$pid"
-	stop_target "$pid"
-fi
-if start_target gounwind-sw; then
-	pid=$TARGET_PID
-	out=$TMP/sw.folded
-	prof "$TMP/sw" "$pid" --duration 2 --threads -o "$out"
-	check_ran "-s -w" "$TMP/sw" "$out"
-	rooted=$(summary_field "$TMP/sw.err" rooted)
-	named "$out" >"$TMP/sw.named"
-	total=$(folded_total "$out")
-	sha=$(samples "$TMP/sw.named" ';crypto/sha256\.[^;]+ [0-9]+$')
-	diag "-s -w, busy: $rooted% of samples reached their root (frame pointers from crypto/sha256.block, which uses RBP for data, end at once; stacks of idle threads reach Go's roots, not known as such without symbols)"
-	DETAIL="$(cut -c1-200 "$TMP/sw.named" | head -5 | tr '\n' '|')" \
-		check "-s -w: the computing goroutine sampled in crypto/sha256 (named from the normal build)" \
-		"[ '$sha' -gt 0 ]"
-	check "-s -w: target alive" alive "$pid"
-	check "-s -w: every thread untraced" untraced "$pid"
-	check "-s -w: no thread stopped" not_stopped "$pid"
 	stop_target "$pid"
 fi
 done_testing
