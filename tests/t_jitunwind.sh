@@ -6,15 +6,12 @@
 #     the main thread's samples are rooted at _start (>= 90%; unnamed in a
 #     stripped node: its entry point), and where fib is sampled jsOuter
 #     is under it (>= 90%).
-#   python3.12 -X perf (tests/targets/pyfib.py: fib under py_middle under
-#     py_outer): each Python call goes through a trampoline of JIT code.
-#     CPython's trampoline pushes RBP only in newer versions; 3.12.1 and
-#     3.13.0 (pyenv here) do `sub $8,%rsp; call *%rcx`: no unwind info and
-#     no frame chain, so nothing can take a step through it.  The test
-#     reads the trampoline's first instruction: if it pushes RBP, the same
-#     as node is required; if not, what holds is checked (the innermost
-#     Python frame named, the stack ending at it, nothing invented above)
-#     and the rest is skipped with that reason.
+#   python3.12 and 3.13 -X perf (tests/targets/pyfib.py: fib under
+#     py_middle under py_outer under main): each Python call goes through
+#     a trampoline of JIT code, `sub $8,%rsp; call *%rcx; add $8,%rsp; ret`
+#     in 3.12.1 and 3.13.0 (pyenv here): no unwind info, no frame chain, but
+#     a frame known from the code, which the unwinder reads.  Rooted at
+#     _start (>= 90%), and the Python callers under fib (>= 90%).
 . "$(dirname "$0")/lib.sh"
 
 JIT_MAPS=()
@@ -65,54 +62,40 @@ elif start_script node node --perf-basic-prof "$ROOT/tests/targets/jsfib.js"; th
 	stop_target "$pid"
 fi
 
-# --- python3.12 -X perf --------------------------------------------------------------
-PY=$(command -v python3.12 2>/dev/null)
-for p in /root/.pyenv/versions/3.12*/bin/python3.12; do
-	[ -x "$p" ] && PY=$p
-done
-# pushes_rbp PYTHON: its -X perf trampoline starts with push %rbp (after an
-# optional endbr64), in libpython or in the program itself.
-pushes_rbp() {
-	local lib f a
-	lib=$(ldd "$1" 2>/dev/null | awk '/libpython/ { print $3 }')
-	for f in $lib "$1"; do
-		a=$(nm "$f" 2>/dev/null | awk '$3 == "_Py_trampoline_func_start" { print $1 }')
-		[ -n "$a" ] || continue
-		objdump -d --start-address=0x"$a" --stop-address=$((0x$a + 8)) "$f" 2>/dev/null |
-			grep -qE '^ +[0-9a-f]+:.*push +%rbp' && return 0
-		return 1
+# --- python3.12 / 3.13 -X perf ------------------------------------------------------
+# find_python VERSION: python3.VERSION on PATH, else under pyenv's versions.
+find_python() {
+	local p found
+	found=$(command -v "python$1" 2>/dev/null)
+	for p in /root/.pyenv/versions/"$1"*/bin/"python$1"; do
+		[ -x "$p" ] && found=$p
 	done
-	return 1
+	echo "$found"
 }
-if [ -z "$PY" ] || [ ! -x "$PY" ]; then
-	skip "python3.12 -X perf" "no python3.12 (none on PATH, none under /root/.pyenv/versions/)"
-elif start_script python "$PY" -X perf "$ROOT/tests/targets/pyfib.py"; then
+for ver in 3.12 3.13; do
+	PY=$(find_python "$ver")
+	if [ -z "$PY" ] || [ ! -x "$PY" ]; then
+		skip "python$ver -X perf" "no python$ver (none on PATH, none under /root/.pyenv/versions/)"
+		continue
+	fi
+	start_script "py$ver" "$PY" -X perf "$ROOT/tests/targets/pyfib.py" || continue
 	pid=$SCRIPT_PID
-	out=$TMP/py.folded
-	prof "$TMP/py" "$pid" --duration 2 --threads -o "$out"
-	check_ran "python" "$TMP/py" "$out"
+	out=$TMP/py$ver.folded
+	prof "$TMP/py$ver" "$pid" --duration 2 --threads -o "$out"
+	check_ran "python$ver" "$TMP/py$ver" "$out"
 	total=$(folded_total "$out")
 	inner=$(samples "$out" ';py::fib:[^;]*pyfib\.py;')
 	DETAIL="$inner of $total; $(head -3 "$out" | cut -c1-300 | tr '\n' '|')" \
-		check "python: the innermost Python frame named from the perf map (py::fib)" "[ '$inner' -gt 0 ]"
+		check "python$ver: the innermost Python frame named from the perf map (py::fib)" "[ '$inner' -gt 0 ]"
 	rooted=$(samples "$out" '^[^;]+;_start;')
-	under=$(samples "$out" '^[^;]+;_start;.*;py::py_outer:[^;]*;(.*;)?py::fib:')
-	if pushes_rbp "$PY"; then
-		DETAIL="$rooted of $total" check "python: rooted at _start (>= 90%)" \
-			"[ \$((rooted * 100)) -ge \$((total * 90)) ]"
-		DETAIL="$under of $inner" check "python: Python callers under fib: py_outer (>= 90% of fib's samples)" \
-			"[ \$((under * 100)) -ge \$((inner * 90)) ]"
-	else
-		why="$($PY -V 2>&1)'s -X perf trampoline keeps no frame pointer (sub \$8,%rsp; call *%rcx) and has no unwind info"
-		skip "python: rooted at _start (>= 90%)" "$why; $rooted of $total samples rooted"
-		skip "python: Python callers under fib" "$why"
-		at_jit=$(samples "$out" '^[^;]+;py::[^;]+(;| [0-9]+$)')
-		DETAIL="$at_jit of $total; $(grep -vE '^[^;]+;py::[^;]+(;| [0-9]+$)' "$out" | head -3 | cut -c1-300 | tr '\n' '|')" \
-			check "python: every stack ends at its innermost trampoline, nothing invented above it" \
-			"[ '$at_jit' = '$total' ]"
-	fi
-	check "python: target alive" alive "$pid"
-	check "python: target untraced" untraced "$pid"
+	under=$(samples "$out" '^[^;]+;_start;.*;py::main:[^;]*;(.*;)?py::py_outer:[^;]*;(.*;)?py::py_middle:[^;]*;(.*;)?py::fib:')
+	DETAIL="$rooted of $total; $(grep -vE '^[^;]+;_start;' "$out" | head -3 | cut -c1-300 | tr '\n' '|')" \
+		check "python$ver: rooted at _start (>= 90%)" "[ \$((rooted * 100)) -ge \$((total * 90)) ]"
+	DETAIL="$under of $inner" \
+		check "python$ver: Python callers under fib: main, py_outer, py_middle (>= 90% of fib's samples)" \
+		"[ '$inner' -gt 0 ] && [ \$((under * 100)) -ge \$((inner * 90)) ]"
+	check "python$ver: target alive" alive "$pid"
+	check "python$ver: target untraced" untraced "$pid"
 	stop_target "$pid"
-fi
+done
 done_testing

@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 
 #include "unwind/cfi.h"
 #include "util/strbuf.h"
@@ -18,10 +19,16 @@ extern int _Ux86_64_dwarf_search_unwind_table(unw_addr_space_t as, unw_word_t ip
 
 #define STACK_SPAN (64ull << 20)        /* how far above SP a read counts as "stack" */
 
+#define TRAMP_SLOTS 256
+
 struct unwinder {
 	unw_addr_space_t as;
 	const struct modules *ms;
 	size_t stack_used;      /* bytes of the last unwind's stack copy it read */
+	struct {
+		uint64_t key;   /* PC + 1; 0: empty */
+		int8_t off;     /* its offset in a CPython trampoline, or -1 */
+	} tramp[TRAMP_SLOTS];   /* direct-mapped, see py_trampoline() */
 };
 
 /* Per-unwind state handed to the accessors as their ARG. */
@@ -318,7 +325,9 @@ static int syscall_stub_caller(struct ctx *x, const struct unwind_input *c, stru
  *      program the toolchain links normally), from its own cursor;
  *   2. a CFI row libdw reads (module__cfi_row(): .eh_frame of a static
  *      binary, .debug_frame of a Go program), applied here (unwind/cfi.c);
- *   3. where there is no unwind info at all (JIT code, named from
+ *   3. CPython's perf trampolines, whose frame is known from their code
+ *      (py_trampoline());
+ *   4. where there is no unwind info at all (JIT code, named from
  *      /tmp/perf-PID.map; code without an FDE), one frame-pointer step:
  *      caller's PC at [RBP + 8], its RBP at [RBP], its SP = RBP + 16.
  * Where an FDE covers the PC only it is used: no guessing where there is
@@ -493,6 +502,59 @@ static enum step step_cfi(struct walk *w, const struct cfi_row *row, uint64_t ip
 	return STEP_NEXT;
 }
 
+/* ---- CPython's perf trampolines ----------------------------------------
+ * python3.12 and 3.13 -X perf call each Python function through its own
+ * copy (in anonymous memory, named py::NAME in the perf map) of
+ *     sub $8,%rsp; call *%rcx; add $8,%rsp; ret
+ * which keeps no frame pointer and has no unwind info, but whose frame is
+ * fixed: known from the code itself, not guessed.  At the instruction at
+ * offset 0 or 10 the return address is at [SP], at 4 or 6 (after the call:
+ * a caller's PC) at [SP + 8]; every other register is the caller's.  The
+ * code is read from the target once per address (trampolines are never
+ * freed while the interpreter runs). */
+static const unsigned char py_tramp[11] = { 0x48, 0x83, 0xec, 0x08, 0xff, 0xd1,
+					    0x48, 0x83, 0xc4, 0x08, 0xc3 };
+static const int8_t py_tramp_at[] = { 0, 4, 6, 10 };
+
+/* PC's offset in a trampoline, or -1.  A return address can only be the
+ * instruction after the call. */
+static int py_trampoline(struct unwinder *u, uint64_t pc, bool ret_addr)
+{
+	unsigned slot = (unsigned)((pc * 0x9e3779b97f4a7c15ull) >> 56) % TRAMP_SLOTS;
+	if (u->tramp[slot].key != pc + 1) {
+		unsigned char code[sizeof(py_tramp) + 10];
+		struct iovec l = { code, sizeof(code) }, r = { (void *)(uintptr_t)(pc - 10), sizeof(code) };
+		int off = -1;
+		if (pc >= 10 && process_vm_readv(modules__pid(u->ms), &l, 1, &r, 1, 0) == (ssize_t)sizeof(code))
+			for (size_t i = 0; i < sizeof(py_tramp_at) && off < 0; i++)
+				if (memcmp(code + 10 - py_tramp_at[i], py_tramp, sizeof(py_tramp)) == 0)
+					off = py_tramp_at[i];
+		u->tramp[slot].key = pc + 1;
+		u->tramp[slot].off = (int8_t)off;
+	}
+	int off = u->tramp[slot].off;
+	return ret_addr && off != 6 ? -1 : off;
+}
+
+static enum step step_py_trampoline(struct walk *w, int off, enum unwind_status *st)
+{
+	uint64_t sp = w->r.v[UREG_RSP], at = sp + (off == 4 || off == 6 ? 8 : 0), ra;
+	if (read_stack(&w->x, at, &ra, true) < 0 || ra == 0) {
+		*st = early_end(w);
+		return STEP_END;
+	}
+	const struct module *rm = modules__find(w->u->ms, ra - 1);
+	if (rm && !module__is_code(rm, ra - 1)) {
+		*st = early_end(w);
+		return STEP_END;
+	}
+	w->r.v[UREG_RIP] = ra;
+	w->r.v[UREG_RSP] = at + 8;
+	w->ret_addr = true;
+	w->by_fp = false;
+	return STEP_NEXT;
+}
+
 /* One frame-pointer step, checked (see struct walk). */
 static enum step step_fp(struct walk *w, const struct module *m, enum unwind_status *st)
 {
@@ -552,6 +614,9 @@ static enum step step_other(struct walk *w, const struct module *m, uint64_t ip,
 		w->by_fp = false;
 		return STEP_NEXT;
 	}
+	int off = m ? -1 : py_trampoline(w->u, ip, w->ret_addr);
+	if (off >= 0)
+		return step_py_trampoline(w, off, st);
 	return step_fp(w, m, st);
 }
 
