@@ -42,6 +42,14 @@ static void lookup(const struct gopclntab *g, const uint8_t *data, size_t size, 
 	}
 	check_str(data, size, func, "name");
 	check_str(data, size, file, "file");
+	/* The frame of the same function: it holds PC, its delta is aligned. */
+	uint64_t start = 0, end = 0;
+	uint32_t sp = 0;
+	if (gopclntab__frame(g, pc, &start, &end, &sp) == 0 && (start > pc || end <= pc || sp % 4)) {
+		fprintf(stderr, "gopclntab__frame: [%#llx, %#llx) delta %u for pc %#llx\n",
+			(unsigned long long)start, (unsigned long long)end, sp, (unsigned long long)pc);
+		abort();
+	}
 }
 
 static void exercise(const struct gopclntab *g, const uint8_t *data, size_t size)
