@@ -52,6 +52,7 @@ SRCS += cli/outfile.c
 SRCS += module/gopclntab.c
 SRCS += dwarf/debuginfod.c
 SRCS += unwind/cfi.c
+SRCS += goroutine/goroutines.c
 MAIN := cli/main.c
 OBJS := $(SRCS:%.c=build/%.o) build/output/profile.pb-c.o
 objs  = $(OBJS:build/%=$(1)/%)

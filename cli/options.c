@@ -38,6 +38,8 @@ const char options__usage[] =
 	"                    its leaf frame, \"[syscall epoll_wait]\" (pprof: a label)\n"
 	"      --kernel-stacks  as root: where in the kernel a blocked thread waits,\n"
 	"                    frames \"NAME [k]\" under its stack (one more read each)\n"
+	"      --os-threads  a Go program: sample its threads, not its goroutines\n"
+	"      --go-system   a Go program: the runtime's own goroutines too\n"
 	"      --subprocesses, --no-subprocesses\n"
 	"                    also sample the processes PID starts, or not (default:\n"
 	"                    not with PID, yes with -- COMMAND)\n"
@@ -75,7 +77,7 @@ enum {
 	OPT_HZ = 'F', OPT_FORMAT = 'f', OPT_DURATION = 'd', OPT_THREADS = 't', OPT_PID = 'p',
 	OPT_VERSION = 'V',
 	OPT_MAX_DEPTH = 256, OPT_STATS, OPT_CPU, OPT_IDLE, OPT_NO_IDLE, OPT_TID,
-	OPT_THREADS_MATCHING, OPT_DEBUG_DIR, OPT_CONVERT, OPT_PROCESSES, OPT_SYSCALLS, OPT_KERNEL_STACKS, OPT_SUBPROCESSES,
+	OPT_THREADS_MATCHING, OPT_DEBUG_DIR, OPT_CONVERT, OPT_PROCESSES, OPT_SYSCALLS, OPT_KERNEL_STACKS, OPT_OS_THREADS, OPT_GO_SYSTEM, OPT_SUBPROCESSES,
 	OPT_NO_SUBPROCESSES, OPT_DUMP,
 };
 
@@ -92,6 +94,8 @@ static const struct option long_opts[] = {
 	{ "processes", no_argument, NULL, OPT_PROCESSES },
 	{ "syscalls", no_argument, NULL, OPT_SYSCALLS },
 	{ "kernel-stacks", no_argument, NULL, OPT_KERNEL_STACKS },
+	{ "os-threads", no_argument, NULL, OPT_OS_THREADS },
+	{ "go-system", no_argument, NULL, OPT_GO_SYSTEM },
 	{ "subprocesses", no_argument, NULL, OPT_SUBPROCESSES },
 	{ "no-subprocesses", no_argument, NULL, OPT_NO_SUBPROCESSES },
 	{ "max-depth", required_argument, NULL, OPT_MAX_DEPTH },
@@ -332,6 +336,12 @@ static int parse_one(struct options *o, int c, const char *arg, char *err, size_
 		return 0;
 	case OPT_KERNEL_STACKS:
 		o->kernel_stacks = 1;
+		return 0;
+	case OPT_OS_THREADS:
+		o->os_threads = 1;
+		return 0;
+	case OPT_GO_SYSTEM:
+		o->go_system = 1;
 		return 0;
 	case OPT_PROCESSES:
 		o->processes = 1;

@@ -33,6 +33,8 @@ struct options {
 	int processes;                  /* --processes: "NAME (PID)" as the root frame */
 	int syscall_leaf;               /* --syscalls: "[syscall NAME]" as the leaf frame */
 	int kernel_stacks;              /* --kernel-stacks: "NAME [k]" frames of blocked threads */
+	int os_threads;                 /* --os-threads: a Go program's threads, not goroutines */
+	int go_system;                  /* --go-system: the Go runtime's goroutines too */
 	int subprocesses;               /* follow descendants: default 0 with PIDs, 1 with -- COMMAND */
 	int subprocesses_given;         /* --subprocesses or --no-subprocesses was given */
 	int dump;                       /* --dump: every thread's stack once, then detach */

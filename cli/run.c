@@ -339,6 +339,13 @@ static void print_stats(const struct sampler_stats *ss)
 	if (ts->execs)
 		fprintf(stderr, "; %llu exec %s followed", (unsigned long long)ts->execs,
 			plural(ts->execs, "call", "calls"));
+	if (ss->go_seen)
+		fprintf(stderr, "; goroutines: %llu seen, %llu samples from their saved context "
+			"(%llu counted again unchanged), %llu lost (moved while read), "
+			"%llu thread-samples without a user goroutine",
+			(unsigned long long)ss->go_seen, (unsigned long long)ss->go_waiting,
+			(unsigned long long)ss->go_reused, (unsigned long long)ss->go_lost,
+			(unsigned long long)ss->go_threads_out);
 	fputc('\n', stderr);
 }
 
@@ -383,7 +390,8 @@ static int start_sampler(struct run *r)
 		.child_mask = &r->old_mask, .hz = o->hz, .subprocesses = o->subprocesses,
 		.max_depth = o->max_depth, .no_idle = o->no_idle,
 		.timeline = o->format == FORMAT_SPEEDSCOPE,
-		.kernel_stacks = o->kernel_stacks,
+		.kernel_stacks = o->kernel_stacks, .goroutines = !o->os_threads,
+		.go_system = o->go_system,
 		.tids = o->ntids ? o->tids : NULL, .ntids = o->ntids,
 		.threads_re = o->threads_matching ? &o->threads_re : NULL,
 	};

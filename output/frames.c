@@ -102,7 +102,7 @@ uint32_t frames__add_label(struct frames *fr, const struct stack_label *l)
 	grow(&fr->labels, &fr->labels_cap, fr->nlabels, sizeof(*fr->labels));
 	if (fr->nlabels && l->pid != fr->labels[0].pid)
 		fr->several_pids = 1;
-	fr->labels[fr->nlabels] = (struct stack_label){ l->pid, l->tid,
+	fr->labels[fr->nlabels] = (struct stack_label){ l->pid, l->tid, l->goid,
 		str(fr, l->process ? l->process : ""), str(fr, l->thread ? l->thread : "") };
 	return (uint32_t)fr->nlabels++;
 }
@@ -261,8 +261,9 @@ static void name_stack(struct namer *nm, const struct stacks *st, const struct s
 	}
 	for (size_t i = 0; i < s->n; i++)
 		nm->buf[i] = loc_id(nm, s->space, s->pcs[i]);
-	struct frame_stack fs = { label_id(nm, st, s->slot), s->state, s->syscall, nm->buf, s->n,
-				  s->count, s->cpu_ns };
+	const char *gs = stacks__go_state_name(st, s->go_state);
+	struct frame_stack fs = { label_id(nm, st, s->slot), s->state, s->syscall,
+				  gs ? str(nm->fr, gs) : NULL, nm->buf, s->n, s->count, s->cpu_ns };
 	frames__add_stack(nm->fr, &fs);
 }
 
@@ -356,7 +357,11 @@ size_t frames__root_first(const struct frames *fr, const struct frame_stack *s,
 
 void frames__thread_text(const struct stack_label *l, char *buf, size_t size)
 {
-	if (l->tid)
+	if (l->goid > 0)
+		snprintf(buf, size, "%s (goroutine %lld)", l->thread, (long long)l->goid);
+	else if (l->goid < 0)
+		snprintf(buf, size, "%s (other goroutines)", l->thread);
+	else if (l->tid)
 		snprintf(buf, size, "%s (%d)", l->thread, (int)l->tid);
 	else
 		snprintf(buf, size, "%s (other threads)", l->thread);

@@ -45,6 +45,7 @@ struct frame_stack {
 	uint32_t label;                 /* FRAMES_NO_LABEL or a label index */
 	char state;                     /* /proc state letter */
 	int syscall;                    /* the system call it was blocked in, or -1 */
+	const char *go_state;           /* a goroutine's state in Go's words, or NULL */
 	const uint32_t *locs;           /* leaf first */
 	size_t n;
 	uint64_t count, cpu_ns;

@@ -154,13 +154,16 @@ static void add_sample(struct builder *b, const struct profile_info *info,
 	s->value[1] = (int64_t)(st->count * info->period_ns);
 	s->value[2] = (int64_t)st->cpu_ns;
 	s->label = xcalloc(6, sizeof(*s->label));
-	s->label[s->n_label++] = label(b, "state", stacks__state_name(st->state), 0);
+	s->label[s->n_label++] = label(b, "state", st->go_state ? st->go_state :
+						   stacks__state_name(st->state), 0);
 	if (st->syscall >= 0)
 		s->label[s->n_label++] = label(b, "syscall", syscalls__name(st->syscall), 0);
 	const struct stack_label *l = frames__label(b->fr, st->label);
 	if (l) {
-		s->label[s->n_label++] = label(b, "thread", l->thread, 0);
-		if (l->tid)             /* 0: many threads of that name */
+		s->label[s->n_label++] = label(b, l->goid ? "goroutine_function" : "thread", l->thread, 0);
+		if (l->goid > 0)
+			s->label[s->n_label++] = label(b, "goroutine", NULL, l->goid);
+		else if (l->tid)        /* 0: many threads of that name */
 			s->label[s->n_label++] = label(b, "tid", NULL, l->tid);
 		if (l->pid) {
 			s->label[s->n_label++] = label(b, "process", l->process, 0);

@@ -89,7 +89,7 @@ static int add_folded_line(struct folded *f, char *line, const char **why)
 			*next++ = '\0';
 		f->locs[--i] = name_loc(f, *frame ? frame : "[unknown]");   /* leaf first */
 	}
-	struct frame_stack s = { FRAMES_NO_LABEL, 'R', -1, f->locs, n, count, 0 };
+	struct frame_stack s = { FRAMES_NO_LABEL, 'R', -1, NULL, f->locs, n, count, 0 };
 	if (frames__total(f->fr) + count < count) {
 		*why = "the counts add up to more than 2^64 samples";
 		return -1;
@@ -238,7 +238,7 @@ static int add_locations(struct pp *x)
 /* The sample's label, made from its thread/tid/process/pid labels. */
 static uint32_t sample_label(struct pp *x, const Perftools__Profiles__Sample *s, char *state)
 {
-	struct stack_label l = { 0, 0, "", "" };
+	struct stack_label l = { 0, 0, 0, "", "" };
 	int any = 0;
 	for (size_t i = 0; i < s->n_label; i++) {
 		const char *key = pstr(x, s->label[i]->key);
@@ -308,7 +308,7 @@ static int add_samples(struct pp *x)
 		char state = 'R';
 		uint32_t label = r == 0 ? sample_label(x, s, &state) : FRAMES_NO_LABEL;
 		int64_t cpu = ci >= 0 && (size_t)ci < s->n_value && s->value[ci] > 0 ? s->value[ci] : 0;
-		struct frame_stack fs = { label, state, -1, locs, s->n_location_id,
+		struct frame_stack fs = { label, state, -1, NULL, locs, s->n_location_id,
 					  (uint64_t)s->value[vi], (uint64_t)cpu };
 		if (r == 0)
 			frames__add_stack(x->fr, &fs);

@@ -8,7 +8,7 @@
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 
-/* Key layout: [slot | state << 32 | space << 40][syscall + 1][pc0][pc1]...;
+/* Key layout: [slot | state << 32 | space << 40][syscall + 1 | go_state << 32][pc0]...;
  * u64 heads keep the PCs aligned. */
 #define HEAD 2
 struct stacks {
@@ -20,6 +20,7 @@ struct stacks {
 	uint64_t *key;
 	size_t key_cap;
 	struct intern *kernel;          /* kernel function names (STACKS_PC_KERNEL) */
+	struct intern *go_states;       /* goroutine states (stacks__go_state) */
 	struct stack_label *labels;     /* by slot; pid 0 and tid 0 and no names: none */
 	unsigned char *has_label;
 	size_t nlabels;
@@ -47,6 +48,7 @@ void stacks__free(struct stacks *st)
 	free(st->labels);
 	free(st->has_label);
 	intern__free(st->kernel);
+	intern__free(st->go_states);
 	intern__free(st->in);
 	free(st->counts);
 	free(st->cpu);
@@ -62,7 +64,7 @@ int64_t stacks__add(struct stacks *st, const struct stack *s)
 	}
 	st->key[0] = s->slot | (uint64_t)(unsigned char)s->state << 32 |
 		     (uint64_t)(s->space & (STACKS_MAX_SPACES - 1)) << 40;
-	st->key[1] = (uint64_t)(int64_t)s->syscall + 1;
+	st->key[1] = (uint32_t)(s->syscall + 1) | (uint64_t)s->go_state << 32;
 	memcpy(st->key + HEAD, s->pcs, s->n * sizeof(*s->pcs));
 	int64_t id = intern__add(st->in, st->key, (s->n + HEAD) * sizeof(*st->key), NULL);
 	if (id < 0)
@@ -107,7 +109,8 @@ void stacks__get(const struct stacks *st, size_t i, struct stack *out)
 	out->slot = (uint32_t)k[0];
 	out->state = (char)(k[0] >> 32);
 	out->space = (uint32_t)(k[0] >> 40);
-	out->syscall = (int)((int64_t)k[1] - 1);
+	out->syscall = (int)(uint32_t)k[1] - 1;
+	out->go_state = (uint32_t)(k[1] >> 32);
 	out->pcs = k + HEAD;
 	out->n = len / sizeof(*k) - HEAD;
 	out->count = st->counts[i];
@@ -127,7 +130,7 @@ void stacks__set_label(struct stacks *st, uint32_t slot, const struct stack_labe
 	struct stack_label *d = &st->labels[slot];
 	free((char *)d->process);
 	free((char *)d->thread);
-	*d = (struct stack_label){ l->pid, l->tid, xstrdup(l->process ? l->process : ""),
+	*d = (struct stack_label){ l->pid, l->tid, l->goid, xstrdup(l->process ? l->process : ""),
 				   xstrdup(l->thread ? l->thread : "") };
 	st->has_label[slot] = 1;
 }
@@ -157,6 +160,21 @@ const char *stacks__kernel_name(const struct stacks *st, uint64_t pc)
 	    id >= intern__count(st->kernel))
 		return NULL;
 	return intern__key(st->kernel, (size_t)id, NULL);
+}
+
+uint32_t stacks__go_state(struct stacks *st, const char *name)
+{
+	if (!st->go_states && !(st->go_states = intern__new()))
+		return 0;
+	int64_t id = intern__add(st->go_states, name, strlen(name), NULL);
+	return id < 0 || id >= UINT32_MAX ? 0 : (uint32_t)id + 1;
+}
+
+const char *stacks__go_state_name(const struct stacks *st, uint32_t code)
+{
+	if (code == 0 || !st->go_states || code - 1 >= intern__count(st->go_states))
+		return NULL;
+	return intern__key(st->go_states, code - 1, NULL);
 }
 
 const char *stacks__state_name(char state)

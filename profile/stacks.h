@@ -33,6 +33,7 @@ struct stack {
 	uint32_t space;                 /* which module table the PCs are in */
 	char state;                     /* /proc state letter: R, S, D, T, ... */
 	int syscall;                    /* the system call it was blocked in, or -1 */
+	uint32_t go_state;              /* a goroutine's: stacks__go_state(), or 0 */
 	const uint64_t *pcs;            /* innermost first */
 	size_t n;
 	uint64_t count;                 /* samples (ticks) */
@@ -43,6 +44,8 @@ struct stack {
  * sampler's limit of labels, every later thread of one name (tid 0). */
 struct stack_label {
 	pid_t pid, tid;
+	int64_t goid;                   /* a goroutine's label: its id; -1 for every later
+					   goroutine of a function; 0 for a thread */
 	const char *process;            /* the process's command name */
 	const char *thread;             /* the thread's name */
 };
@@ -76,6 +79,12 @@ size_t stacks__nlabels(const struct stacks *st);
 uint64_t stacks__kernel_pc(struct stacks *st, const char *name);
 /* The kernel function a STACKS_PC_KERNEL PC stands for, or NULL. */
 const char *stacks__kernel_name(const struct stacks *st, uint64_t pc);
+
+/* The code of a goroutine's state NAME, in Go's words ("running",
+ * "runnable", "chan receive", "sleep", ...): interned, never 0; 0 when out
+ * of memory.  stacks__go_state_name() gives the name back (NULL for 0). */
+uint32_t stacks__go_state(struct stacks *st, const char *name);
+const char *stacks__go_state_name(const struct stacks *st, uint32_t code);
 
 /* The name of a state letter: "running", "sleeping", "disk wait", ... */
 const char *stacks__state_name(char state);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "attach/proc.h"
+#include "goroutine/goroutines.h"
 #include "unwind/unwinder.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"
@@ -74,6 +75,7 @@ struct sampler {
 	struct sampler_stats stats;
 	char *notes[MAX_NOTES];
 	size_t nnotes, notes_taken;
+	struct goview *go;              /* cfg.goroutines, for a Go program */
 };
 
 /* ---- address spaces ------------------------------------------------------
@@ -159,6 +161,331 @@ static struct space *due_scan(struct sampler *s, struct space *sp, uint32_t id, 
 	return now ? now : sp;
 }
 
+/* ---- goroutines ------------------------------------------------------------
+ * A Go program runs thousands of goroutines on a handful of threads, most
+ * of them parked in runtime.futex or runtime.epollwait: the threads say
+ * nothing of the goroutines waiting on a lock or a channel.  With
+ * cfg.goroutines the sampling unit is the goroutine, as in fgprof and
+ * runtime.GoroutineProfile: at every tick every user goroutine is counted
+ * once.  A running one is its thread's sample (taken as today: the stack
+ * ends at runtime.goexit); the others are unwound from the context they
+ * will resume from (g.sched: PC, SP, BP) over a copy of their stack, read
+ * while the program runs (goroutine/goroutines.h): no thread stops for
+ * them.  The record is read again after the copy; a goroutine that moved
+ * in between is read once more, then counted lost.  One that is still
+ * waiting where it waited at its last sample (same status, reason, SP,
+ * PC and stack) has the same stack: it is counted again without a copy. */
+
+#define GO_SLOT_BASE (1u << 20)         /* above every thread slot */
+#define GO_MAX_SLOTS 4096               /* then one slot per goroutine function */
+#define GO_STACK_MAX (256u << 10)
+#define GO_SWEEP_TICKS 64
+
+struct go_entry {
+	int64_t goid;                   /* 0: empty */
+	uint64_t g, sp, pc, lo, hi;
+	uint32_t status;
+	uint8_t reason;
+	int64_t id;                     /* the stack counted last (reusable), or -1 */
+	int rooted;
+	uint32_t slot;
+	uint64_t seen;                  /* the scan that last saw it */
+};
+
+struct goview {
+	struct goroutines *gs;
+	pid_t pid;
+	uint32_t space;                 /* the target's id of its address space */
+	struct go_entry *tab;           /* open addressing by goid */
+	size_t cap, n;
+	uint64_t new_entries;           /* goroutines seen */
+	uint64_t scan;
+	struct { pid_t tid; uint32_t slot; } *running;  /* this tick's */
+	size_t nrunning, running_cap;
+	uint32_t nslots;
+	struct { const char *fn; uint32_t slot; } pooled[256];
+	size_t npooled;
+	uint32_t go_running;            /* stacks__go_state("running") */
+	unsigned char *stack;
+	char comm[64];
+};
+
+static size_t go_hash(int64_t goid, size_t cap)
+{
+	return (size_t)(((uint64_t)goid * 0x9e3779b97f4a7c15ull) >> 20) & (cap - 1);
+}
+
+static struct go_entry *go_find(struct goview *v, int64_t goid, bool add)
+{
+	if (add && (v->n + 1) * 2 > v->cap) {
+		struct go_entry *old = v->tab;
+		size_t oldcap = v->cap;
+		v->cap = v->cap ? v->cap * 2 : 1024;
+		v->tab = xcalloc(v->cap, sizeof(*v->tab));
+		for (size_t i = 0; i < oldcap; i++) {
+			if (!old[i].goid)
+				continue;
+			size_t j = go_hash(old[i].goid, v->cap);
+			while (v->tab[j].goid)
+				j = (j + 1) & (v->cap - 1);
+			v->tab[j] = old[i];
+		}
+		free(old);
+	}
+	if (!v->cap)
+		return NULL;
+	size_t j = go_hash(goid, v->cap);
+	while (v->tab[j].goid && v->tab[j].goid != goid)
+		j = (j + 1) & (v->cap - 1);
+	if (v->tab[j].goid == goid)
+		return &v->tab[j];
+	if (!add)
+		return NULL;
+	v->n++;
+	v->new_entries++;
+	v->tab[j] = (struct go_entry){ .goid = goid, .id = -1, .slot = UINT32_MAX };
+	return &v->tab[j];
+}
+
+/* Drops the goroutines no scan has seen for a while (they ended). */
+static void go_sweep(struct goview *v)
+{
+	struct go_entry *old = v->tab;
+	size_t oldcap = v->cap;
+	v->tab = xcalloc(v->cap, sizeof(*v->tab));
+	v->n = 0;
+	for (size_t i = 0; i < oldcap; i++) {
+		if (!old[i].goid || old[i].seen + 2 < v->scan)
+			continue;
+		size_t j = go_hash(old[i].goid, v->cap);
+		while (v->tab[j].goid)
+			j = (j + 1) & (v->cap - 1);
+		v->tab[j] = old[i];
+		v->n++;
+	}
+	free(old);
+}
+
+/* The label slot of goroutine E: its own (label: its function and id)
+ * for the first GO_MAX_SLOTS, then one per goroutine function. */
+static uint32_t go_slot(struct sampler *s, struct goview *v, struct go_entry *e,
+			const struct go_rec *r)
+{
+	if (e->slot != UINT32_MAX)
+		return e->slot;
+	const char *fn = goroutines__func_name(v->gs, r->startpc);
+	fn = fn ? fn : "?";
+	struct stack_label l = { v->pid, 0, e->goid, v->comm, fn };
+	if (v->nslots < GO_MAX_SLOTS) {
+		e->slot = GO_SLOT_BASE + v->nslots++;
+		stacks__set_label(s->st, e->slot, &l);
+		return e->slot;
+	}
+	size_t i = 0;
+	while (i < v->npooled && strcmp(v->pooled[i].fn, fn) != 0)
+		i++;
+	if (i == v->npooled && v->npooled < 256) {
+		v->pooled[i].fn = fn;   /* points into the program's .gopclntab, kept mapped */
+		v->pooled[i].slot = GO_SLOT_BASE + GO_MAX_SLOTS + (uint32_t)i;
+		l.goid = -1;    /* "other goroutines" */
+		stacks__set_label(s->st, v->pooled[i].slot, &l);
+		v->npooled++;
+	}
+	e->slot = i < v->npooled ? v->pooled[i].slot : v->pooled[255].slot;
+	return e->slot;
+}
+
+static const char *go_state_name(const struct goview *v, const struct go_rec *r)
+{
+	const char *reason;
+	switch (r->status) {
+	case GO_RUNNABLE: return "runnable";
+	case GO_PREEMPTED: return "runnable";
+	case GO_SYSCALL: return "syscall";
+	case GO_COPYSTACK: return "copystack";
+	case GO_WAITING:
+		reason = goroutines__reason(v->gs, r->reason);
+		return reason ? reason : "waiting";
+	default: return "unknown";
+	}
+}
+
+static bool go_same(const struct go_rec *a, const struct go_rec *b)
+{
+	return a->goid == b->goid && a->status == b->status && a->reason == b->reason &&
+	       a->sp == b->sp && a->pc == b->pc && a->lo == b->lo && a->hi == b->hi;
+}
+
+/* Copies the stack of the goroutine R describes and checks, by reading its
+ * record again, that it did not move meanwhile.  Returns the bytes copied,
+ * or 0 (then *R holds the record read again). */
+static size_t go_copy(struct goview *v, struct go_rec *r)
+{
+	if (r->sp < r->lo || r->sp >= r->hi || r->pc == 0)
+		return 0;
+	size_t len = r->hi - r->sp < GO_STACK_MAX ? (size_t)(r->hi - r->sp) : GO_STACK_MAX;
+	struct go_rec again;
+	if (goroutines__read_mem(v->gs, r->sp, v->stack, len) < 0 ||
+	    goroutines__read(v->gs, r->g, &again) < 0)
+		return 0;
+	bool same = go_same(r, &again);
+	*r = again;
+	return same ? len : 0;
+}
+
+/* Counts one waiting (runnable, in a system call...) goroutine. */
+static void go_take(struct sampler *s, struct goview *v, const struct go_rec *rec,
+		    struct go_entry *e)
+{
+	struct go_rec r = *rec;
+	uint32_t slot = go_slot(s, v, e, &r);
+	if (e->id >= 0 && go_same(&r, &(struct go_rec){ .goid = e->goid, .status = e->status,
+				       .reason = e->reason, .sp = e->sp, .pc = e->pc, .lo = e->lo,
+				       .hi = e->hi })) {
+		stacks__add_again(s->st, e->id, 1, 0);
+		if (s->tl)
+			timeline__add(s->tl, slot, (uint32_t)e->id, 1);
+		s->stats.go_reused++;
+		s->stats.go_waiting++;
+		if (e->rooted)
+			s->stats.rooted++;
+		else
+			s->stats.truncated++;
+		return;
+	}
+	size_t len = go_copy(v, &r);
+	if (!len && r.status != GO_DEAD && r.status != GO_RUNNING)
+		len = go_copy(v, &r);   /* it moved: once more */
+	if (!len) {
+		s->stats.go_lost++;
+		e->id = -1;
+		return;
+	}
+	struct user_regs_struct regs = { 0 };
+	regs.rip = r.pc;
+	regs.rsp = r.sp;
+	regs.rbp = r.bp;
+	struct unwind_input in = { &regs, false, r.sp, v->stack, len,
+				   len == GO_STACK_MAX ? GO_STACK_MAX + 1 : len };
+	struct space *sp = due_scan(s, space_for(s, v->space, v->pid), v->space, v->pid);
+	size_t depth = 0;
+	enum unwind_status st = sp->uw ? unwinder__unwind(sp->uw, &in, s->pcs,
+							   (size_t)s->cfg.max_depth, &depth) :
+					  UNWIND_PARTIAL;
+	if (st == UNWIND_TRUNCATED || st == UNWIND_STACK_SHORT)
+		s->pcs[depth++] = STACKS_PC_TRUNCATED;
+	if (st == UNWIND_COMPLETE)
+		s->stats.rooted++;
+	else if (st == UNWIND_TRUNCATED)
+		s->stats.truncated++;
+	else
+		s->stats.partial++;
+	struct stack k = { .slot = slot, .space = sp->index, .state = r.status == GO_RUNNABLE ||
+				   r.status == GO_PREEMPTED ? 'R' : 'S', .syscall = -1,
+			   .go_state = stacks__go_state(s->st, go_state_name(v, &r)),
+			   .pcs = s->pcs, .n = depth, .count = 1 };
+	int64_t id = stacks__add(s->st, &k);
+	if (id < 0)
+		s->failure = "out of memory counting stacks (ulimit -v?)";
+	else if (s->tl)
+		timeline__add(s->tl, slot, (uint32_t)id, 1);
+	s->stats.go_waiting++;
+	bool reuse = id >= 0 && (st == UNWIND_COMPLETE || st == UNWIND_TRUNCATED);
+	e->id = reuse ? id : -1;
+	e->rooted = st == UNWIND_COMPLETE;
+	e->g = r.g, e->sp = r.sp, e->pc = r.pc, e->lo = r.lo, e->hi = r.hi;
+	e->status = r.status, e->reason = r.reason;
+}
+
+/* A tick's goroutines: the waiting ones counted here, the running ones
+ * noted (by thread) for their thread's capture. */
+static void go_tick(struct sampler *s)
+{
+	struct goview *v = s->go;
+	const struct go_rec *recs;
+	size_t n;
+	v->nrunning = 0;
+	if (goroutines__scan(v->gs, &recs, &n) < 0)
+		return;
+	v->scan++;
+	for (size_t i = 0; i < n; i++) {
+		const struct go_rec *r = &recs[i];
+		if (r->status == GO_DEAD || r->status == GO_IDLE || r->goid <= 0)
+			continue;
+		if (!s->cfg.go_system && goroutines__is_system(v->gs, r))
+			continue;
+		struct go_entry *e = go_find(v, r->goid, true);
+		e->seen = v->scan;
+		if (r->status == GO_RUNNING) {
+			pid_t tid = goroutines__m_tid(v->gs, r->m);
+			if (!tid)
+				continue;
+			if (v->nrunning == v->running_cap) {
+				v->running_cap = v->running_cap ? v->running_cap * 2 : 16;
+				v->running = xrealloc(v->running, v->running_cap * sizeof(*v->running));
+			}
+			v->running[v->nrunning].tid = tid;
+			v->running[v->nrunning++].slot = go_slot(s, v, e, r);
+			e->id = -1;
+			continue;
+		}
+		go_take(s, v, r, e);
+	}
+	if (v->scan % GO_SWEEP_TICKS == 0)
+		go_sweep(v);
+	s->stats.go_seen = v->new_entries;
+}
+
+/* The slot of the goroutine thread TID runs at this tick, or UINT32_MAX. */
+static uint32_t go_running_slot(const struct goview *v, pid_t tid)
+{
+	for (size_t i = 0; i < v->nrunning; i++)
+		if (v->running[i].tid == tid)
+			return v->running[i].slot;
+	return UINT32_MAX;
+}
+
+/* Turns the goroutine view on for the first target process, if it is a Go
+ * program whose DWARF says where its goroutines are; else a note. */
+static void go_start(struct sampler *s)
+{
+	struct target_process procs[1];
+	if (!s->cfg.goroutines || target__processes(s->t, procs, 1) < 1)
+		return;
+	struct space *sp = space_for(s, procs[0].space, procs[0].pid);
+	const struct module *main = modules__main(sp->ms);
+	char note[320], why[200];
+	struct goroutines *gs = goroutines__new(procs[0].pid, main, why, sizeof(why));
+	if (!gs) {
+		/* Only a Go program is worth a word. */
+		if (strcmp(why, "not a Go program") != 0 && s->nnotes < MAX_NOTES) {
+			snprintf(note, sizeof(note), "PID %d is a Go program, but %s: sampling its threads, "
+				 "not its goroutines", (int)procs[0].pid, why);
+			s->notes[s->nnotes++] = xstrdup(note);
+		}
+		return;
+	}
+	struct goview *v = xcalloc(1, sizeof(*v));
+	v->gs = gs;
+	v->pid = procs[0].pid;
+	v->space = procs[0].space;
+	v->stack = xmalloc(GO_STACK_MAX);
+	v->go_running = stacks__go_state(s->st, "running");
+	snprintf(v->comm, sizeof(v->comm), "%s", main && main->name ? main->name : "?");
+	s->go = v;
+}
+
+static void go_free(struct goview *v)
+{
+	if (!v)
+		return;
+	goroutines__free(v->gs);
+	free(v->tab);
+	free(v->running);
+	free(v->stack);
+	free(v);
+}
+
 /* ---- taking a capture ------------------------------------------------------ */
 
 static enum unwind_status unwind(struct sampler *s, const struct capture *c, size_t *depth,
@@ -213,7 +540,10 @@ static void take_again(struct sampler *s, const struct capture *c)
 {
 	int kind = (int)(c->cookie & 3);
 	if (kind == COOKIE_DROPPED) {
-		s->stats.idle_dropped += c->ticks;
+		if (s->go && c->pid == s->go->pid)
+			s->stats.go_threads_out += c->ticks;
+		else
+			s->stats.idle_dropped += c->ticks;
 		return;
 	}
 	int64_t id = (int64_t)(c->cookie >> 2) - 1;
@@ -231,6 +561,19 @@ static void take_again(struct sampler *s, const struct capture *c)
 static int take(struct sampler *s, const struct capture *c)
 {
 	size_t depth;
+	uint32_t slot = c->slot, go_state = 0;
+	if (s->go && c->pid == s->go->pid) {
+		/* Goroutine view: a thread's sample is the sample of the
+		 * goroutine it runs, or of nothing. */
+		slot = go_running_slot(s->go, c->tid);
+		if (slot == UINT32_MAX) {
+			if (!c->unchanged)
+				target__counted(s->t, c, cookie(-1, COOKIE_DROPPED), 0);
+			s->stats.go_threads_out += c->ticks;
+			return 0;
+		}
+		go_state = s->go->go_running;
+	}
 	if (c->unchanged) {
 		take_again(s, c);
 		return 0;
@@ -260,14 +603,14 @@ static int take(struct sampler *s, const struct capture *c)
 	}
 	if (s->cfg.kernel_stacks && c->syscall >= 0)
 		depth = add_kernel_frames(s, c, depth);
-	struct stack st = { .slot = c->slot, .space = space, .state = c->state,
-			    .syscall = c->syscall, .pcs = s->pcs, .n = depth, .count = c->ticks,
-			    .cpu_ns = c->cpu_ns };
+	struct stack st = { .slot = slot, .space = space, .state = c->state,
+			    .syscall = c->syscall, .go_state = go_state, .pcs = s->pcs, .n = depth,
+			    .count = c->ticks, .cpu_ns = c->cpu_ns };
 	int64_t id = stacks__add(s->st, &st);
 	if (id < 0)
 		s->failure = "out of memory counting stacks (ulimit -v?)";
 	else if (s->tl)
-		timeline__add(s->tl, c->slot, (uint32_t)id, c->ticks);
+		timeline__add(s->tl, slot, (uint32_t)id, c->ticks);
 	/* Only a stack that ended where it ends (its root, or --max-depth) is
 	 * the one the same capture would give again: a partial one may do
 	 * better once the maps are re-read, a short copy once it is larger. */
@@ -332,6 +675,8 @@ static int start_ticks(struct sampler *s)
 static void sample_all(struct sampler *s)
 {
 	const struct capture *c;
+	if (s->go)
+		go_tick(s);
 	target__tick_begin(s->t);
 	while ((c = target__next_blocked(s->t)))
 		if (take(s, c) == -EAGAIN)
@@ -547,7 +892,7 @@ static void copy_labels(struct sampler *s)
 	for (size_t i = 0; i < target__nslots(s->t); i++) {
 		struct target_slot ts;
 		target__slot(s->t, (uint32_t)i, &ts);
-		struct stack_label l = { ts.pid, ts.tid, ts.process, ts.thread };
+		struct stack_label l = { ts.pid, ts.tid, 0, ts.process, ts.thread };
 		stacks__set_label(s->st, (uint32_t)i, &l);
 	}
 }
@@ -564,8 +909,10 @@ static void *tracer_main(void *arg)
 		return NULL;
 	}
 	raise_priority();               /* after a launch: the command keeps its own */
-	if (!s->cfg.command)
+	if (!s->cfg.command) {
 		read_spaces(s);
+		go_start(s);
+	}
 	if ((r = start_ticks(s)) < 0) {
 		snprintf(s->err, sizeof(s->err), "cannot start the timer: %s", strerror(-r));
 		report_start(s, r);
@@ -745,6 +1092,7 @@ void sampler__free(struct sampler *s)
 	}
 	for (size_t i = 0; i < s->nnotes; i++)
 		free(s->notes[i]);
+	go_free(s->go);
 	free(s->spaces);
 	free(s->gen);
 	target__free(s->t);

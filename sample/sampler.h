@@ -37,6 +37,8 @@ struct sampler_config {
 	int once;                       /* one tick, every thread, then stop (--dump) */
 	int timeline;                   /* keep each thread's samples in order */
 	int kernel_stacks;              /* blocked threads' kernel stacks too (root) */
+	int goroutines;                 /* a Go program: sample its goroutines, not threads */
+	int go_system;                  /* ... the runtime's own goroutines too */
 };
 
 /* What the summary and --stats report. */
@@ -50,6 +52,10 @@ struct sampler_stats {
 	uint64_t refreshes;             /* re-reads of a process's maps */
 	uint64_t generations;           /* libraries replaced at the same address */
 	uint64_t samples;               /* counted */
+	/* Goroutine view: samples of waiting goroutines (from g.sched), of
+	 * those counted again unchanged, of those lost (changed while read,
+	 * twice), and thread samples left out (no user goroutine running). */
+	uint64_t go_seen, go_waiting, go_reused, go_lost, go_threads_out;
 	struct target_stats target;
 	double pause_p50_us, pause_p99_us;
 	const char *tracer;             /* the tracer thread's scheduling (a static string) */

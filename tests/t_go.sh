@@ -32,9 +32,9 @@ body_last=$(awk -v f="$body_first" 'NR > f && /^}/ { print NR; exit }' "$SRC")
 for b in gospin gospin-stripped; do
 	start_target "$b" || continue
 	pid=$TARGET_PID
-	prof "$TMP/$b" "$pid" --duration 0.7 -o "$TMP/$b.folded"
+	prof "$TMP/$b" "$pid" --duration 0.7 --os-threads -o "$TMP/$b.folded"
 	check_ran "$b" "$TMP/$b" "$TMP/$b.folded"
-	prof "$TMP/${b}p" "$pid" --duration 0.7 -o "$TMP/$b.pprof"
+	prof "$TMP/${b}p" "$pid" --duration 0.7 --os-threads -o "$TMP/$b.pprof"
 	check_ran "$b pprof" "$TMP/${b}p" "$TMP/$b.pprof"
 	stop_target "$pid"
 	f=$TMP/$b.folded

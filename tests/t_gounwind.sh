@@ -49,7 +49,7 @@ busy() {
 	start_target "$target" || return
 	pid=$TARGET_PID
 	out=$TMP/$label.folded
-	prof "$TMP/$label" "$pid" --duration 2 --threads --stats -o "$out"
+	prof "$TMP/$label" "$pid" --duration 2 --threads --os-threads --stats -o "$out"
 	check_ran "$label" "$TMP/$label" "$out"
 	total=$(folded_total "$out")
 	rooted=$(summary_field "$TMP/$label.err" rooted)
@@ -109,7 +109,7 @@ elif start_target gounwind still; then
 	eu-stack -p "$pid" >"$TMP/eu.txt" 2>"$TMP/eu.err"
 	wait_until 5 all_asleep "$pid"
 	out=$TMP/still.folded
-	prof "$TMP/still" "$pid" --duration 1 --threads --stats -o "$out"
+	prof "$TMP/still" "$pid" --duration 1 --threads --os-threads --stats -o "$out"
 	check_ran "go still" "$TMP/still" "$out"
 	same=0 n=0 bad=
 	for tid in $(tids "$pid"); do
@@ -145,7 +145,7 @@ if start_target gounwind-sw still; then
 	pid=$TARGET_PID
 	wait_until 5 all_asleep "$pid"
 	out=$TMP/swstill.folded
-	prof "$TMP/swstill" "$pid" --duration 1 --threads -o "$out"
+	prof "$TMP/swstill" "$pid" --duration 1 --threads --os-threads -o "$out"
 	check_ran "-s -w still" "$TMP/swstill" "$out"
 	threads=$(wc -l <"$out")
 	good=$(grep -cE "^[^;]+;runtime\.(mstart|mcall)(\.abi0)?;(runtime\.[^;]+;)*runtime\.(futex|epollwait|usleep)(\.abi0)? [0-9]+$" "$out")

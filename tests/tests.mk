@@ -113,6 +113,21 @@ ifneq ($(wildcard $(GO_BIN)),)
 TEST_BINS += tests/bin/gounwind tests/bin/gounwind-sw
 endif
 
+# The goroutine view (tests/t_goroutines.sh): a known split of goroutines,
+# built normally (DWARF says where the goroutines are) and with -w (none).
+tests/bin/goroutines: tests/targets/goroutines/main.go tests/tests.mk
+	@mkdir -p tests/bin build/go
+	@echo "  GO      $<"
+	$(Q)$(GO_ENV) $(GO_BIN) build -o $@ $<
+
+tests/bin/goroutines-w: tests/targets/goroutines/main.go tests/tests.mk
+	@mkdir -p tests/bin build/go
+	@echo "  GO      $< [-w]"
+	$(Q)$(GO_ENV) $(GO_BIN) build -ldflags='-w' -o $@ $<
+ifneq ($(wildcard $(GO_BIN)),)
+TEST_BINS += tests/bin/goroutines tests/bin/goroutines-w
+endif
+
 .PHONY: test-bins
 test-bins: $(TEST_BINS)
 

@@ -625,7 +625,7 @@ static void test_svg(void)
 	struct frame_line work = { "work", NULL, 0 }, nap = { "nap", NULL, 0 };
 	uint32_t locs[2] = { frames__add_loc(fr, 0x1100, mod, &work, 1),
 			     frames__add_loc(fr, 0x1200, mod, &nap, 1) };
-	struct stack_label l = { 42, 42, "prog", "prog" };
+	struct stack_label l = { 42, 42, 0, "prog", "prog" };
 	uint32_t label = frames__add_label(fr, &l);
 	frames__add_stack(fr, &(struct frame_stack){ label, 'R', -1, &locs[0], 1, 1, 10000000 });
 	frames__add_stack(fr, &(struct frame_stack){ label, 'S', -1, &locs[1], 1, 2, 0 });

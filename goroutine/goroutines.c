@@ -1,0 +1,398 @@
+#include "goroutine/goroutines.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "module/gopclntab.h"
+#include "module/modules.h"
+#include "util/xalloc.h"
+
+#define MAX_GOROUTINES (1u << 22)       /* a bound on allglen, against a torn read */
+#define MAX_REASONS 256
+#define REASON_MAX_LEN 48
+#define IOV_BATCH 1024                  /* UIO_MAXIOV */
+#define SYS_SLOTS 1024                  /* startpc -> system?, direct-mapped */
+
+/* Offsets in runtime.g of what a record holds, and the span read. */
+enum { F_STACK_LO, F_STACK_HI, F_M, F_SCHED_SP, F_SCHED_PC, F_SCHED_BP, F_STATUS, F_GOID,
+       F_REASON, F_STARTPC, F_N };
+
+struct goroutines {
+	pid_t pid;
+	uint64_t allgs, allglen;        /* runtime addresses of the variables */
+	uint64_t off[F_N];
+	uint64_t span_lo, span_len;     /* the part of a g read: [span_lo, +len) */
+	uint64_t m_procid;              /* offset of procid in runtime.m */
+	char *reasons[MAX_REASONS];
+	struct gopclntab *pcln;         /* to name a goroutine's function */
+	const struct module *main;
+	struct go_rec *recs;
+	uint64_t *gptrs;
+	unsigned char *raw;
+	size_t cap;
+	struct {
+		uint64_t key;           /* startpc + 1 */
+		int system;
+	} sys[SYS_SLOTS];
+	struct {
+		uint64_t m;
+		pid_t tid;
+	} mtid[64];                     /* M -> TID: an M keeps its thread */
+};
+
+int goroutines__read_mem(struct goroutines *gs, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec l = { buf, len }, r = { (void *)(uintptr_t)addr, len };
+	ssize_t n = process_vm_readv(gs->pid, &l, 1, &r, 1, 0);
+	if (n == (ssize_t)len)
+		return 0;
+	return n < 0 ? -errno : -EFAULT;
+}
+
+/* ---- the layout, from DWARF ---------------------------------------------- */
+
+struct want {
+	Dwarf_Die g, m, var_allgs, var_allglen, var_reasons;
+	bool have_g, have_m, have_allgs, have_allglen, have_reasons;
+};
+
+/* DIE's type, typedefs looked through. */
+static bool type_of(Dwarf_Die *die, Dwarf_Die *type)
+{
+	Dwarf_Attribute a;
+	if (!dwarf_attr_integrate(die, DW_AT_type, &a) || !dwarf_formref_die(&a, type))
+		return false;
+	for (int i = 0; i < 8 && dwarf_tag(type) == DW_TAG_typedef; i++)
+		if (!dwarf_attr_integrate(type, DW_AT_type, &a) || !dwarf_formref_die(&a, type))
+			return false;
+	return true;
+}
+
+/* The offset of member NAME of struct S, and its type if TYPE. */
+static bool member(Dwarf_Die *s, const char *name, uint64_t *off, Dwarf_Die *type)
+{
+	Dwarf_Die c;
+	if (dwarf_child(s, &c) != 0)
+		return false;
+	do {
+		const char *n = dwarf_diename(&c);
+		Dwarf_Attribute a;
+		Dwarf_Word w;
+		if (dwarf_tag(&c) != DW_TAG_member || !n || strcmp(n, name) != 0)
+			continue;
+		if (!dwarf_attr(&c, DW_AT_data_member_location, &a) || dwarf_formudata(&a, &w) != 0)
+			return false;
+		*off = w;
+		return !type || type_of(&c, type);
+	} while (dwarf_siblingof(&c, &c) == 0);
+	return false;
+}
+
+/* OFF of S.A.B (B NULL: S.A). */
+static bool member2(Dwarf_Die *s, const char *a, const char *b, uint64_t *off)
+{
+	Dwarf_Die t;
+	uint64_t o1, o2;
+	if (!member(s, a, &o1, b ? &t : NULL))
+		return false;
+	if (!b) {
+		*off = o1;
+		return true;
+	}
+	if (!member(&t, b, &o2, NULL))
+		return false;
+	*off = o1 + o2;
+	return true;
+}
+
+/* A global's address: its location is DW_OP_addr ADDR.  Go writes it as a
+ * DW_FORM_block1, which dwarf_getlocation() does not take in a DWARF 4
+ * unit, so the block is read as it is. */
+static bool var_addr(Dwarf_Die *v, uint64_t *addr)
+{
+	Dwarf_Attribute a;
+	Dwarf_Block b;
+	if (!dwarf_attr(v, DW_AT_location, &a) || dwarf_formblock(&a, &b) != 0 || b.length != 9 ||
+	    b.data[0] != DW_OP_addr)
+		return false;
+	memcpy(addr, b.data + 1, 8);
+	return true;
+}
+
+static void find_dies(Dwarf *dw, struct want *w)
+{
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+	while (dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Die cu, c;
+		if (dwarf_offdie(dw, off + hsize, &cu) && dwarf_child(&cu, &c) == 0) {
+			do {
+				const char *n = dwarf_diename(&c);
+				int tag = dwarf_tag(&c);
+				if (!n || strncmp(n, "runtime.", 8) != 0)
+					continue;
+				n += 8;
+				if (tag == DW_TAG_structure_type && !w->have_g && strcmp(n, "g") == 0)
+					w->g = c, w->have_g = true;
+				else if (tag == DW_TAG_structure_type && !w->have_m && strcmp(n, "m") == 0)
+					w->m = c, w->have_m = true;
+				else if (tag == DW_TAG_variable && strcmp(n, "allgs") == 0)
+					w->var_allgs = c, w->have_allgs = true;
+				else if (tag == DW_TAG_variable && strcmp(n, "allglen") == 0)
+					w->var_allglen = c, w->have_allglen = true;
+				else if (tag == DW_TAG_variable && strcmp(n, "waitReasonStrings") == 0)
+					w->var_reasons = c, w->have_reasons = true;
+			} while (dwarf_siblingof(&c, &c) == 0);
+		}
+		off = next;
+	}
+}
+
+static int layout(struct goroutines *gs, Dwarf *dw, uint64_t bias, uint64_t *reasons_addr,
+		  size_t *nreasons, char *note, size_t notelen)
+{
+	struct want w = { 0 };
+	find_dies(dw, &w);
+	static const struct {
+		const char *a, *b;
+	} names[F_N] = {
+		[F_STACK_LO] = { "stack", "lo" },   [F_STACK_HI] = { "stack", "hi" },
+		[F_M] = { "m", NULL },              [F_SCHED_SP] = { "sched", "sp" },
+		[F_SCHED_PC] = { "sched", "pc" },   [F_SCHED_BP] = { "sched", "bp" },
+		[F_STATUS] = { "atomicstatus", NULL }, [F_GOID] = { "goid", NULL },
+		[F_REASON] = { "waitreason", NULL }, [F_STARTPC] = { "startpc", NULL },
+	};
+	uint64_t a_allgs, a_allglen;
+	if (!w.have_g || !w.have_m || !w.have_allgs || !w.have_allglen ||
+	    !var_addr(&w.var_allgs, &a_allgs) || !var_addr(&w.var_allglen, &a_allglen) ||
+	    !member(&w.m, "procid", &gs->m_procid, NULL)) {
+		snprintf(note, notelen, "its DWARF has no runtime.g, runtime.m, runtime.allgs or runtime.allglen");
+		return -ENOENT;
+	}
+	uint64_t lo = UINT64_MAX, hi = 0;
+	for (int i = 0; i < F_N; i++) {
+		if (!member2(&w.g, names[i].a, names[i].b, &gs->off[i])) {
+			snprintf(note, notelen, "runtime.g has no field %s%s%s", names[i].a,
+				 names[i].b ? "." : "", names[i].b ? names[i].b : "");
+			return -ENOENT;
+		}
+		lo = gs->off[i] < lo ? gs->off[i] : lo;
+		hi = gs->off[i] + 8 > hi ? gs->off[i] + 8 : hi;
+	}
+	gs->span_lo = lo;
+	gs->span_len = hi - lo;
+	gs->allgs = a_allgs + bias;
+	gs->allglen = a_allglen + bias;
+	*nreasons = 0;
+	Dwarf_Die at, sub;
+	Dwarf_Attribute a;
+	Dwarf_Word count;
+	if (w.have_reasons && var_addr(&w.var_reasons, reasons_addr) && type_of(&w.var_reasons, &at) &&
+	    dwarf_child(&at, &sub) == 0) {
+		if (dwarf_attr(&sub, DW_AT_count, &a) && dwarf_formudata(&a, &count) == 0)
+			*nreasons = count;
+		else if (dwarf_attr(&sub, DW_AT_upper_bound, &a) && dwarf_formudata(&a, &count) == 0)
+			*nreasons = count + 1;
+		*reasons_addr += bias;
+	}
+	return 0;
+}
+
+/* Go's words for each waitReason, read from the program's own table. */
+static void read_reasons(struct goroutines *gs, uint64_t addr, size_t n)
+{
+	if (n > MAX_REASONS)
+		n = MAX_REASONS;
+	uint64_t *strs = xcalloc(n ? n : 1, 16);
+	if (n && goroutines__read_mem(gs, addr, strs, n * 16) == 0) {
+		for (size_t i = 0; i < n; i++) {
+			uint64_t p = strs[2 * i], len = strs[2 * i + 1];
+			char buf[REASON_MAX_LEN + 1] = { 0 };
+			if (len == 0 || len > REASON_MAX_LEN || goroutines__read_mem(gs, p, buf, len) != 0)
+				continue;
+			for (size_t k = 0; k < len; k++)      /* Go's own text, but from the target */
+				if (buf[k] < 0x20 || buf[k] > 0x7e)
+					buf[k] = '?';
+			gs->reasons[i] = xstrdup(buf);
+		}
+	}
+	free(strs);
+}
+
+struct goroutines *goroutines__new(pid_t pid, const struct module *main, char *note,
+				   size_t notelen)
+{
+	char scratch[8];
+	if (!note) {
+		note = scratch;
+		notelen = sizeof(scratch);
+	}
+	snprintf(note, notelen, "not a Go program");
+	if (!main || main->fd < 0)
+		return NULL;
+	struct gopclntab *pcln = gopclntab__from_elf(main->image, main->image_len);
+	if (!pcln)
+		return NULL;
+	struct goroutines *gs = xcalloc(1, sizeof(*gs));
+	gs->pid = pid;
+	gs->pcln = pcln;
+	gs->main = main;
+	Dwarf *dw = dwarf_begin(main->fd, DWARF_C_READ);
+	uint64_t reasons = 0;
+	size_t nreasons = 0;
+	if (!dw) {
+		snprintf(note, notelen, "it has no DWARF (built with -ldflags=-w?)");
+		goto fail;
+	}
+	int r = layout(gs, dw, main->bias, &reasons, &nreasons, note, notelen);
+	dwarf_end(dw);
+	if (r < 0)
+		goto fail;
+	read_reasons(gs, reasons, nreasons);
+	return gs;
+fail:
+	goroutines__free(gs);
+	return NULL;
+}
+
+void goroutines__free(struct goroutines *gs)
+{
+	if (!gs)
+		return;
+	for (int i = 0; i < MAX_REASONS; i++)
+		free(gs->reasons[i]);
+	gopclntab__free(gs->pcln);
+	free(gs->recs);
+	free(gs->gptrs);
+	free(gs->raw);
+	free(gs);
+}
+
+/* ---- records --------------------------------------------------------------- */
+
+static uint64_t field(const struct goroutines *gs, const unsigned char *raw, int f, unsigned size)
+{
+	uint64_t v = 0;
+	memcpy(&v, raw + (gs->off[f] - gs->span_lo), size);     /* little-endian x86-64 */
+	return v;
+}
+
+static void decode(const struct goroutines *gs, uint64_t g, const unsigned char *raw,
+		   struct go_rec *r)
+{
+	r->g = g;
+	r->lo = field(gs, raw, F_STACK_LO, 8);
+	r->hi = field(gs, raw, F_STACK_HI, 8);
+	r->m = field(gs, raw, F_M, 8);
+	r->sp = field(gs, raw, F_SCHED_SP, 8);
+	r->pc = field(gs, raw, F_SCHED_PC, 8);
+	r->bp = field(gs, raw, F_SCHED_BP, 8);
+	r->status = (uint32_t)field(gs, raw, F_STATUS, 4) & ~0x1000u;
+	r->goid = (int64_t)field(gs, raw, F_GOID, 8);
+	r->reason = (uint8_t)field(gs, raw, F_REASON, 1);
+	r->startpc = field(gs, raw, F_STARTPC, 8);
+}
+
+int goroutines__read(struct goroutines *gs, uint64_t g, struct go_rec *r)
+{
+	unsigned char raw[512];
+	if (gs->span_len > sizeof(raw))
+		return -EINVAL;
+	int e = goroutines__read_mem(gs, g + gs->span_lo, raw, gs->span_len);
+	if (e == 0)
+		decode(gs, g, raw, r);
+	return e;
+}
+
+int goroutines__scan(struct goroutines *gs, const struct go_rec **recs, size_t *n)
+{
+	uint64_t slice[2], len;
+	int e;
+	*n = 0;
+	if ((e = goroutines__read_mem(gs, gs->allgs, slice, sizeof(slice))) < 0 ||
+	    (e = goroutines__read_mem(gs, gs->allglen, &len, sizeof(len))) < 0)
+		return e;
+	/* allglen is what the runtime publishes first; the slice may be longer. */
+	if (len > slice[1])
+		len = slice[1];
+	if (len > MAX_GOROUTINES)
+		return -EINVAL;
+	if (len > gs->cap) {
+		gs->cap = len + len / 2 + 16;
+		gs->recs = xrealloc(gs->recs, gs->cap * sizeof(*gs->recs));
+		gs->gptrs = xrealloc(gs->gptrs, gs->cap * sizeof(*gs->gptrs));
+		gs->raw = xrealloc(gs->raw, gs->cap * gs->span_len);
+	}
+	if (len && (e = goroutines__read_mem(gs, slice[0], gs->gptrs, len * 8)) < 0)
+		return e;
+	/* The records, IOV_BATCH at a time in one system call each. */
+	struct iovec l[IOV_BATCH], r[IOV_BATCH];
+	size_t got = 0;
+	for (size_t i = 0; i < len; i += IOV_BATCH) {
+		size_t k = len - i < IOV_BATCH ? len - i : IOV_BATCH;
+		for (size_t j = 0; j < k; j++) {
+			l[j] = (struct iovec){ gs->raw + (i + j) * gs->span_len, gs->span_len };
+			r[j] = (struct iovec){ (void *)(uintptr_t)(gs->gptrs[i + j] + gs->span_lo),
+					       gs->span_len };
+		}
+		ssize_t rd = process_vm_readv(gs->pid, l, k, r, k, 0);
+		if (rd < 0)
+			return -errno;
+		/* A partial read stops at the first record it could not read. */
+		size_t whole = (size_t)rd / gs->span_len;
+		for (size_t j = 0; j < whole; j++)
+			decode(gs, gs->gptrs[i + j], gs->raw + (i + j) * gs->span_len, &gs->recs[got++]);
+		if (whole < k)
+			break;
+	}
+	*recs = gs->recs;
+	*n = got;
+	return 0;
+}
+
+pid_t goroutines__m_tid(struct goroutines *gs, uint64_t m)
+{
+	unsigned slot = (unsigned)((m >> 4) % 64);
+	if (m == 0)
+		return 0;
+	if (gs->mtid[slot].m != m) {
+		uint64_t procid = 0;
+		if (goroutines__read_mem(gs, m + gs->m_procid, &procid, sizeof(procid)) < 0 ||
+		    procid == 0 || procid > INT32_MAX)
+			return 0;
+		gs->mtid[slot].m = m;
+		gs->mtid[slot].tid = (pid_t)procid;
+	}
+	return gs->mtid[slot].tid;
+}
+
+const char *goroutines__reason(const struct goroutines *gs, uint8_t reason)
+{
+	return gs->reasons[reason];
+}
+
+const char *goroutines__func_name(struct goroutines *gs, uint64_t pc)
+{
+	const char *name = NULL;
+	return gopclntab__lookup(gs->pcln, pc - gs->main->bias, &name, NULL, NULL) == 0 ? name : NULL;
+}
+
+int goroutines__is_system(struct goroutines *gs, const struct go_rec *r)
+{
+	unsigned slot = (unsigned)((r->startpc * 0x9e3779b97f4a7c15ull) >> 54) % SYS_SLOTS;
+	if (gs->sys[slot].key != r->startpc + 1) {
+		const char *name = NULL;
+		int sys = 0;
+		if (gopclntab__lookup(gs->pcln, r->startpc - gs->main->bias, &name, NULL, NULL) == 0)
+			sys = strncmp(name, "runtime.", 8) == 0 && strcmp(name, "runtime.main") != 0;
+		gs->sys[slot].key = r->startpc + 1;
+		gs->sys[slot].system = sys;
+	}
+	return gs->sys[slot].system;
+}

@@ -1,0 +1,77 @@
+/* goroutines: a Go program's goroutines, read from outside while it runs.
+ *
+ * The runtime keeps every goroutine it ever made in runtime.allgs (a slice
+ * of *runtime.g, runtime.allglen long); each g holds its status, its id,
+ * why it waits, its stack bounds and, when it is not running, the context
+ * it will resume from (g.sched: PC, SP, BP).  Where these are in memory is
+ * read from the program's own DWARF (types runtime.g, runtime.gobuf,
+ * runtime.stack, runtime.m; variables runtime.allgs, runtime.allglen,
+ * runtime.waitReasonStrings), so no table of offsets per Go version is
+ * needed; a program built with -ldflags=-w has no DWARF and is refused with
+ * a note.  Memory is read with process_vm_readv while the program runs:
+ * no thread is stopped.  What is read may change while it is read (the
+ * runtime does not stop for us): callers re-read a record after copying a
+ * stack and keep the sample only when it did not change. */
+#ifndef CPROF_GOROUTINE_GOROUTINES_H
+#define CPROF_GOROUTINE_GOROUTINES_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct module;
+struct goroutines;
+
+/* Go's goroutine status values (runtime2.go; stable since Go 1.2), without
+ * the _Gscan bit (0x1000), which is dropped when a record is read. */
+enum {
+	GO_IDLE = 0, GO_RUNNABLE = 1, GO_RUNNING = 2, GO_SYSCALL = 3, GO_WAITING = 4,
+	GO_DEAD = 6, GO_COPYSTACK = 8, GO_PREEMPTED = 9,
+};
+
+/* One goroutine's record, as read. */
+struct go_rec {
+	uint64_t g;                     /* its address */
+	int64_t goid;
+	uint32_t status;                /* GO_*, _Gscan dropped */
+	uint8_t reason;                 /* waitReason, when GO_WAITING */
+	uint64_t pc, sp, bp;            /* g.sched: where it resumes */
+	uint64_t lo, hi;                /* g.stack */
+	uint64_t m;                     /* the M running it, or 0 */
+	uint64_t startpc;               /* its function */
+};
+
+/* The reader for process PID whose program is MAIN (its module in the
+ * target's table: file and load bias).  NULL when it is not a Go program
+ * or its DWARF lacks what is needed; then NOTE (if not NULL) says why in
+ * one line. */
+struct goroutines *goroutines__new(pid_t pid, const struct module *main, char *note,
+				   size_t notelen);
+void goroutines__free(struct goroutines *gs);    /* accepts NULL */
+
+/* Reads every goroutine's record into an array owned by GS (valid until
+ * the next call): its length in *N.  Returns 0, or a negative errno (the
+ * process is gone, or allgs could not be read). */
+int goroutines__scan(struct goroutines *gs, const struct go_rec **recs, size_t *n);
+
+/* Reads the record of the goroutine at address G again, into R. */
+int goroutines__read(struct goroutines *gs, uint64_t g, struct go_rec *r);
+
+/* The TID of the thread behind M (m.procid), or 0 if unknown. */
+pid_t goroutines__m_tid(struct goroutines *gs, uint64_t m);
+
+/* Why a goroutine waits (Go's own words: "chan receive", "sleep",
+ * "sync.Mutex.Lock", ...), or NULL for an unknown reason. */
+const char *goroutines__reason(const struct goroutines *gs, uint8_t reason);
+
+/* Whether R is a system goroutine, which runtime.GoroutineProfile leaves
+ * out: its function is the runtime's own (runtime.*, but runtime.main). */
+int goroutines__is_system(struct goroutines *gs, const struct go_rec *r);
+
+/* The name of the Go function holding runtime address PC, or NULL. */
+const char *goroutines__func_name(struct goroutines *gs, uint64_t pc);
+
+/* Copies LEN bytes at ADDR of the target into BUF.  0 or a negative errno. */
+int goroutines__read_mem(struct goroutines *gs, uint64_t addr, void *buf, size_t len);
+
+#endif

@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# Issue 16: goroutines from outside.  For a Go program the sampling unit is
+# the goroutine: every user goroutine is counted at every tick, running or
+# not (fgprof's view), the waiting ones unwound from their saved context
+# without stopping any thread.  tests/targets/goroutines (Go 1.19):
+#   split: main in select{}, main.compute computing, main.sleeper in
+#     time.Sleep, two main.locker contending on a sync.Mutex: each goroutine
+#     is 20% of the samples (+-5 points), every stack rooted at
+#     runtime.goexit, the waits labelled with Go's reason (pprof label
+#     "state"), the goroutine id as label "goroutine", no thread left
+#     stopped or traced;
+#   parked 10000: every goroutine counted at every tick (samples / ticks
+#     = 10,002 within 1%: main and main.sleeper too), most of them counted
+#     again unchanged (no copy);
+#   churn 10000: 10,000 goroutines a second come and go: no crash, the
+#     stacks counted are rooted;
+#   -w (no DWARF): a one-line note, and the threads are sampled instead;
+#   --os-threads: the threads, as before.
+. "$(dirname "$0")/lib.sh"
+
+if [ ! -x "$BIN/goroutines" ] || [ ! -x "$BIN/goroutines-w" ]; then
+	[ -x "$GO" ] && make -C "$ROOT" --no-print-directory -s GO_BIN="$GO" \
+		tests/bin/goroutines tests/bin/goroutines-w >/dev/null 2>&1
+fi
+if [ ! -x "$BIN/goroutines" ] || [ ! -x "$BIN/goroutines-w" ]; then
+	skip "goroutines" "no Go toolchain at $GO to build tests/targets/goroutines (golang-1.19-go)"
+	done_testing
+fi
+
+# samples FILE ERE: samples whose line matches ERE (grep -E).
+samples() { grep -E "$2" "$1" | awk '{ n += $NF } END { print n + 0 }'; }
+ticks_of() {
+	awk -v a="$(summary_field "$1" achieved)" -v s="$(summary_field "$1" seconds)" \
+		'BEGIN { printf "%d", a * s + 0.5 }'
+}
+# stat ERR WORDS: the number before WORDS in the --stats line.
+stat() { grep 'stats:' "$1" | grep -oE "[0-9]+ $2" | head -1 | cut -d' ' -f1; }
+
+# --- split ------------------------------------------------------------------------
+if start_target goroutines; then
+	pid=$TARGET_PID
+	out=$TMP/split.folded
+	prof "$TMP/split" "$pid" --duration 3 --threads --stats -o "$out"
+	check_ran "split" "$TMP/split" "$out"
+	total=$(folded_total "$out")
+	for g in 'runtime\.main' 'main\.compute' 'main\.sleeper'; do
+		n=$(samples "$out" "^$g \\(goroutine [0-9]+\\);")
+		DETAIL="$n of $total; $(cut -c1-160 "$out" | tr '\n' '|')" \
+			check "split: goroutine ${g//\\/} holds 20% of the samples (+-5 points)" \
+			"[ '$total' -gt 0 ] && within \$((n * 100 / total)) 20 5"
+	done
+	lockers=$(grep -oE '^main\.locker \(goroutine [0-9]+\)' "$out" | sort -u)
+	DETAIL="$lockers" check "split: two main.locker goroutines" "[ \$(wc -l <<<'$lockers') = 2 ]"
+	while read -r l; do
+		[ -n "$l" ] || continue
+		n=$(grep -F "$l;" "$out" | awk '{ n += $NF } END { print n + 0 }')
+		DETAIL="$n of $total" check "split: $l holds 20% of the samples (+-5 points)" \
+			"[ '$total' -gt 0 ] && within \$((n * 100 / total)) 20 5"
+	done <<<"$lockers"
+	rooted=$(samples "$out" '^[^;]+;runtime\.goexit;')
+	DETAIL="$rooted of $total; $(grep -vE '^[^;]+;runtime\.goexit;' "$out" | cut -c1-160 | tr '\n' '|')" \
+		check "split: >= 95% of the samples rooted at runtime.goexit" \
+		"[ \$((rooted * 100)) -ge \$((total * 95)) ]"
+	waiting=$(samples "$out" ';main\.locker;sync\.\(\*Mutex\)\.lockSlow;')
+	DETAIL="$waiting" check "split: the lockers are seen waiting for the mutex" "[ '$waiting' -gt 0 ]"
+	diag "$(grep 'stats:' "$TMP/split.err" | grep -oE 'goroutines: .*')"
+	check "split: target alive" alive "$pid"
+	check "split: no thread left traced" untraced "$pid"
+	check "split: no thread left stopped" not_stopped "$pid"
+
+	# pprof: labels goroutine and state (Go's wait reasons)
+	pp=$TMP/split.pprof
+	prof "$TMP/splitp" "$pid" --duration 1 -o "$pp"
+	check_ran "split pprof" "$TMP/splitp" "$pp"
+	raw=$("$GO" tool pprof -raw "$pp" 2>/dev/null)
+	for want in 'state:\[select \(no cases\)\]' 'state:\[sleep\]' 'state:\[(semacquire|sync\.Mutex\.Lock)\]' \
+		'state:\[running\]' 'goroutine:\[1\]' 'goroutine_function:\[main\.compute\]'; do
+		DETAIL="$(grep -E 'state:|goroutine:' <<<"$raw" | sort | uniq -c | head -12 | tr '\n' '|')" \
+			check "split pprof: a label $want" "grep -qE '$want' <<<\"\$raw\""
+	done
+	# --os-threads: the thread view, as for any program
+	prof "$TMP/threads" "$pid" --duration 1 --threads --os-threads -o "$TMP/threads.folded"
+	check_ran "--os-threads" "$TMP/threads" "$TMP/threads.folded"
+	check "--os-threads: thread roots NAME (TID), no goroutine roots" \
+		"grep -qE '^goroutines \\([0-9]+\\);' '$TMP/threads.folded' && ! grep -q '(goroutine ' '$TMP/threads.folded'"
+	stop_target "$pid"
+fi
+
+# --- 10,000 parked goroutines ----------------------------------------------------
+if start_target goroutines parked 10000; then
+	pid=$TARGET_PID
+	out=$TMP/parked.folded
+	prof "$TMP/parked" "$pid" --duration 2 --stats -o "$out"
+	check_ran "parked" "$TMP/parked" "$out"
+	total=$(folded_total "$out")
+	ticks=$(ticks_of "$TMP/parked.err")
+	DETAIL="$total samples, $ticks ticks" \
+		check "parked: every goroutine counted at every tick (samples / ticks = 10002 +- 1%)" \
+		"[ '$ticks' -gt 0 ] && within \$((total / ticks)) 10002 100"
+	parked=$(samples "$out" '^runtime\.goexit;main\.parked;runtime\.chanrecv1;')
+	DETAIL="$parked of $total" check "parked: the parked goroutines' stacks rooted and named" \
+		"[ \$((parked * 100)) -ge \$((total * 99)) ]"
+	reused=$(stat "$TMP/parked.err" 'counted again unchanged')
+	DETAIL="$(grep -oE 'goroutines: .*' "$TMP/parked.err")" \
+		check "parked: most goroutine samples counted again, unchanged (>= 90%)" \
+		"[ -n '$reused' ] && [ \$((reused * 100)) -ge \$((total * 90)) ]"
+	diag "parked: $(summary "$TMP/parked.err" | tr '\n' ' ')"
+	diag "parked: $(grep -oE 'profiler CPU [^;]*' "$TMP/parked.err")"
+	check "parked: target alive" alive "$pid"
+	check "parked: no thread left traced" untraced "$pid"
+	stop_target "$pid"
+fi
+
+# --- churn: 10,000 goroutines a second --------------------------------------------
+if start_target goroutines churn 10000; then
+	pid=$TARGET_PID
+	out=$TMP/churn.folded
+	prof "$TMP/churn" "$pid" --duration 2 --stats -o "$out"
+	check_ran "churn" "$TMP/churn" "$out"
+	total=$(folded_total "$out")
+	rooted=$(samples "$out" '^runtime\.goexit;')
+	DETAIL="$rooted of $total; $(grep -vE '^runtime\.goexit;' "$out" | cut -c1-160 | head -4 | tr '\n' '|')" \
+		check "churn: >= 95% of the samples rooted at runtime.goexit" \
+		"[ '$total' -gt 0 ] && [ \$((rooted * 100)) -ge \$((total * 95)) ]"
+	diag "churn: $(grep -oE 'goroutines: .*' "$TMP/churn.err")"
+	check "churn: target alive" alive "$pid"
+	check "churn: no thread left traced" untraced "$pid"
+	stop_target "$pid"
+fi
+
+# --- -w: no DWARF -------------------------------------------------------------------
+if start_target goroutines-w; then
+	pid=$TARGET_PID
+	out=$TMP/nodwarf.folded
+	prof "$TMP/nodwarf" "$pid" --duration 1 --threads -o "$out"
+	check_ran "-w" "$TMP/nodwarf" "$out"
+	DETAIL="$(cat "$TMP/nodwarf.err")" \
+		check "-w: one note that the goroutines cannot be found, naming why" \
+		"[ \$(grep -c 'Go program, but it has no DWARF' '$TMP/nodwarf.err') = 1 ]"
+	check "-w: the threads sampled instead" "grep -qE '^goroutines-w \\([0-9]+\\);' '$out'"
+	check "-w: target alive" alive "$pid"
+	stop_target "$pid"
+fi
+done_testing
