@@ -15,6 +15,7 @@
 
 #define MAX_GOROUTINES (1u << 22)       /* a bound on allglen, against a torn read */
 #define MAX_REASONS 256
+#define MAX_SPAN 512                    /* bytes of a g read: goroutines__read()'s buffer */
 #define REASON_MAX_LEN 48
 #define IOV_BATCH 1024                  /* UIO_MAXIOV */
 #define SYS_SLOTS 1024                  /* startpc -> system?, direct-mapped */
@@ -185,6 +186,11 @@ static int layout(struct goroutines *gs, Dwarf *dw, uint64_t bias, uint64_t *rea
 		lo = gs->off[i] < lo ? gs->off[i] : lo;
 		hi = gs->off[i] + 8 > hi ? gs->off[i] + 8 : hi;
 	}
+	/* The DWARF comes from the program: a g is a few hundred bytes. */
+	if (hi - lo > MAX_SPAN) {
+		snprintf(note, notelen, "runtime.g's fields span %llu bytes", (unsigned long long)(hi - lo));
+		return -EINVAL;
+	}
 	gs->span_lo = lo;
 	gs->span_len = hi - lo;
 	gs->allgs = a_allgs + bias;
@@ -301,7 +307,7 @@ static void decode(const struct goroutines *gs, uint64_t g, const unsigned char 
 
 int goroutines__read(struct goroutines *gs, uint64_t g, struct go_rec *r)
 {
-	unsigned char raw[512];
+	unsigned char raw[MAX_SPAN];
 	if (gs->span_len > sizeof(raw))
 		return -EINVAL;
 	int e = goroutines__read_mem(gs, g + gs->span_lo, raw, gs->span_len);
