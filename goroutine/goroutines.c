@@ -18,6 +18,8 @@
 #define MAX_SPAN 512                    /* bytes of a g read: goroutines__read()'s buffer */
 #define REASON_MAX_LEN 48
 #define IOV_BATCH 1024                  /* UIO_MAXIOV */
+#define RUN_GAP 512                     /* records this close are read in one range */
+#define RUN_MAX (64u << 10)             /* ... of at most this many bytes */
 #define SYS_SLOTS 1024                  /* startpc -> system?, direct-mapped */
 
 /* Offsets in runtime.g of what a record holds, and the span read. */
@@ -35,6 +37,11 @@ struct goroutines {
 	const struct module *main;
 	struct go_rec *recs;
 	uint64_t *gptrs;
+	uint64_t *prev_g;               /* by index: the g read last time, or 0 */
+	struct key *prev;               /* by index: what was read of it */
+	uint32_t *order;                /* gptrs' indices by address */
+	size_t sorted_len;
+	size_t *offs;                   /* each record's place in raw */
 	unsigned char *raw;
 	size_t cap;
 	struct {
@@ -276,6 +283,10 @@ void goroutines__free(struct goroutines *gs)
 	gopclntab__free(gs->pcln);
 	free(gs->recs);
 	free(gs->gptrs);
+	free(gs->prev_g);
+	free(gs->prev);
+	free(gs->order);
+	free(gs->offs);
 	free(gs->raw);
 	free(gs);
 }
@@ -287,6 +298,17 @@ static uint64_t field(const struct goroutines *gs, const unsigned char *raw, int
 	uint64_t v = 0;
 	memcpy(&v, raw + (gs->off[f] - gs->span_lo), size);     /* little-endian x86-64 */
 	return v;
+}
+
+/* Every field a record holds, as read: equal keys, equal records. */
+struct key {
+	uint64_t w[F_N];
+};
+
+static void key_of(const struct goroutines *gs, const unsigned char *raw, struct key *k)
+{
+	for (int f = 0; f < F_N; f++)
+		k->w[f] = field(gs, raw, f, f == F_STATUS ? 4 : f == F_REASON ? 1 : 8);
 }
 
 static void decode(const struct goroutines *gs, uint64_t g, const unsigned char *raw,
@@ -316,6 +338,25 @@ int goroutines__read(struct goroutines *gs, uint64_t g, struct go_rec *r)
 	return e;
 }
 
+/* Orders the goroutines by address (once per length of allgs: a g is never
+ * freed, so the pointers already read stay where they are). */
+static int by_addr(const void *a, const void *b, void *arg)
+{
+	const uint64_t *g = arg;
+	uint64_t x = g[*(const uint32_t *)a], y = g[*(const uint32_t *)b];
+	return (x > y) - (x < y);
+}
+
+static void sort_order(struct goroutines *gs, size_t len)
+{
+	if (gs->sorted_len == len)
+		return;
+	for (size_t i = 0; i < len; i++)
+		gs->order[i] = (uint32_t)i;
+	qsort_r(gs->order, len, sizeof(*gs->order), by_addr, gs->gptrs);
+	gs->sorted_len = len;
+}
+
 int goroutines__scan(struct goroutines *gs, const struct go_rec **recs, size_t *n)
 {
 	uint64_t slice[2], len;
@@ -330,35 +371,80 @@ int goroutines__scan(struct goroutines *gs, const struct go_rec **recs, size_t *
 	if (len > MAX_GOROUTINES)
 		return -EINVAL;
 	if (len > gs->cap) {
+		size_t old = gs->cap;
 		gs->cap = len + len / 2 + 16;
 		gs->recs = xrealloc(gs->recs, gs->cap * sizeof(*gs->recs));
 		gs->gptrs = xrealloc(gs->gptrs, gs->cap * sizeof(*gs->gptrs));
-		gs->raw = xrealloc(gs->raw, gs->cap * gs->span_len);
+		gs->prev_g = xrealloc(gs->prev_g, gs->cap * sizeof(*gs->prev_g));
+		gs->prev = xrealloc(gs->prev, gs->cap * sizeof(*gs->prev));
+		memset(gs->prev_g + old, 0, (gs->cap - old) * sizeof(*gs->prev_g));
+		gs->order = xrealloc(gs->order, gs->cap * sizeof(*gs->order));
+		gs->offs = xrealloc(gs->offs, gs->cap * sizeof(*gs->offs));
+		gs->raw = xrealloc(gs->raw, gs->cap * (gs->span_len + RUN_GAP));
+		gs->sorted_len = 0;
 	}
 	if (len && (e = goroutines__read_mem(gs, slice[0], gs->gptrs, len * 8)) < 0)
 		return e;
-	/* The records, IOV_BATCH at a time in one system call each. */
+	sort_order(gs, len);
+	/* Runs: records close to each other (g's are allocated together) are
+	 * read as one range, so the kernel pins their pages once, not once
+	 * per record; IOV_BATCH runs per system call. */
 	struct iovec l[IOV_BATCH], r[IOV_BATCH];
-	size_t got = 0;
-	for (size_t i = 0; i < len; i += IOV_BATCH) {
-		size_t k = len - i < IOV_BATCH ? len - i : IOV_BATCH;
-		for (size_t j = 0; j < k; j++) {
-			l[j] = (struct iovec){ gs->raw + (i + j) * gs->span_len, gs->span_len };
-			r[j] = (struct iovec){ (void *)(uintptr_t)(gs->gptrs[i + j] + gs->span_lo),
-					       gs->span_len };
+	size_t i = 0, pos = 0;
+	while (i < len) {
+		size_t k = 0, first = i, b0 = pos;
+		uint64_t start = 0, end = 0;
+		for (; i < len; i++) {
+			uint32_t idx = gs->order[i];
+			uint64_t at = gs->gptrs[idx] + gs->span_lo;
+			if (k && at >= end && at - end <= RUN_GAP && at + gs->span_len - start <= RUN_MAX) {
+				end = at + gs->span_len;
+			} else {
+				if (k == IOV_BATCH)
+					break;
+				if (k) {
+					l[k - 1] = (struct iovec){ gs->raw + pos, end - start };
+					r[k - 1] = (struct iovec){ (void *)(uintptr_t)start, end - start };
+					pos += end - start;
+				}
+				k++;
+				start = at;
+				end = at + gs->span_len;
+			}
+			gs->offs[idx] = pos + (at - start);
 		}
+		l[k - 1] = (struct iovec){ gs->raw + pos, end - start };
+		r[k - 1] = (struct iovec){ (void *)(uintptr_t)start, end - start };
+		pos += end - start;
 		ssize_t rd = process_vm_readv(gs->pid, l, k, r, k, 0);
 		if (rd < 0)
 			return -errno;
-		/* A partial read stops at the first record it could not read. */
-		size_t whole = (size_t)rd / gs->span_len;
-		for (size_t j = 0; j < whole; j++)
-			decode(gs, gs->gptrs[i + j], gs->raw + (i + j) * gs->span_len, &gs->recs[got++]);
-		if (whole < k)
-			break;
+		/* A partial read stops at the first range it could not read. */
+		for (size_t j = first; j < i; j++) {
+			uint32_t idx = gs->order[j];
+			struct go_rec *rec = &gs->recs[idx];
+			const unsigned char *raw = gs->raw + gs->offs[idx];
+			rec->read = gs->offs[idx] + gs->span_len - b0 <= (size_t)rd;
+			rec->unchanged = false;
+			if (!rec->read) {
+				gs->prev_g[idx] = 0;
+				continue;
+			}
+			struct key now;
+			key_of(gs, raw, &now);
+			/* Most goroutines wait where they waited: same bytes,
+			 * nothing to decode. */
+			if (gs->prev_g[idx] == gs->gptrs[idx] && memcmp(&gs->prev[idx], &now, sizeof(now)) == 0) {
+				rec->unchanged = true;
+				continue;
+			}
+			decode(gs, gs->gptrs[idx], raw, rec);
+			gs->prev[idx] = now;
+			gs->prev_g[idx] = gs->gptrs[idx];
+		}
 	}
 	*recs = gs->recs;
-	*n = got;
+	*n = len;
 	return 0;
 }
 

@@ -15,6 +15,7 @@
 #ifndef CPROF_GOROUTINE_GOROUTINES_H
 #define CPROF_GOROUTINE_GOROUTINES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -39,6 +40,8 @@ struct go_rec {
 	uint64_t lo, hi;                /* g.stack */
 	uint64_t m;                     /* the M running it, or 0 */
 	uint64_t startpc;               /* its function */
+	bool read;                      /* goroutines__scan(): read at this scan */
+	bool unchanged;                 /* ... and every byte read is as at the last */
 };
 
 /* The reader for process PID whose program is MAIN (its module in the
@@ -49,9 +52,12 @@ struct goroutines *goroutines__new(pid_t pid, const struct module *main, char *n
 				   size_t notelen);
 void goroutines__free(struct goroutines *gs);    /* accepts NULL */
 
-/* Reads every goroutine's record into an array owned by GS (valid until
- * the next call): its length in *N.  Returns 0, or a negative errno (the
- * process is gone, or allgs could not be read). */
+/* Reads every goroutine's record into an array owned by GS, indexed as
+ * runtime.allgs is (a g keeps its index: allgs only grows), its length in
+ * *N; records not read this time have .read false.  A record whose bytes
+ * are all as at the previous scan has .unchanged (its fields are then
+ * as they were).  Returns 0, or a negative errno (the process is gone, or
+ * allgs could not be read). */
 int goroutines__scan(struct goroutines *gs, const struct go_rec **recs, size_t *n);
 
 /* Reads the record of the goroutine at address G again, into R. */

@@ -192,8 +192,22 @@ struct go_entry {
 	uint64_t seen;                  /* the scan that last saw it */
 };
 
+/* What the last scan decided for the g at an index of allgs: its record
+ * unchanged, the same holds (goroutines__scan's .unchanged). */
+enum { GX_NONE, GX_SKIP, GX_REUSE, GX_RUNNING };
+struct go_idx {
+	uint8_t kind;
+	uint8_t rooted;                 /* GX_REUSE: the stack reached its root */
+	int64_t goid;
+	uint32_t slot;
+	int64_t id;                     /* GX_REUSE: the stack id */
+	pid_t tid;                      /* GX_RUNNING: its thread */
+};
+
 struct goview {
 	struct goroutines *gs;
+	struct go_idx *idx;             /* by allgs index */
+	size_t nidx;
 	pid_t pid;
 	uint32_t space;                 /* the target's id of its address space */
 	struct go_entry *tab;           /* open addressing by goid */
@@ -397,6 +411,74 @@ static void go_take(struct sampler *s, struct goview *v, const struct go_rec *re
 	e->status = r.status, e->reason = r.reason;
 }
 
+static void go_running_add(struct goview *v, pid_t tid, uint32_t slot)
+{
+	if (v->nrunning == v->running_cap) {
+		v->running_cap = v->running_cap ? v->running_cap * 2 : 16;
+		v->running = xrealloc(v->running, v->running_cap * sizeof(*v->running));
+	}
+	v->running[v->nrunning].tid = tid;
+	v->running[v->nrunning++].slot = slot;
+}
+
+/* A goroutine whose record is as at the last scan: what was decided then
+ * holds.  Returns false when it must be looked at again. */
+static bool go_again(struct sampler *s, struct goview *v, const struct go_idx *x)
+{
+	switch (x->kind) {
+	case GX_SKIP:
+		return true;
+	case GX_RUNNING:
+		go_running_add(v, x->tid, x->slot);
+		return true;
+	case GX_REUSE:
+		stacks__add_again(s->st, x->id, 1, 0);
+		if (s->tl)
+			timeline__add(s->tl, x->slot, (uint32_t)x->id, 1);
+		s->stats.go_reused++;
+		s->stats.go_waiting++;
+		if (x->rooted)
+			s->stats.rooted++;
+		else
+			s->stats.truncated++;
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Looks at goroutine R (the g at index X) and decides for the next scans. */
+static void go_look(struct sampler *s, struct goview *v, const struct go_rec *r, struct go_idx *x)
+{
+	x->kind = GX_SKIP;
+	if (r->status == GO_DEAD || r->status == GO_IDLE || r->goid <= 0)
+		return;
+	if (!s->cfg.go_system && goroutines__is_system(v->gs, r))
+		return;
+	struct go_entry *e = go_find(v, r->goid, true);
+	e->seen = v->scan;
+	if (e->slot == UINT32_MAX && x->goid == r->goid && x->slot != UINT32_MAX)
+		e->slot = x->slot;      /* swept while it did not change */
+	x->goid = r->goid;
+	if (r->status == GO_RUNNING) {
+		pid_t tid = goroutines__m_tid(v->gs, r->m);
+		x->kind = GX_NONE;
+		if (!tid)
+			return;
+		x->slot = go_slot(s, v, e, r);
+		x->tid = tid;
+		x->kind = GX_RUNNING;
+		e->id = -1;
+		go_running_add(v, tid, x->slot);
+		return;
+	}
+	go_take(s, v, r, e);
+	x->slot = e->slot;
+	x->id = e->id;
+	x->rooted = (uint8_t)e->rooted;
+	x->kind = e->id >= 0 ? GX_REUSE : GX_NONE;
+}
+
 /* A tick's goroutines: the waiting ones counted here, the running ones
  * noted (by thread) for their thread's capture. */
 static void go_tick(struct sampler *s)
@@ -407,29 +489,21 @@ static void go_tick(struct sampler *s)
 	v->nrunning = 0;
 	if (goroutines__scan(v->gs, &recs, &n) < 0)
 		return;
+	if (n > v->nidx) {
+		v->idx = xrealloc(v->idx, n * sizeof(*v->idx));
+		for (size_t i = v->nidx; i < n; i++)
+			v->idx[i] = (struct go_idx){ .kind = GX_NONE, .slot = UINT32_MAX };
+		v->nidx = n;
+	}
 	v->scan++;
 	for (size_t i = 0; i < n; i++) {
-		const struct go_rec *r = &recs[i];
-		if (r->status == GO_DEAD || r->status == GO_IDLE || r->goid <= 0)
-			continue;
-		if (!s->cfg.go_system && goroutines__is_system(v->gs, r))
-			continue;
-		struct go_entry *e = go_find(v, r->goid, true);
-		e->seen = v->scan;
-		if (r->status == GO_RUNNING) {
-			pid_t tid = goroutines__m_tid(v->gs, r->m);
-			if (!tid)
-				continue;
-			if (v->nrunning == v->running_cap) {
-				v->running_cap = v->running_cap ? v->running_cap * 2 : 16;
-				v->running = xrealloc(v->running, v->running_cap * sizeof(*v->running));
-			}
-			v->running[v->nrunning].tid = tid;
-			v->running[v->nrunning++].slot = go_slot(s, v, e, r);
-			e->id = -1;
+		if (!recs[i].read) {
+			v->idx[i].kind = GX_NONE;
 			continue;
 		}
-		go_take(s, v, r, e);
+		if (recs[i].unchanged && go_again(s, v, &v->idx[i]))
+			continue;
+		go_look(s, v, &recs[i], &v->idx[i]);
 	}
 	if (v->scan % GO_SWEEP_TICKS == 0)
 		go_sweep(v);
@@ -479,6 +553,7 @@ static void go_free(struct goview *v)
 {
 	if (!v)
 		return;
+	free(v->idx);
 	goroutines__free(v->gs);
 	free(v->tab);
 	free(v->running);
