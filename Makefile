@@ -49,6 +49,7 @@ SRCS := util/xalloc.c util/hist.c util/syscalls.c util/intern.c util/strbuf.c ut
         cli/options.c cli/run.c cli/dump.c
 SRCS += util/text.c
 SRCS += cli/outfile.c
+SRCS += cli/watchdog.c
 SRCS += module/gopclntab.c
 SRCS += dwarf/debuginfod.c
 SRCS += unwind/cfi.c

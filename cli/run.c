@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cli/outfile.h"
+#include "cli/watchdog.h"
 #include "dwarf/symbolizer.h"
 #include "output/output.h"
 #include "output/readers.h"
@@ -35,6 +36,7 @@ struct run {
 	uint64_t status_ns;             /* when the live status line was last drawn */
 	int status_shown;
 	const char *stop_reason;
+	pid_t watchdog;                 /* see cli/watchdog.h */
 	int code;                       /* exit code */
 	char err[512];
 };
@@ -62,6 +64,7 @@ static int setup_signals(struct run *r)
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGHUP);
 	sigaddset(&set, SIGTSTP);
+	sigaddset(&set, SIGUSR2);       /* the watchdog: we were stopped */
 	if (sigprocmask(SIG_BLOCK, &set, &r->old_mask) < 0)
 		return -errno;
 	/* A stopped tracer stops its target's signal delivery: no job
@@ -181,8 +184,12 @@ static void read_signals(struct run *r)
 				"(a stopped tracer stops the target's signals); Ctrl-C ends the run\n");
 			continue;
 		}
+		if (si.ssi_signo == SIGUSR2 && si.ssi_pid != (uint32_t)r->watchdog)
+			continue;
 		if (!r->stop_reason)
-			r->stop_reason = si.ssi_signo == SIGINT ? "interrupted" :
+			r->stop_reason = si.ssi_signo == SIGUSR2 ? "stopped (SIGSTOP): ended rather than "
+							       "hold the target" :
+					 si.ssi_signo == SIGINT ? "interrupted" :
 					 si.ssi_signo == SIGTERM ? "terminated" : "hung up";
 	}
 }
@@ -432,6 +439,8 @@ int run__profile(const struct options *o, int argc, char **argv)
 		errorf("cannot set up signals: %s", strerror(errno));
 		goto out;
 	}
+	/* Before the sampler's thread: fork() with one thread. */
+	r.watchdog = watchdog__start();
 	if (start_sampler(&r) < 0)
 		goto out;
 	wait_for_end(&r);
@@ -464,6 +473,10 @@ int run__profile(const struct options *o, int argc, char **argv)
 		r.code = 1;
 	}
 out:
+	if (r.watchdog > 0) {
+		kill(r.watchdog, SIGKILL);
+		waitpid(r.watchdog, NULL, 0);
+	}
 	run_free(&r);
 	return r.code;
 }

@@ -4,6 +4,9 @@
 # keeps running, says so in one line, and the target's signals are still
 # delivered at once (tests/bin/sigcount counts them); SIGTTOU (a background
 # profiler writing to a terminal with tostop) does not stop it either.
+# SIGSTOP, which cannot be caught: a watchdog process resumes the
+# profiler, which ends the run (detaches, writes) rather than hold the
+# target; the target's next signal is delivered at once.
 . "$(dirname "$0")/lib.sh"
 
 start_target sigcount || done_testing
@@ -27,6 +30,24 @@ if wait_attached "$pid"; then
 	prof_wait 15
 	check_ran "after Ctrl-Z" "$base" "$base.folded"
 	check "target untraced afterwards" untraced "$pid"
+fi
+
+# SIGSTOP cannot be caught: the watchdog (cli/watchdog.c) sees the profiler
+# stopped within 20 ms, and the run ends as on Ctrl-C (detached, written),
+# so the target's next signal is delivered at once.
+base=$TMP/stop
+prof_bg "$base" "$pid" -o "$base.folded"
+if wait_attached "$pid"; then
+	n0=$(sed -nE 's/.*USR1=([0-9]+).*/\1/p' "$TARGET_READY.report" 2>/dev/null)
+	kill -STOP "$PROF_PID"
+	kill -USR1 "$pid"
+	check "SIGSTOP: a signal sent to the target is delivered (within 2 s)" \
+		wait_until 2 _usr1_is $((${n0:-0} + 1))
+	prof_wait 15
+	check_ran "after SIGSTOP" "$base" "$base.folded"
+	DETAIL="$(summary "$base.err")" check "SIGSTOP: the summary says the run ended because it was stopped" \
+		"grep -q 'stopped (SIGSTOP): ended rather than hold the target' '$base.err'"
+	check "SIGSTOP: target untraced afterwards" untraced "$pid"
 fi
 stop_target "$pid"
 done_testing

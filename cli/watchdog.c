@@ -1,0 +1,63 @@
+#include "cli/watchdog.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
+
+/* The state letter of process PID from /proc/PID/stat, or 0. */
+static char state_of(int fd)
+{
+	char buf[512];
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	const char *p = strrchr(buf, ')');      /* the command name may hold anything */
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+static void watch(pid_t profiler)
+{
+	char fn[64];
+	snprintf(fn, sizeof(fn), "/proc/%d/stat", (int)profiler);
+	int fd = open(fn, O_RDONLY | O_CLOEXEC);
+	struct timespec period = { 0, WATCHDOG_PERIOD_MS * 1000000L };
+	for (;;) {
+		nanosleep(&period, NULL);
+		if (getppid() != profiler)
+			_exit(0);
+		/* 'T': stopped by a signal ('t' would be a tracing stop). */
+		if (fd >= 0 && state_of(fd) == 'T') {
+			kill(profiler, SIGUSR2);
+			kill(profiler, SIGCONT);
+		}
+	}
+}
+
+pid_t watchdog__start(void)
+{
+	pid_t profiler = getpid();
+	pid_t pid = fork();
+	if (pid != 0)
+		return pid < 0 ? -errno : pid;
+	/* The child: gone with the profiler; deaf to the terminal's job
+	 * control (Ctrl-Z reaches the whole process group); nothing else of
+	 * the profiler's is touched. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	prctl(PR_SET_NAME, (unsigned long)"cprof-watchdog", 0, 0, 0);
+	signal(SIGTSTP, SIG_IGN);
+	signal(SIGTTIN, SIG_IGN);
+	signal(SIGTTOU, SIG_IGN);
+	signal(SIGINT, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	watch(profiler);
+	_exit(0);
+}
