@@ -212,7 +212,6 @@ struct goview {
 	uint32_t space;                 /* the target's id of its address space */
 	struct go_entry *tab;           /* open addressing by goid */
 	size_t cap, n;
-	uint64_t new_entries;           /* goroutines seen */
 	uint64_t scan;
 	struct { pid_t tid; uint32_t slot; } *running;  /* this tick's */
 	size_t nrunning, running_cap;
@@ -256,7 +255,6 @@ static struct go_entry *go_find(struct goview *v, int64_t goid, bool add)
 	if (!add)
 		return NULL;
 	v->n++;
-	v->new_entries++;
 	v->tab[j] = (struct go_entry){ .goid = goid, .id = -1, .slot = UINT32_MAX };
 	return &v->tab[j];
 }
@@ -459,6 +457,8 @@ static void go_look(struct sampler *s, struct goview *v, const struct go_rec *r,
 	e->seen = v->scan;
 	if (e->slot == UINT32_MAX && x->goid == r->goid && x->slot != UINT32_MAX)
 		e->slot = x->slot;      /* swept while it did not change */
+	if (x->goid != r->goid)
+		s->stats.go_seen++;     /* a new goroutine at this g */
 	x->goid = r->goid;
 	if (r->status == GO_RUNNING) {
 		pid_t tid = goroutines__m_tid(v->gs, r->m);
@@ -507,7 +507,6 @@ static void go_tick(struct sampler *s)
 	}
 	if (v->scan % GO_SWEEP_TICKS == 0)
 		go_sweep(v);
-	s->stats.go_seen = v->new_entries;
 }
 
 /* The slot of the goroutine thread TID runs at this tick, or UINT32_MAX. */
