@@ -48,6 +48,7 @@ struct module_cfi {
 	Dwarf *dframe;
 	Dwarf_CFI *dframe_cfi;
 	struct gopclntab *go;           /* a Go program without .debug_frame */
+	bool musl;                      /* a static musl program */
 	struct range *code, *roots;
 	size_t ncode, nroots;
 	struct row_slot *rows;          /* ROW_SLOTS, direct-mapped */
@@ -557,7 +558,8 @@ static struct module_cfi *own_cfi(const struct module *m)
 	else if (c->go)
 		load_go_roots_pclntab(m, c);
 	else if (symtab && !m->eh_frame_hdr) {
-		if (!load_roots(m, c, symtab, musl_root_kind, "libc_start_main_stage2"))
+		c->musl = load_roots(m, c, symtab, musl_root_kind, "libc_start_main_stage2");
+		if (!c->musl)
 			c->nroots = 0;
 	}
 	return c;
@@ -670,6 +672,12 @@ bool module__is_code(const struct module *m, uint64_t addr)
 		if (addr >= c->code[i].lo && addr < c->code[i].hi)
 			return true;
 	return false;
+}
+
+bool module__no_frame_pointers(const struct module *m)
+{
+	struct module_cfi *c = own_cfi(m);
+	return c && c->musl;
 }
 
 int module__stack_root(const struct module *m, uint64_t pc)

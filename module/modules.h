@@ -170,6 +170,12 @@ bool module__is_code(const struct module *m, uint64_t addr);
  * .gopclntab; in .gopclntab when .symtab is stripped) and in static
  * programs that have libc_start_main_stage2.  Returns 0 elsewhere. */
 enum { MODULE_ROOT_TOP = 1, MODULE_ROOT_SWITCH = 2 };
+
+/* Whether M's code without unwind info keeps no frame pointers either, so
+ * that RBP says nothing there: musl's code in a static musl program
+ * (Debian's libc.a is built with neither).  A frame-pointer step there
+ * would need a stop for RBP (EINTR for a blocked thread) for nothing. */
+bool module__no_frame_pointers(const struct module *m);
 int module__stack_root(const struct module *m, uint64_t pc);
 
 #endif

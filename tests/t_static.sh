@@ -11,6 +11,8 @@
 #     musl's, which called ours: that frame is the root (above it only
 #     _start_c/_start or __clone), as Go's TOPFRAME functions are.  Both
 #     chains named, that frame last, rooted (>= 95%), nothing guessed above.
+#     A thread blocked in musl's epoll_wait is sampled without a stop (no
+#     EINTR): its stack ends in musl's code, not rooted (no way past it).
 . "$(dirname "$0")/lib.sh"
 
 # samples FILE ERE: samples whose "label;frames" line matches ERE (grep -E).
@@ -63,6 +65,24 @@ elif start_target static-musl; then
 	DETAIL="$(summary "$TMP/musl.err")" check "musl: >= 95% of samples reached their root (musl's frame that called ours)" \
 		"ge '${rooted:-0}' 95"
 	check_unharmed "musl" "$pid" 2
+	stop_target "$pid"
+fi
+# A thread blocked in musl's code (no unwind info, no frame pointers) is
+# sampled without a stop: a stop for RBP would give nothing to unwind with
+# and cost the thread an EINTR at every tick (178 in 2 s before).
+if [ -x "$BIN/static-musl" ] && start_target static-musl wait; then
+	pid=$TARGET_PID
+	out=$TMP/muslwait.folded
+	prof "$TMP/muslwait" "$pid" --duration 2 --threads -o "$out"
+	check_ran "musl, a blocked thread" "$TMP/muslwait" "$out"
+	_eintr_read() { [ -s "$TARGET_READY.eintr" ]; }
+	kill -USR1 "$pid"
+	wait_until 5 _eintr_read
+	n=$(sed -n 's/^EINTR=//p' "$TARGET_READY.eintr" 2>/dev/null)
+	DETAIL="EINTR=${n:-?}" check "musl, a blocked thread: its epoll_wait saw no EINTR" "[ '${n:-x}' = 0 ]"
+	w=$(samples "$out" ';epoll_pwait;__syscall_cp_c [0-9]+$')
+	DETAIL="$(cut -c1-200 "$out" | tr '\n' '|')" \
+		check "musl, a blocked thread: sampled, in musl's epoll_pwait" "[ '$w' -gt 0 ]"
 	stop_target "$pid"
 fi
 done_testing

@@ -617,6 +617,10 @@ static enum step step_other(struct walk *w, const struct module *m, uint64_t ip,
 	int off = m ? -1 : py_trampoline(w->u, ip, w->ret_addr);
 	if (off >= 0)
 		return step_py_trampoline(w, off, st);
+	if (m && module__no_frame_pointers(m)) {
+		*st = early_end(w);
+		return STEP_END;
+	}
 	return step_fp(w, m, st);
 }
 
