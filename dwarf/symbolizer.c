@@ -427,6 +427,69 @@ static int call_line(Dwarf_Die *inl)
 	return dwarf_formudata(dwarf_attr(inl, DW_AT_call_line, &a), &v) == 0 ? (int)v : 0;
 }
 
+/* The DW_TAG_subprogram under PARENT whose code holds PC, searched
+ * through namespaces and types (DEPTH levels of them at most). */
+static bool subprogram_at(Dwarf_Die *parent, Dwarf_Addr pc, Dwarf_Die *out, int depth)
+{
+	Dwarf_Die d;
+	if (depth > 16 || dwarf_child(parent, &d) != 0)
+		return false;
+	do {
+		switch (dwarf_tag(&d)) {
+		case DW_TAG_subprogram:
+			if (dwarf_haspc(&d, pc) > 0) {
+				*out = d;
+				return true;
+			}
+			break;
+		case DW_TAG_namespace:
+		case DW_TAG_module:
+		case DW_TAG_structure_type:
+		case DW_TAG_class_type:
+		case DW_TAG_union_type:
+			if (subprogram_at(&d, pc, out, depth + 1))
+				return true;
+			break;
+		}
+	} while (dwarf_siblingof(&d, &d) == 0);
+	return false;
+}
+
+/* dwarf_getscopes() for a function that is not at the top of its CU.
+ * elfutils (0.188) does not look inside a DW_TAG_namespace for the
+ * scopes at a PC (a namespace has no PC of its own, so it is pruned),
+ * and Rust puts every function in one (C++ puts only declarations
+ * there): for Rust code it finds nothing, and no inlined frame would be
+ * shown where perf and addr2line -i show them.  Here: the subprogram
+ * holding PC, then the blocks and inlined instances inside it that hold
+ * PC, all concrete.  Same contract as dwarf_getscopes (innermost first,
+ * *SCOPES malloc'd, the count returned, the subprogram last). */
+static int scopes_in_namespaces(Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die **scopes)
+{
+	Dwarf_Die chain[2 * MAX_INLINE], d;
+	int n = 0;
+	if (!subprogram_at(cu, pc, &chain[n++], 0))
+		return 0;
+	for (bool deeper = true; deeper && n < (int)(sizeof(chain) / sizeof(chain[0]));) {
+		deeper = false;
+		if (dwarf_child(&chain[n - 1], &d) != 0)
+			break;
+		do {
+			int tag = dwarf_tag(&d);
+			if ((tag == DW_TAG_inlined_subroutine || tag == DW_TAG_lexical_block) &&
+			    dwarf_haspc(&d, pc) > 0) {
+				chain[n++] = d;
+				deeper = true;
+				break;
+			}
+		} while (dwarf_siblingof(&d, &d) == 0);
+	}
+	*scopes = xcalloc((size_t)n, sizeof(**scopes));
+	for (int i = 0; i < n; i++)
+		(*scopes)[i] = chain[n - 1 - i];
+	return n;
+}
+
 /* Inlined frames at ADDR, innermost first, as eu-stack -i and addr2line
  * -i show them: the innermost gets the line table's file:line; each outer
  * one gets the DW_AT_call_file/call_line of the inlined instance inside
@@ -442,6 +505,12 @@ static void push_inlined(struct symbolizer *s, Dwfl_Module *mod, uint64_t addr,
 		return;
 	int n = dwarf_getscopes(cu, addr - bias, &scopes);
 	bool concrete = false;
+	if (n <= 0) {
+		free(scopes);
+		scopes = NULL;
+		n = scopes_in_namespaces(cu, addr - bias, &scopes);
+		concrete = true;
+	}
 	for (int i = 0, depth = 0; i < n && depth < MAX_INLINE; i++) {
 		int tag = dwarf_tag(&scopes[i]);
 		if (tag == DW_TAG_subprogram)
