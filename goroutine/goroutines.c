@@ -30,6 +30,7 @@ struct goroutines {
 	pid_t pid;
 	uint64_t allgs, allglen;        /* runtime addresses of the variables */
 	uint64_t off[F_N];
+	size_t rel[F_N];                /* off - span_lo */
 	uint64_t span_lo, span_len;     /* the part of a g read: [span_lo, +len) */
 	uint64_t m_procid;              /* offset of procid in runtime.m */
 	char *reasons[MAX_REASONS];
@@ -200,6 +201,8 @@ static int layout(struct goroutines *gs, Dwarf *dw, uint64_t bias, uint64_t *rea
 	}
 	gs->span_lo = lo;
 	gs->span_len = hi - lo;
+	for (int i = 0; i < F_N; i++)
+		gs->rel[i] = gs->off[i] - lo;
 	gs->allgs = a_allgs + bias;
 	gs->allglen = a_allglen + bias;
 	*nreasons = 0;
@@ -305,10 +308,15 @@ struct key {
 	uint64_t w[F_N];
 };
 
+/* Fixed-size loads (one move each): this runs for every goroutine at every
+ * tick.  A field narrower than 8 bytes is masked; the span was checked to
+ * hold 8 bytes at every field's offset (layout()). */
 static void key_of(const struct goroutines *gs, const unsigned char *raw, struct key *k)
 {
 	for (int f = 0; f < F_N; f++)
-		k->w[f] = field(gs, raw, f, f == F_STATUS ? 4 : f == F_REASON ? 1 : 8);
+		memcpy(&k->w[f], raw + gs->rel[f], 8);
+	k->w[F_STATUS] &= 0xffffffffu;
+	k->w[F_REASON] &= 0xffu;
 }
 
 static void decode(const struct goroutines *gs, uint64_t g, const unsigned char *raw,
