@@ -98,23 +98,80 @@ static int add_folded_line(struct folded *f, char *line, const char **why)
 	return 0;
 }
 
-struct frames *readers__folded(FILE *in, const char *name, char *err, size_t errlen)
+/* Lines read from a FILE in large chunks, the first of them maybe read
+ * already (readers__any looks at the first bytes to pick the reader): the
+ * input is never held whole, only the line being read. */
+struct lines {
+	FILE *in;                       /* NULL: all of it is in buf */
+	char *buf;                      /* holds [start, end), and room for a NUL */
+	size_t cap, start, end;
+	uint64_t total;                 /* bytes read, bounded by READ_MAX */
+	int eof, error;                 /* error: an errno */
+};
+
+#define LINES_CHUNK (1u << 20)
+
+/* Reads more after what BUF holds; returns the bytes read (0: end or error). */
+static size_t lines_fill(struct lines *ls)
+{
+	if (ls->start) {
+		memmove(ls->buf, ls->buf + ls->start, ls->end - ls->start);
+		ls->end -= ls->start;
+		ls->start = 0;
+	}
+	if (ls->cap - ls->end < LINES_CHUNK / 2) {
+		ls->cap = ls->cap < LINES_CHUNK ? LINES_CHUNK : ls->cap * 2;
+		ls->buf = xrealloc(ls->buf, ls->cap);
+	}
+	errno = 0;
+	size_t got = ls->in ? fread(ls->buf + ls->end, 1, ls->cap - 1 - ls->end, ls->in) : 0;
+	ls->end += got;
+	ls->total += got;
+	if (ls->total >= READ_MAX)
+		ls->error = EFBIG;
+	else if (ls->in && ferror(ls->in))
+		ls->error = errno ? errno : EIO;
+	if (!got)
+		ls->eof = 1;
+	return ls->error ? 0 : got;
+}
+
+/* The next line, without its newline, NUL-terminated in place; its length
+ * is *LEN and *NEWLINE says whether it had one.  NULL at the end or on a
+ * read error (ls->error). */
+static char *lines_next(struct lines *ls, size_t *len, int *newline)
+{
+	for (;;) {
+		char *line = ls->buf + ls->start;
+		char *nl = ls->start < ls->end ? memchr(line, '\n', ls->end - ls->start) : NULL;
+		if (nl || (ls->eof && ls->start < ls->end)) {
+			*len = nl ? (size_t)(nl - line) : ls->end - ls->start;
+			*newline = nl != NULL;
+			line[*len] = '\0';
+			ls->start += *len + (nl != NULL);
+			return line;
+		}
+		if (ls->eof || ls->error || !lines_fill(ls))
+			return NULL;
+	}
+}
+
+static struct frames *parse_folded(struct lines *ls, const char *name, char *err, size_t errlen)
 {
 	struct folded f = { .fr = frames__new(), .names = intern__new() };
-	char *line = NULL;
-	size_t len = 0, lineno = 0;
-	ssize_t got;
+	size_t len, lineno = 0;
+	int newline;
+	char *line;
 	const char *why = NULL;
 	if (!f.fr || !f.names) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
-	errno = 0;
-	while ((got = getline(&line, &len, in)) > 0) {
+	while ((line = lines_next(ls, &len, &newline))) {
 		lineno++;
-		if (line[0] == '\n' || line[0] == '#')
+		if ((len == 0 && newline) || line[0] == '#')
 			continue;
-		if (strlen(line) != (size_t)got) {
+		if (strlen(line) != len) {
 			snprintf(err, errlen, "%s:%zu: a NUL byte in the line", name, lineno);
 			goto fail;
 		}
@@ -123,8 +180,8 @@ struct frames *readers__folded(FILE *in, const char *name, char *err, size_t err
 			goto fail;
 		}
 	}
-	if (ferror(in)) {
-		snprintf(err, errlen, "cannot read %s: %s", name, strerror(errno ? errno : EIO));
+	if (ls->error) {
+		snprintf(err, errlen, "cannot read %s: %s", name, strerror(ls->error));
 		goto fail;
 	}
 	goto out;
@@ -132,11 +189,18 @@ fail:
 	frames__free(f.fr);
 	f.fr = NULL;
 out:
-	free(line);
 	free(f.locs);
 	free(f.loc_of);
 	intern__free(f.names);
 	return f.fr;
+}
+
+struct frames *readers__folded(FILE *in, const char *name, char *err, size_t errlen)
+{
+	struct lines ls = { .in = in };
+	struct frames *fr = parse_folded(&ls, name, err, errlen);
+	free(ls.buf);
+	return fr;
 }
 
 /* ---- pprof -------------------------------------------------------------- */
@@ -382,32 +446,6 @@ struct frames *readers__pprof(const unsigned char *buf, size_t len, char *err, s
 
 /* ---- either ------------------------------------------------------------- */
 
-static unsigned char *read_all(FILE *in, size_t *len)
-{
-	size_t cap = 1 << 16, n = 0;
-	unsigned char *buf = xmalloc(cap);
-	for (;;) {
-		if (n == cap) {
-			if (cap >= READ_MAX) {
-				errno = EFBIG;
-				break;
-			}
-			cap *= 2;
-			buf = xrealloc(buf, cap);
-		}
-		size_t got = fread(buf + n, 1, cap - n, in);
-		n += got;
-		if (got == 0)
-			break;
-	}
-	if (ferror(in) || n == READ_MAX) {
-		free(buf);
-		return NULL;
-	}
-	*len = n;
-	return buf;
-}
-
 /* pprof is gzipped, or a protobuf whose first field is sample_type (1,
  * length-delimited: 0x0a); folded text never starts with a byte below
  * 0x20 but for an empty line, and is not binary. */
@@ -418,31 +456,32 @@ static int looks_like_pprof(const unsigned char *buf, size_t len)
 	return len >= 2 && buf[0] == 0x0a && memchr(buf, 0, len) != NULL;
 }
 
+/* Folded text is read a line at a time; pprof, or a file that may be
+ * (one starting with an empty line), is read whole first. */
 struct frames *readers__any(FILE *in, const char *name, char *err, size_t errlen)
 {
-	size_t len;
-	unsigned char *buf = read_all(in, &len);
+	struct lines ls = { .in = in };
 	struct frames *fr = NULL;
-	if (!buf) {
-		snprintf(err, errlen, "cannot read %s: %s", name, strerror(errno ? errno : EIO));
-		return NULL;
+	const unsigned char *buf;
+	lines_fill(&ls);
+	buf = (const unsigned char *)ls.buf;
+	if (!ls.error && ls.end && (buf[0] == 0x0a || buf[0] == 0x1f)) {
+		while (lines_fill(&ls))
+			;
+		buf = (const unsigned char *)ls.buf;
 	}
-	if (looks_like_pprof(buf, len)) {
+	if (ls.error) {
+		snprintf(err, errlen, "cannot read %s: %s", name, strerror(ls.error));
+	} else if (looks_like_pprof(buf, ls.end)) {
 		char why[400];
-		fr = readers__pprof(buf, len, why, sizeof(why));
+		fr = readers__pprof(buf, ls.end, why, sizeof(why));
 		if (!fr)
 			snprintf(err, errlen, "%s: %s", name, why);
-	} else if (len == 0) {
+	} else if (ls.end == 0) {
 		fr = frames__new();             /* an empty profile */
 	} else {
-		FILE *mem = fmemopen(buf, len, "r");
-		if (mem) {
-			fr = readers__folded(mem, name, err, errlen);
-			fclose(mem);
-		} else {
-			snprintf(err, errlen, "cannot read %s: %s", name, strerror(errno));
-		}
+		fr = parse_folded(&ls, name, err, errlen);
 	}
-	free(buf);
+	free(ls.buf);
 	return fr;
 }

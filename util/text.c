@@ -50,6 +50,21 @@ size_t text__clean(char *dst, size_t size, const char *src, size_t len)
 	if (size == 0)
 		return 0;
 	while (in < len) {
+		/* A run of printable ASCII, the common case, in one move. */
+		size_t run = 0;
+		while (in + run < len && s[in + run] >= 0x20 && s[in + run] < 0x7f)
+			run++;
+		if (run) {
+			if (out + run > size - 1)
+				run = size - 1 - out;
+			if (dst + out != src + in)
+				memmove(dst + out, s + in, run);
+			out += run;
+			in += run;
+			if (out == size - 1)
+				break;
+			continue;
+		}
 		bool show;
 		size_t n = next_unit(s + in, len - in, &show);
 		size_t put = show ? n : 1;
