@@ -151,8 +151,9 @@ static char *lines_next(struct lines *ls, size_t *len, int *newline)
 			ls->start += *len + (nl != NULL);
 			return line;
 		}
-		if (ls->eof || ls->error || !lines_fill(ls))
+		if (ls->eof || ls->error)
 			return NULL;
+		lines_fill(ls);
 	}
 }
 
