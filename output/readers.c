@@ -21,14 +21,24 @@ struct folded {
 	struct intern *names;           /* frame name -> loc id (index) */
 	uint32_t *loc_of;               /* names' id -> loc id */
 	size_t nloc_of;
-	uint32_t *locs;
-	size_t cap;
+	uint32_t *locs;                 /* the stack being added, leaf first */
+	/* The previous line's frames (cleaned, NUL-terminated), where each
+	 * ends, and their loc ids root first: a line that starts as the one
+	 * before it (folded files are usually sorted) reuses those frames'
+	 * ids, without looking their names up again. */
+	char *prev;
+	size_t prev_len, prev_cap;
+	size_t *ends;
+	uint32_t *ids;
+	size_t nprev, cap;
 };
 
-static uint32_t name_loc(struct folded *f, const char *name)
+static uint32_t name_loc(struct folded *f, const char *name, size_t len)
 {
 	int added;
-	int64_t id = intern__add(f->names, name, strlen(name), &added);
+	if (!len)
+		name = "[unknown]", len = strlen(name);
+	int64_t id = intern__add(f->names, name, len, &added);
 	if (id < 0) {
 		xalloc_oom();
 	}
@@ -37,10 +47,64 @@ static uint32_t name_loc(struct folded *f, const char *name)
 			f->nloc_of = f->nloc_of ? f->nloc_of * 2 : 256;
 			f->loc_of = xrealloc(f->loc_of, f->nloc_of * sizeof(*f->loc_of));
 		}
-		struct frame_line l = { name, NULL, 0 };
+		struct frame_line l = { name, NULL, 0 };     /* NUL-terminated by the caller */
 		f->loc_of[id] = frames__add_loc(f->fr, 0, FRAMES_NO_MODULE, &l, 1);
 	}
 	return f->loc_of[id];
+}
+
+/* How many of the previous line's frames the LEN bytes of frames at LINE
+ * start with: frame j is the same when its bytes and what ends it (';' or
+ * the end of the frames) are. */
+static size_t same_frames(const struct folded *f, const char *line, size_t len)
+{
+	size_t n = len < f->prev_len ? len : f->prev_len, common = 0, k = 0;
+	while (common < n && line[common] == f->prev[common])
+		common++;
+	while (k < f->nprev && f->ends[k] < common)
+		k++;
+	/* The frame that ends where the match stops: the previous line's last
+	 * one, the same when this line's frame ends there too. */
+	if (k < f->nprev && f->ends[k] == common && common == f->prev_len &&
+	    (common == len || line[common] == ';'))
+		k++;
+	return k;
+}
+
+/* Gives the LEN bytes of frames at LINE ("root;...;leaf") their loc ids,
+ * in f->locs leaf first; returns how many.  LINE's ';' become NULs. */
+static size_t line_locs(struct folded *f, char *line, size_t len)
+{
+	size_t k = same_frames(f, line, len), n = k;
+	if (f->prev_cap < len + 1) {
+		f->prev_cap = 2 * (len + 1);
+		f->prev = xrealloc(f->prev, f->prev_cap);
+	}
+	memcpy(f->prev, line, len + 1);
+	f->prev_len = len;
+	char *frame = k ? line + f->ends[k - 1] + 1 : line, *end = line + len;
+	if (k == 0 || f->ends[k - 1] < len) {  /* else the line is the one before */
+		for (;;) {
+			char *next = memchr(frame, ';', (size_t)(end - frame));
+			size_t flen = next ? (size_t)(next - frame) : (size_t)(end - frame);
+			if (n == f->cap) {
+				f->cap = f->cap ? 2 * f->cap : 256;
+				f->ids = xrealloc(f->ids, f->cap * sizeof(*f->ids));
+				f->ends = xrealloc(f->ends, f->cap * sizeof(*f->ends));
+				f->locs = xrealloc(f->locs, f->cap * sizeof(*f->locs));
+			}
+			frame[flen] = '\0';
+			f->ids[n] = name_loc(f, frame, flen);
+			f->ends[n++] = (size_t)(frame + flen - line);
+			if (!next)
+				break;
+			frame = next + 1;
+		}
+	}
+	f->nprev = n;
+	for (size_t i = 0; i < n; i++)
+		f->locs[n - 1 - i] = f->ids[i];         /* leaf first */
+	return n;
 }
 
 /* The count after the last space: digits only (no sign, no junk), and no
@@ -58,13 +122,17 @@ static int parse_count(const char *s, uint64_t *out)
 	return 0;
 }
 
-/* Adds one folded line ("root;...;leaf COUNT"); returns 0, or -1 with the
- * reason in WHY. */
-static int add_folded_line(struct folded *f, char *line, const char **why)
+/* Adds one folded line ("root;...;leaf COUNT", LEN bytes without its
+ * newline); returns 0, or -1 with the reason in WHY. */
+static int add_folded_line(struct folded *f, char *line, size_t len, const char **why)
 {
-	line[strcspn(line, "\r\n")] = '\0';
-	text__clean(line, strlen(line) + 1, line, strlen(line));    /* frames are any bytes */
-	char *sp = strrchr(line, ' ');
+	char *cr = memchr(line, '\r', len);
+	if (cr) {
+		*cr = '\0';
+		len = (size_t)(cr - line);
+	}
+	len = text__clean(line, len + 1, line, len);    /* frames are any bytes */
+	char *sp = memrchr(line, ' ', len);
 	uint64_t count;
 	if (!sp || sp == line) {
 		*why = "not a folded stack (\"frame;frame;... COUNT\")";
@@ -75,20 +143,7 @@ static int add_folded_line(struct folded *f, char *line, const char **why)
 		return -1;
 	}
 	*sp = '\0';
-	size_t n = 1;
-	for (char *p = line; *p; p++)
-		n += *p == ';';
-	if (n > f->cap) {
-		f->cap = n * 2;
-		f->locs = xrealloc(f->locs, f->cap * sizeof(*f->locs));
-	}
-	size_t i = n;
-	for (char *frame = line, *next; frame; frame = next) {
-		next = strchr(frame, ';');
-		if (next)
-			*next++ = '\0';
-		f->locs[--i] = name_loc(f, *frame ? frame : "[unknown]");   /* leaf first */
-	}
+	size_t n = line_locs(f, line, (size_t)(sp - line));
 	struct frame_stack s = { FRAMES_NO_LABEL, 'R', -1, f->locs, n, count, 0 };
 	if (frames__total(f->fr) + count < count) {
 		*why = "the counts add up to more than 2^64 samples";
@@ -172,11 +227,11 @@ static struct frames *parse_folded(struct lines *ls, const char *name, char *err
 		lineno++;
 		if ((len == 0 && newline) || line[0] == '#')
 			continue;
-		if (strlen(line) != len) {
+		if (memchr(line, '\0', len)) {
 			snprintf(err, errlen, "%s:%zu: a NUL byte in the line", name, lineno);
 			goto fail;
 		}
-		if (add_folded_line(&f, line, &why) < 0) {
+		if (add_folded_line(&f, line, len, &why) < 0) {
 			snprintf(err, errlen, "%s:%zu: %s", name, lineno, why);
 			goto fail;
 		}
@@ -191,6 +246,9 @@ fail:
 	f.fr = NULL;
 out:
 	free(f.locs);
+	free(f.ids);
+	free(f.ends);
+	free(f.prev);
 	free(f.loc_of);
 	intern__free(f.names);
 	return f.fr;
