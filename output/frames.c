@@ -16,12 +16,41 @@ struct frames {
 	size_t nmodules, modules_cap;
 	struct stack_label *labels;
 	size_t nlabels, labels_cap;
-	struct frame_stack *stacks;     /* each owns its locs */
+	struct frame_stack *stacks;     /* their locs are in locs_pool */
 	size_t nstacks, stacks_cap;
+	struct loc_block *locs_pool;
 	int32_t main_module;
 	uint64_t total;
 	int several_pids;               /* labels of more than one process */
 };
+
+/* Stacks' location ids, packed in blocks that never move (a million
+ * stacks would otherwise be a million small allocations).  A stack never
+ * spans two blocks. */
+#define LOC_BLOCK (1u << 20)
+
+struct loc_block {
+	struct loc_block *prev;
+	size_t used, cap;
+	uint32_t ids[];
+};
+
+static uint32_t *pool_copy(struct frames *fr, const uint32_t *ids, size_t n)
+{
+	struct loc_block *b = fr->locs_pool;
+	if (!b || b->cap - b->used < n) {
+		size_t cap = n > LOC_BLOCK ? n : LOC_BLOCK;
+		b = xmalloc(sizeof(*b) + cap * sizeof(b->ids[0]));
+		b->prev = fr->locs_pool;
+		b->used = 0;
+		b->cap = cap;
+		fr->locs_pool = b;
+	}
+	uint32_t *dst = b->ids + b->used;
+	memcpy(dst, ids, n * sizeof(*ids));
+	b->used += n;
+	return dst;
+}
 
 /* Grows array *P of *CAP elements of SIZE bytes to hold N + 1. */
 static void grow(void *p, size_t *cap, size_t n, size_t size)
@@ -60,8 +89,10 @@ void frames__free(struct frames *fr)
 {
 	if (!fr)
 		return;
-	for (size_t i = 0; i < fr->nstacks; i++)
-		free((uint32_t *)fr->stacks[i].locs);
+	for (struct loc_block *b = fr->locs_pool, *prev; b; b = prev) {
+		prev = b->prev;
+		free(b);
+	}
 	free(fr->stacks);
 	free(fr->labels);
 	free(fr->modules);
@@ -110,10 +141,8 @@ uint32_t frames__add_label(struct frames *fr, const struct stack_label *l)
 void frames__add_stack(struct frames *fr, const struct frame_stack *s)
 {
 	grow(&fr->stacks, &fr->stacks_cap, fr->nstacks, sizeof(*fr->stacks));
-	uint32_t *locs = xmalloc((s->n ? s->n : 1) * sizeof(*locs));
-	memcpy(locs, s->locs, s->n * sizeof(*locs));
 	fr->stacks[fr->nstacks] = *s;
-	fr->stacks[fr->nstacks].locs = locs;
+	fr->stacks[fr->nstacks].locs = pool_copy(fr, s->locs, s->n);
 	fr->nstacks++;
 	fr->total += s->count;
 }
@@ -304,6 +333,7 @@ out:
 
 size_t frames__nstacks(const struct frames *fr) { return fr->nstacks; }
 size_t frames__nlocs(const struct frames *fr) { return fr->nlocs; }
+size_t frames__nlines(const struct frames *fr) { return fr->nlines; }
 size_t frames__nmodules(const struct frames *fr) { return fr->nmodules; }
 size_t frames__nlabels(const struct frames *fr) { return fr->nlabels; }
 int32_t frames__main_module(const struct frames *fr) { return fr->main_module; }

@@ -84,6 +84,7 @@ void frames__stack(const struct frames *fr, size_t i, struct frame_stack *out);
 size_t frames__nlocs(const struct frames *fr);
 const struct frame_loc *frames__loc(const struct frames *fr, uint32_t id);
 const struct frame_line *frames__line(const struct frames *fr, uint32_t i);
+size_t frames__nlines(const struct frames *fr);
 size_t frames__nmodules(const struct frames *fr);
 const struct frame_module *frames__module(const struct frames *fr, int32_t id);  /* NULL: none */
 int32_t frames__main_module(const struct frames *fr);   /* FRAMES_NO_MODULE if unknown */

@@ -43,3 +43,15 @@ int output__write_all(int fd, const char *s, size_t len)
 	}
 	return 0;
 }
+
+#define OUTPUT_CHUNK (1u << 20)
+
+int output__flush(struct output_stream *o, int force)
+{
+	if (o->sb.len < (force ? 1 : OUTPUT_CHUNK))
+		return o->error;
+	if (!o->error)
+		o->error = output__write_all(o->fd, o->sb.s, o->sb.len);
+	strbuf__reset(&o->sb);
+	return o->error;
+}

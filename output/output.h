@@ -11,6 +11,7 @@
 
 #include "output/frames.h"
 #include "profile/timeline.h"
+#include "util/strbuf.h"
 
 struct profile_info {
 	uint64_t period_ns;             /* 1e9 / hz: wall time one sample stands for */
@@ -58,5 +59,17 @@ int speedscope__write(int fd, const struct frames *fr, const struct profile_info
 
 /* Writes all of BUF to FD (retrying short writes and EINTR): 0 or -errno. */
 int output__write_all(int fd, const char *buf, size_t len);
+
+/* A writer's output, built in SB and written to FD a megabyte at a time,
+ * so that its memory does not grow with the file it writes. */
+struct output_stream {
+	int fd;
+	int error;                      /* the first write's -errno, or 0 */
+	struct strbuf sb;
+};
+
+/* Writes what SB holds once it is over a megabyte, or with FORCE whatever
+ * it holds; after an error, writes nothing more.  Returns ->error. */
+int output__flush(struct output_stream *o, int force);
 
 #endif

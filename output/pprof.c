@@ -43,7 +43,9 @@ struct builder {
 	struct intern *strings, *funcs;
 	uint64_t *map_ids;              /* frames' module index -> mapping id, 0: not yet */
 	uint64_t *loc_ids;              /* frames' location index -> location id, 0: not yet */
-	struct vec functions, locations, mappings, samples;
+	struct vec functions, locations, mappings;
+	uint64_t *ids;                  /* a sample's location ids */
+	size_t ids_cap;
 };
 
 /* pprof ids are 1-based indices (0 means "none"); string ids 0-based with
@@ -127,50 +129,75 @@ static uint64_t location_id(struct builder *b, uint32_t loc)
 	return l->id;
 }
 
-static Label *label(struct builder *b, const char *key, const char *s, int64_t num)
+/* The sample's labels, in LB (6 at most); returns how many. */
+static size_t labels(struct builder *b, const struct frame_stack *st, Label *lb)
 {
-	Label *lb = xmalloc(sizeof(*lb));
-	perftools__profiles__label__init(lb);
-	lb->key = string_id(b, key);
-	if (s)
-		lb->str = string_id(b, s);
-	else
-		lb->num = num;
-	return lb;
-}
-
-static void add_sample(struct builder *b, const struct profile_info *info,
-		       const struct frame_stack *st)
-{
-	Sample *s = xmalloc(sizeof(*s));
-	perftools__profiles__sample__init(s);
-	s->n_location_id = st->n;
-	s->location_id = xcalloc(st->n ? st->n : 1, sizeof(*s->location_id));
-	for (size_t i = 0; i < st->n; i++)
-		s->location_id[i] = location_id(b, st->locs[i]);  /* leaf first, as ours */
-	s->n_value = 3;
-	s->value = xcalloc(3, sizeof(*s->value));
-	s->value[0] = (int64_t)st->count;
-	s->value[1] = (int64_t)(st->count * info->period_ns);
-	s->value[2] = (int64_t)st->cpu_ns;
-	s->label = xcalloc(6, sizeof(*s->label));
-	s->label[s->n_label++] = label(b, "state", st->go_state ? st->go_state :
-						   stacks__state_name(st->state), 0);
+	struct label_text { const char *key, *s; int64_t num; } l[6];
+	size_t n = 0;
+	l[n++] = (struct label_text){ "state", st->go_state ? st->go_state :
+						stacks__state_name(st->state), 0 };
 	if (st->syscall >= 0)
-		s->label[s->n_label++] = label(b, "syscall", syscalls__name(st->syscall), 0);
-	const struct stack_label *l = frames__label(b->fr, st->label);
-	if (l) {
-		s->label[s->n_label++] = label(b, l->goid ? "goroutine_function" : "thread", l->thread, 0);
-		if (l->goid > 0)
-			s->label[s->n_label++] = label(b, "goroutine", NULL, l->goid);
-		else if (l->tid)        /* 0: many threads of that name */
-			s->label[s->n_label++] = label(b, "tid", NULL, l->tid);
-		if (l->pid) {
-			s->label[s->n_label++] = label(b, "process", l->process, 0);
-			s->label[s->n_label++] = label(b, "pid", NULL, l->pid);
+		l[n++] = (struct label_text){ "syscall", syscalls__name(st->syscall), 0 };
+	const struct stack_label *sl = frames__label(b->fr, st->label);
+	if (sl) {
+		l[n++] = (struct label_text){ sl->goid ? "goroutine_function" : "thread", sl->thread, 0 };
+		if (sl->goid > 0)
+			l[n++] = (struct label_text){ "goroutine", NULL, sl->goid };
+		else if (sl->tid)       /* 0: many threads of that name */
+			l[n++] = (struct label_text){ "tid", NULL, sl->tid };
+		if (sl->pid) {
+			l[n++] = (struct label_text){ "process", sl->process, 0 };
+			l[n++] = (struct label_text){ "pid", NULL, sl->pid };
 		}
 	}
-	vec_push(&b->samples, s);
+	for (size_t i = 0; i < n; i++) {
+		perftools__profiles__label__init(&lb[i]);
+		lb[i].key = string_id(b, l[i].key);
+		if (l[i].s)
+			lb[i].str = string_id(b, l[i].s);
+		else
+			lb[i].num = l[i].num;
+	}
+	return n;
+}
+
+/* Appends to OUT what packing a Profile with this one sample would: the
+ * field's key (2, length-delimited), the length, the Sample. */
+static void pack_sample(struct builder *b, const struct profile_info *info,
+			const struct frame_stack *st, struct strbuf *out)
+{
+	Sample s;
+	Label lb[6];
+	Label *lbp[6];
+	int64_t value[3] = { (int64_t)st->count, (int64_t)(st->count * info->period_ns),
+			     (int64_t)st->cpu_ns };
+	perftools__profiles__sample__init(&s);
+	if (st->n > b->ids_cap) {
+		b->ids_cap = st->n * 2;
+		b->ids = xrealloc(b->ids, b->ids_cap * sizeof(*b->ids));
+	}
+	for (size_t i = 0; i < st->n; i++)
+		b->ids[i] = location_id(b, st->locs[i]);  /* leaf first, as ours */
+	s.n_location_id = st->n;
+	s.location_id = b->ids;
+	s.n_value = 3;
+	s.value = value;
+	s.n_label = labels(b, st, lb);
+	for (size_t i = 0; i < s.n_label; i++)
+		lbp[i] = &lb[i];
+	s.label = lbp;
+	size_t len = perftools__profiles__sample__get_packed_size(&s);
+	uint8_t head[11];
+	size_t h = 0;
+	head[h++] = 2 << 3 | 2;
+	for (size_t v = len; ; v >>= 7) {
+		head[h++] = (uint8_t)((v & 0x7f) | (v >= 0x80 ? 0x80 : 0));
+		if (v < 0x80)
+			break;
+	}
+	strbuf__add(out, (const char *)head, h);
+	perftools__profiles__sample__pack(&s, (uint8_t *)strbuf__room(out, len));
+	out->len += len;
 }
 
 static ValueType *value_type(struct builder *b, const char *type, const char *unit)
@@ -182,35 +209,37 @@ static ValueType *value_type(struct builder *b, const char *type, const char *un
 	return vt;
 }
 
-static void build(struct builder *b, Profile *p, const struct profile_info *info)
+/* The fields before the samples (sample_type, 1) in HEAD and those after
+ * them (3 to 14) in TAIL, with every string the header needs given its
+ * id first, in the order a whole-profile build gives them. */
+static void build_head(struct builder *b, Profile *head, Profile *tail,
+		       const struct profile_info *info)
 {
 	string_id(b, "");
 	/* One profile, two views: -sample_index=wall (the default) and
 	 * -sample_index=cpu. */
-	p->n_sample_type = 3;
-	p->sample_type = xcalloc(3, sizeof(*p->sample_type));
-	p->sample_type[0] = value_type(b, "samples", "count");
-	p->sample_type[1] = value_type(b, "wall", "nanoseconds");
-	p->sample_type[2] = value_type(b, "cpu", "nanoseconds");
-	p->period_type = value_type(b, "wall", "nanoseconds");
-	p->period = (int64_t)info->period_ns;
-	p->default_sample_type = string_id(b, "wall");
-	p->time_nanos = (int64_t)info->start_ns;
-	p->duration_nanos = (int64_t)info->duration_ns;
+	head->n_sample_type = 3;
+	head->sample_type = xcalloc(3, sizeof(*head->sample_type));
+	head->sample_type[0] = value_type(b, "samples", "count");
+	head->sample_type[1] = value_type(b, "wall", "nanoseconds");
+	head->sample_type[2] = value_type(b, "cpu", "nanoseconds");
+	tail->period_type = value_type(b, "wall", "nanoseconds");
+	tail->period = (int64_t)info->period_ns;
+	tail->default_sample_type = string_id(b, "wall");
+	tail->time_nanos = (int64_t)info->start_ns;
+	tail->duration_nanos = (int64_t)info->duration_ns;
 	if (info->comment) {
-		p->n_comment = 1;
-		p->comment = xcalloc(1, sizeof(*p->comment));
-		p->comment[0] = string_id(b, info->comment);
+		tail->n_comment = 1;
+		tail->comment = xcalloc(1, sizeof(*tail->comment));
+		tail->comment[0] = string_id(b, info->comment);
 	}
 	/* pprof takes the first mapping for the main binary ("File: ..."). */
 	mapping_id(b, frames__main_module(b->fr));
-	for (size_t i = 0; i < frames__nstacks(b->fr); i++) {
-		struct frame_stack s;
-		frames__stack(b->fr, i, &s);
-		add_sample(b, info, &s);
-	}
-	p->n_sample = b->samples.n;
-	p->sample = (Sample **)b->samples.v;
+}
+
+/* What the samples added: mappings, locations, functions, strings. */
+static void build_tail(struct builder *b, Profile *p)
+{
 	p->n_location = b->locations.n;
 	p->location = (Location **)b->locations.v;
 	p->n_function = b->functions.n;
@@ -225,15 +254,6 @@ static void build(struct builder *b, Profile *p, const struct profile_info *info
 
 static void free_profile(Profile *p)
 {
-	for (size_t i = 0; i < p->n_sample; i++) {
-		Sample *s = p->sample[i];
-		for (size_t j = 0; j < s->n_label; j++)
-			free(s->label[j]);
-		free(s->label);
-		free(s->value);
-		free(s->location_id);
-		free(s);
-	}
 	for (size_t i = 0; i < p->n_location; i++) {
 		for (size_t j = 0; j < p->location[i]->n_line; j++)
 			free(p->location[i]->line[j]);
@@ -250,14 +270,43 @@ static void free_profile(Profile *p)
 	free(p->period_type);
 	free(p->comment);
 	free(p->string_table);
-	free(p->sample);
 	free(p->location);
 	free(p->function);
 	free(p->mapping);
 }
 
-/* gzip with zlib; FD stays open (gzdopen closes the dup). */
-static int write_gzip(int fd, const uint8_t *buf, size_t len, char *err, size_t errlen)
+/* PROFILE packed into OUT. */
+static void pack_profile(const Profile *p, struct strbuf *out)
+{
+	size_t len = perftools__profiles__profile__get_packed_size(p);
+	perftools__profiles__profile__pack(p, (uint8_t *)strbuf__room(out, len));
+	out->len += len;
+}
+
+/* OUT's bytes into GZ (0, or -EIO), emptying OUT. */
+static int gz_put(gzFile gz, struct strbuf *out)
+{
+	int r = 0;
+	const char *buf = out->s;
+	size_t len = out->len;
+	while (len && r == 0) {
+		unsigned chunk = len > (1u << 30) ? (1u << 30) : (unsigned)len;
+		if (gzwrite(gz, buf, chunk) != (int)chunk)
+			r = -EIO;
+		buf += chunk;
+		len -= chunk;
+	}
+	strbuf__reset(out);
+	return r;
+}
+
+/* The profile, gzipped with zlib as it is packed: the bytes of one packed
+ * Profile message, whose samples are packed one at a time (a million
+ * samples as protobuf-c structures would take a gigabyte), the fields
+ * being written in field order as protobuf-c writes them.  FD stays open
+ * (gzdopen closes the dup). */
+static int write_gzip(int fd, struct builder *b, const struct profile_info *info,
+		      char *err, size_t errlen)
 {
 	int dfd = dup(fd);
 	gzFile gz = dfd >= 0 ? gzdopen(dfd, "wb") : NULL;
@@ -267,18 +316,31 @@ static int write_gzip(int fd, const uint8_t *buf, size_t len, char *err, size_t 
 		snprintf(err, errlen, "gzdopen: %s", strerror(errno));
 		return -EIO;
 	}
+	Profile head, tail;
+	struct strbuf out = { 0 };
+	perftools__profiles__profile__init(&head);
+	perftools__profiles__profile__init(&tail);
+	build_head(b, &head, &tail, info);
+	pack_profile(&head, &out);
 	int r = 0;
-	while (len && r == 0) {
-		unsigned chunk = len > (1u << 30) ? (1u << 30) : (unsigned)len;
-		if (gzwrite(gz, buf, chunk) != (int)chunk)
-			r = -EIO;
-		buf += chunk;
-		len -= chunk;
+	for (size_t i = 0; i < frames__nstacks(b->fr) && r == 0; i++) {
+		struct frame_stack s;
+		frames__stack(b->fr, i, &s);
+		pack_sample(b, info, &s, &out);
+		if (out.len >= (1u << 18))
+			r = gz_put(gz, &out);
 	}
+	build_tail(b, &tail);
+	pack_profile(&tail, &out);
+	if (r == 0)
+		r = gz_put(gz, &out);
 	if (gzclose(gz) != Z_OK)
 		r = -EIO;
 	if (r < 0)
 		snprintf(err, errlen, "writing gzip data: %s", strerror(errno ? errno : EIO));
+	free_profile(&head);
+	free_profile(&tail);
+	strbuf__free(&out);
 	return r;
 }
 
@@ -292,23 +354,15 @@ int pprof__write(int fd, const struct frames *fr, const struct profile_info *inf
 		.map_ids = xcalloc(frames__nmodules(fr) + 1, sizeof(uint64_t)),
 		.loc_ids = xcalloc(frames__nlocs(fr) + 1, sizeof(uint64_t)),
 	};
-	Profile p;
-	perftools__profiles__profile__init(&p);
 	int r = -ENOMEM;
-	if (b.strings && b.funcs) {
-		build(&b, &p, info);
-		size_t len = perftools__profiles__profile__get_packed_size(&p);
-		uint8_t *buf = xmalloc(len);
-		perftools__profiles__profile__pack(&p, buf);
-		r = write_gzip(fd, buf, len, err, errlen);
-		free(buf);
-		free_profile(&p);
-	} else {
+	if (b.strings && b.funcs)
+		r = write_gzip(fd, &b, info, err, errlen);
+	else
 		snprintf(err, errlen, "out of memory");
-	}
 	intern__free(b.strings);
 	intern__free(b.funcs);
 	free(b.map_ids);
 	free(b.loc_ids);
+	free(b.ids);
 	return r;
 }

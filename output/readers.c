@@ -21,14 +21,24 @@ struct folded {
 	struct intern *names;           /* frame name -> loc id (index) */
 	uint32_t *loc_of;               /* names' id -> loc id */
 	size_t nloc_of;
-	uint32_t *locs;
-	size_t cap;
+	uint32_t *locs;                 /* the stack being added, leaf first */
+	/* The previous line's frames (cleaned, NUL-terminated), where each
+	 * ends, and their loc ids root first: a line that starts as the one
+	 * before it (folded files are usually sorted) reuses those frames'
+	 * ids, without looking their names up again. */
+	char *prev;
+	size_t prev_len, prev_cap;
+	size_t *ends;
+	uint32_t *ids;
+	size_t nprev, cap;
 };
 
-static uint32_t name_loc(struct folded *f, const char *name)
+static uint32_t name_loc(struct folded *f, const char *name, size_t len)
 {
 	int added;
-	int64_t id = intern__add(f->names, name, strlen(name), &added);
+	if (!len)
+		name = "[unknown]", len = strlen(name);
+	int64_t id = intern__add(f->names, name, len, &added);
 	if (id < 0) {
 		xalloc_oom();
 	}
@@ -37,10 +47,64 @@ static uint32_t name_loc(struct folded *f, const char *name)
 			f->nloc_of = f->nloc_of ? f->nloc_of * 2 : 256;
 			f->loc_of = xrealloc(f->loc_of, f->nloc_of * sizeof(*f->loc_of));
 		}
-		struct frame_line l = { name, NULL, 0 };
+		struct frame_line l = { name, NULL, 0 };     /* NUL-terminated by the caller */
 		f->loc_of[id] = frames__add_loc(f->fr, 0, FRAMES_NO_MODULE, &l, 1);
 	}
 	return f->loc_of[id];
+}
+
+/* How many of the previous line's frames the LEN bytes of frames at LINE
+ * start with: frame j is the same when its bytes and what ends it (';' or
+ * the end of the frames) are. */
+static size_t same_frames(const struct folded *f, const char *line, size_t len)
+{
+	size_t n = len < f->prev_len ? len : f->prev_len, common = 0, k = 0;
+	while (common < n && line[common] == f->prev[common])
+		common++;
+	while (k < f->nprev && f->ends[k] < common)
+		k++;
+	/* The frame that ends where the match stops: the previous line's last
+	 * one, the same when this line's frame ends there too. */
+	if (k < f->nprev && f->ends[k] == common && common == f->prev_len &&
+	    (common == len || line[common] == ';'))
+		k++;
+	return k;
+}
+
+/* Gives the LEN bytes of frames at LINE ("root;...;leaf") their loc ids,
+ * in f->locs leaf first; returns how many.  LINE's ';' become NULs. */
+static size_t line_locs(struct folded *f, char *line, size_t len)
+{
+	size_t k = same_frames(f, line, len), n = k;
+	if (f->prev_cap < len + 1) {
+		f->prev_cap = 2 * (len + 1);
+		f->prev = xrealloc(f->prev, f->prev_cap);
+	}
+	memcpy(f->prev, line, len + 1);
+	f->prev_len = len;
+	char *frame = k ? line + f->ends[k - 1] + 1 : line, *end = line + len;
+	if (k == 0 || f->ends[k - 1] < len) {  /* else the line is the one before */
+		for (;;) {
+			char *next = memchr(frame, ';', (size_t)(end - frame));
+			size_t flen = next ? (size_t)(next - frame) : (size_t)(end - frame);
+			if (n == f->cap) {
+				f->cap = f->cap ? 2 * f->cap : 256;
+				f->ids = xrealloc(f->ids, f->cap * sizeof(*f->ids));
+				f->ends = xrealloc(f->ends, f->cap * sizeof(*f->ends));
+				f->locs = xrealloc(f->locs, f->cap * sizeof(*f->locs));
+			}
+			frame[flen] = '\0';
+			f->ids[n] = name_loc(f, frame, flen);
+			f->ends[n++] = (size_t)(frame + flen - line);
+			if (!next)
+				break;
+			frame = next + 1;
+		}
+	}
+	f->nprev = n;
+	for (size_t i = 0; i < n; i++)
+		f->locs[n - 1 - i] = f->ids[i];         /* leaf first */
+	return n;
 }
 
 /* The count after the last space: digits only (no sign, no junk), and no
@@ -58,13 +122,17 @@ static int parse_count(const char *s, uint64_t *out)
 	return 0;
 }
 
-/* Adds one folded line ("root;...;leaf COUNT"); returns 0, or -1 with the
- * reason in WHY. */
-static int add_folded_line(struct folded *f, char *line, const char **why)
+/* Adds one folded line ("root;...;leaf COUNT", LEN bytes without its
+ * newline); returns 0, or -1 with the reason in WHY. */
+static int add_folded_line(struct folded *f, char *line, size_t len, const char **why)
 {
-	line[strcspn(line, "\r\n")] = '\0';
-	text__clean(line, strlen(line) + 1, line, strlen(line));    /* frames are any bytes */
-	char *sp = strrchr(line, ' ');
+	char *cr = memchr(line, '\r', len);
+	if (cr) {
+		*cr = '\0';
+		len = (size_t)(cr - line);
+	}
+	len = text__clean(line, len + 1, line, len);    /* frames are any bytes */
+	char *sp = memrchr(line, ' ', len);
 	uint64_t count;
 	if (!sp || sp == line) {
 		*why = "not a folded stack (\"frame;frame;... COUNT\")";
@@ -75,20 +143,7 @@ static int add_folded_line(struct folded *f, char *line, const char **why)
 		return -1;
 	}
 	*sp = '\0';
-	size_t n = 1;
-	for (char *p = line; *p; p++)
-		n += *p == ';';
-	if (n > f->cap) {
-		f->cap = n * 2;
-		f->locs = xrealloc(f->locs, f->cap * sizeof(*f->locs));
-	}
-	size_t i = n;
-	for (char *frame = line, *next; frame; frame = next) {
-		next = strchr(frame, ';');
-		if (next)
-			*next++ = '\0';
-		f->locs[--i] = name_loc(f, *frame ? frame : "[unknown]");   /* leaf first */
-	}
+	size_t n = line_locs(f, line, (size_t)(sp - line));
 	struct frame_stack s = { FRAMES_NO_LABEL, 'R', -1, NULL, f->locs, n, count, 0 };
 	if (frames__total(f->fr) + count < count) {
 		*why = "the counts add up to more than 2^64 samples";
@@ -98,33 +153,91 @@ static int add_folded_line(struct folded *f, char *line, const char **why)
 	return 0;
 }
 
-struct frames *readers__folded(FILE *in, const char *name, char *err, size_t errlen)
+/* Lines read from a FILE in large chunks, the first of them maybe read
+ * already (readers__any looks at the first bytes to pick the reader): the
+ * input is never held whole, only the line being read. */
+struct lines {
+	FILE *in;                       /* NULL: all of it is in buf */
+	char *buf;                      /* holds [start, end), and room for a NUL */
+	size_t cap, start, end;
+	uint64_t total;                 /* bytes read, bounded by READ_MAX */
+	int eof, error;                 /* error: an errno */
+};
+
+#define LINES_CHUNK (1u << 20)
+
+/* Reads more after what BUF holds; returns the bytes read (0: end or error). */
+static size_t lines_fill(struct lines *ls)
+{
+	if (ls->start) {
+		memmove(ls->buf, ls->buf + ls->start, ls->end - ls->start);
+		ls->end -= ls->start;
+		ls->start = 0;
+	}
+	if (ls->cap - ls->end < LINES_CHUNK / 2) {
+		ls->cap = ls->cap < LINES_CHUNK ? LINES_CHUNK : ls->cap * 2;
+		ls->buf = xrealloc(ls->buf, ls->cap);
+	}
+	errno = 0;
+	size_t got = ls->in ? fread(ls->buf + ls->end, 1, ls->cap - 1 - ls->end, ls->in) : 0;
+	ls->end += got;
+	ls->total += got;
+	if (ls->total >= READ_MAX)
+		ls->error = EFBIG;
+	else if (ls->in && ferror(ls->in))
+		ls->error = errno ? errno : EIO;
+	if (!got)
+		ls->eof = 1;
+	return ls->error ? 0 : got;
+}
+
+/* The next line, without its newline, NUL-terminated in place; its length
+ * is *LEN and *NEWLINE says whether it had one.  NULL at the end or on a
+ * read error (ls->error). */
+static char *lines_next(struct lines *ls, size_t *len, int *newline)
+{
+	for (;;) {
+		char *line = ls->buf + ls->start;
+		char *nl = ls->start < ls->end ? memchr(line, '\n', ls->end - ls->start) : NULL;
+		if (nl || (ls->eof && ls->start < ls->end)) {
+			*len = nl ? (size_t)(nl - line) : ls->end - ls->start;
+			*newline = nl != NULL;
+			line[*len] = '\0';
+			ls->start += *len + (nl != NULL);
+			return line;
+		}
+		if (ls->eof || ls->error)
+			return NULL;
+		lines_fill(ls);
+	}
+}
+
+static struct frames *parse_folded(struct lines *ls, const char *name, char *err, size_t errlen)
 {
 	struct folded f = { .fr = frames__new(), .names = intern__new() };
-	char *line = NULL;
-	size_t len = 0, lineno = 0;
-	ssize_t got;
+	size_t len, lineno = 0;
+	int newline;
+	char *line;
 	const char *why = NULL;
 	if (!f.fr || !f.names) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
-	errno = 0;
-	while ((got = getline(&line, &len, in)) > 0) {
+	while ((line = lines_next(ls, &len, &newline))) {
 		lineno++;
-		if (line[0] == '\n' || line[0] == '#')
+		if ((len == 0 && newline) || line[0] == '#')
 			continue;
-		if (strlen(line) != (size_t)got) {
+		if (memchr(line, '\0', len)) {
 			snprintf(err, errlen, "%s:%zu: a NUL byte in the line", name, lineno);
 			goto fail;
 		}
-		if (add_folded_line(&f, line, &why) < 0) {
+		if (add_folded_line(&f, line, len, &why) < 0) {
 			snprintf(err, errlen, "%s:%zu: %s", name, lineno, why);
 			goto fail;
 		}
 	}
-	if (ferror(in)) {
-		snprintf(err, errlen, "cannot read %s: %s", name, strerror(errno ? errno : EIO));
+	if (ls->error) {
+		snprintf(err, errlen, "cannot read %s: %s", name, strerror(ls->error));
 		goto fail;
 	}
 	goto out;
@@ -132,11 +245,21 @@ fail:
 	frames__free(f.fr);
 	f.fr = NULL;
 out:
-	free(line);
 	free(f.locs);
+	free(f.ids);
+	free(f.ends);
+	free(f.prev);
 	free(f.loc_of);
 	intern__free(f.names);
 	return f.fr;
+}
+
+struct frames *readers__folded(FILE *in, const char *name, char *err, size_t errlen)
+{
+	struct lines ls = { .in = in };
+	struct frames *fr = parse_folded(&ls, name, err, errlen);
+	free(ls.buf);
+	return fr;
 }
 
 /* ---- pprof -------------------------------------------------------------- */
@@ -382,32 +505,6 @@ struct frames *readers__pprof(const unsigned char *buf, size_t len, char *err, s
 
 /* ---- either ------------------------------------------------------------- */
 
-static unsigned char *read_all(FILE *in, size_t *len)
-{
-	size_t cap = 1 << 16, n = 0;
-	unsigned char *buf = xmalloc(cap);
-	for (;;) {
-		if (n == cap) {
-			if (cap >= READ_MAX) {
-				errno = EFBIG;
-				break;
-			}
-			cap *= 2;
-			buf = xrealloc(buf, cap);
-		}
-		size_t got = fread(buf + n, 1, cap - n, in);
-		n += got;
-		if (got == 0)
-			break;
-	}
-	if (ferror(in) || n == READ_MAX) {
-		free(buf);
-		return NULL;
-	}
-	*len = n;
-	return buf;
-}
-
 /* pprof is gzipped, or a protobuf whose first field is sample_type (1,
  * length-delimited: 0x0a); folded text never starts with a byte below
  * 0x20 but for an empty line, and is not binary. */
@@ -418,31 +515,32 @@ static int looks_like_pprof(const unsigned char *buf, size_t len)
 	return len >= 2 && buf[0] == 0x0a && memchr(buf, 0, len) != NULL;
 }
 
+/* Folded text is read a line at a time; pprof, or a file that may be
+ * (one starting with an empty line), is read whole first. */
 struct frames *readers__any(FILE *in, const char *name, char *err, size_t errlen)
 {
-	size_t len;
-	unsigned char *buf = read_all(in, &len);
+	struct lines ls = { .in = in };
 	struct frames *fr = NULL;
-	if (!buf) {
-		snprintf(err, errlen, "cannot read %s: %s", name, strerror(errno ? errno : EIO));
-		return NULL;
+	const unsigned char *buf;
+	lines_fill(&ls);
+	buf = (const unsigned char *)ls.buf;
+	if (!ls.error && ls.end && (buf[0] == 0x0a || buf[0] == 0x1f)) {
+		while (lines_fill(&ls))
+			;
+		buf = (const unsigned char *)ls.buf;
 	}
-	if (looks_like_pprof(buf, len)) {
+	if (ls.error) {
+		snprintf(err, errlen, "cannot read %s: %s", name, strerror(ls.error));
+	} else if (looks_like_pprof(buf, ls.end)) {
 		char why[400];
-		fr = readers__pprof(buf, len, why, sizeof(why));
+		fr = readers__pprof(buf, ls.end, why, sizeof(why));
 		if (!fr)
 			snprintf(err, errlen, "%s: %s", name, why);
-	} else if (len == 0) {
+	} else if (ls.end == 0) {
 		fr = frames__new();             /* an empty profile */
 	} else {
-		FILE *mem = fmemopen(buf, len, "r");
-		if (mem) {
-			fr = readers__folded(mem, name, err, errlen);
-			fclose(mem);
-		} else {
-			snprintf(err, errlen, "cannot read %s: %s", name, strerror(errno));
-		}
+		fr = parse_folded(&ls, name, err, errlen);
 	}
-	free(buf);
+	free(ls.buf);
 	return fr;
 }

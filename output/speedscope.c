@@ -1,5 +1,6 @@
-/* speedscope: the JSON file format of https://www.speedscope.app, written
- * with jansson.
+/* speedscope: the JSON file format of https://www.speedscope.app, as
+ * jansson writes it (JSON_COMPACT); jansson builds and escapes the frames
+ * and names, and the samples are written as they are walked.
  *
  * One "sampled" profile per thread, so speedscope's thread picker shows
  * each; frames are shared, one per function (and source file), so all
@@ -19,15 +20,31 @@
 #include "util/text.h"
 #include "util/xalloc.h"
 
+/* What is gathered before a byte is written: the frames (in the order a
+ * walk of the samples first meets them, as speedscope indexes them), each
+ * profile's name and total weight, and the samples as (stack, weight)
+ * records; the samples' JSON is then written a profile at a time. */
+struct sample {
+	uint32_t stack, slot;
+	uint32_t leaf;                  /* its leaf frame's index, or NO_LEAF */
+	uint64_t weight;
+};
+
+#define NO_LEAF UINT32_MAX
+#define NO_FRAME UINT32_MAX
+
 struct builder {
 	const struct frames *fr;
 	struct frame_ref *walk;
 	size_t walk_cap;
 	struct intern *frame_keys;      /* "func\0file" -> frame index */
+	uint32_t *of_line;              /* frame line -> frame index, NO_FRAME: not yet */
 	json_t *frames;
-	json_t **profiles;              /* by thread slot, created on first use */
+	char **names;                   /* by thread slot: the profile's name as JSON, or NULL */
 	uint64_t *ends;                 /* each profile's total weight */
 	size_t nslots;
+	struct sample *samples;
+	size_t nsamples, samples_cap;
 	bool failed;                    /* a frame or profile could not be built */
 };
 
@@ -46,6 +63,15 @@ static json_t *jstring(const char *s)
 	return j;
 }
 
+/* S as JSON text, escaped by jansson (free it); NULL when out of memory. */
+static char *jtext(const char *s)
+{
+	json_t *j = jstring(s);
+	char *text = j ? json_dumps(j, JSON_ENCODE_ANY | JSON_COMPACT) : NULL;
+	json_decref(j);
+	return text;
+}
+
 static bool add_frame(struct builder *b, const struct frame_line *f)
 {
 	json_t *fr = json_object();
@@ -57,7 +83,7 @@ static bool add_frame(struct builder *b, const struct frame_line *f)
 	return json_array_append_new(b->frames, fr) == 0;
 }
 
-static size_t frame_index(struct builder *b, const struct frame_line *f)
+static uint32_t frame_index(struct builder *b, const struct frame_line *f)
 {
 	struct strbuf key = { 0 };
 	strbuf__addf(&key, "%s%c%s", f->func, 0, f->file ? f->file : "");
@@ -70,20 +96,30 @@ static size_t frame_index(struct builder *b, const struct frame_line *f)
 		b->failed = true;
 		return 0;
 	}
-	return (size_t)id;
+	return (uint32_t)id;
 }
 
-static json_t *profile_for(struct builder *b, uint32_t slot)
+/* The frame index of a line of the profile (F is one of its lines, as the
+ * root-first walk gives them), found once. */
+static uint32_t line_index(struct builder *b, const struct frame_line *f)
+{
+	uint32_t i = (uint32_t)(f - frames__line(b->fr, 0));
+	if (b->of_line[i] == NO_FRAME)
+		b->of_line[i] = frame_index(b, f);
+	return b->of_line[i];
+}
+
+static bool profile_for(struct builder *b, uint32_t slot)
 {
 	if (slot >= b->nslots) {
 		size_t n = slot + 1;
-		b->profiles = xrealloc(b->profiles, n * sizeof(*b->profiles));
+		b->names = xrealloc(b->names, n * sizeof(*b->names));
 		b->ends = xrealloc(b->ends, n * sizeof(*b->ends));
-		memset(b->profiles + b->nslots, 0, (n - b->nslots) * sizeof(*b->profiles));
+		memset(b->names + b->nslots, 0, (n - b->nslots) * sizeof(*b->names));
 		memset(b->ends + b->nslots, 0, (n - b->nslots) * sizeof(*b->ends));
 		b->nslots = n;
 	}
-	if (!b->profiles[slot]) {
+	if (!b->names[slot]) {
 		char name[330], thread[160];
 		const struct stack_label *l = frames__label(b->fr, slot);
 		if (l && frames__several_processes(b->fr)) {
@@ -96,16 +132,14 @@ static json_t *profile_for(struct builder *b, uint32_t slot)
 		} else {
 			snprintf(name, sizeof(name), "all");
 		}
-		b->profiles[slot] = json_pack("{s:s, s:o, s:s, s:i, s:[], s:[]}", "type", "sampled",
-					      "name", jstring(name), "unit", "nanoseconds",
-					      "startValue", 0, "samples", "weights");
-		b->failed |= !b->profiles[slot];
+		b->names[slot] = jtext(name);
+		b->failed |= !b->names[slot];
 	}
-	return b->profiles[slot];
+	return b->names[slot] != NULL;
 }
 
 /* One sample of S weighing W (0: S's own weight). */
-static void add_stack(struct builder *b, const struct profile_info *info,
+static void add_stack(struct builder *b, const struct profile_info *info, uint32_t stack,
 		      const struct frame_stack *s, uint64_t w)
 {
 	if (!w)
@@ -115,20 +149,22 @@ static void add_stack(struct builder *b, const struct profile_info *info,
 	/* Stacks without a label (converted from folded text) share one
 	 * profile, after the labelled ones. */
 	uint32_t slot = s->label == FRAMES_NO_LABEL ? (uint32_t)frames__nlabels(b->fr) : s->label;
-	json_t *p = profile_for(b, slot);
-	if (!p)
+	if (!profile_for(b, slot))
 		return;
-	json_t *stack = json_array();
 	size_t n = frames__root_first(b->fr, s, &b->walk, &b->walk_cap);
 	for (size_t k = 0; k < n; k++)
-		json_array_append_new(stack, json_integer((json_int_t)frame_index(b, b->walk[k].line)));
+		line_index(b, b->walk[k].line);
 	char leaf[64];
+	uint32_t leaf_index = NO_LEAF;
 	if (output__leaf(info, s, leaf)) {
 		struct frame_line l = { leaf, NULL, 0 };
-		json_array_append_new(stack, json_integer((json_int_t)frame_index(b, &l)));
+		leaf_index = frame_index(b, &l);
 	}
-	json_array_append_new(json_object_get(p, "samples"), stack);
-	json_array_append_new(json_object_get(p, "weights"), json_integer((json_int_t)w));
+	if (b->nsamples == b->samples_cap) {
+		b->samples_cap = b->samples_cap ? 2 * b->samples_cap : 1024;
+		b->samples = xrealloc(b->samples, b->samples_cap * sizeof(*b->samples));
+	}
+	b->samples[b->nsamples++] = (struct sample){ stack, slot, leaf_index, w };
 	b->ends[slot] += w;
 }
 
@@ -143,16 +179,120 @@ static void add_in_order(struct builder *b, const struct profile_info *info,
 			if (r[i].stack >= frames__nstacks(b->fr))
 				continue;
 			frames__stack(b->fr, r[i].stack, &s);
-			add_stack(b, info, &s, (uint64_t)r[i].count * info->period_ns);
+			add_stack(b, info, r[i].stack, &s, (uint64_t)r[i].count * info->period_ns);
 		}
 	}
+}
+
+/* The samples of each profile, in the order they were added: indices
+ * into b->samples grouped by slot (a counting sort). */
+static uint32_t *by_slot(const struct builder *b, size_t *first)
+{
+	uint32_t *order = xmalloc((b->nsamples + 1) * sizeof(*order));
+	memset(first, 0, (b->nslots + 1) * sizeof(*first));
+	for (size_t i = 0; i < b->nsamples; i++)
+		first[b->samples[i].slot + 1]++;
+	for (size_t i = 0; i < b->nslots; i++)
+		first[i + 1] += first[i];
+	size_t *at = xmalloc((b->nslots + 1) * sizeof(*at));
+	memcpy(at, first, (b->nslots + 1) * sizeof(*at));
+	for (size_t i = 0; i < b->nsamples; i++)
+		order[at[b->samples[i].slot]++] = (uint32_t)i;
+	free(at);
+	return order;
+}
+
+/* ",N" (or "N" first): what strbuf__addf("%u") would add, for the
+ * millions of numbers a large profile has. */
+static void add_number(struct strbuf *sb, uint64_t v, bool comma)
+{
+	char buf[24], *p = buf + sizeof(buf);
+	do
+		*--p = (char)('0' + v % 10);
+	while (v /= 10);
+	if (comma)
+		*--p = ',';
+	strbuf__add(sb, p, (size_t)(buf + sizeof(buf) - p));
+}
+
+/* "[i,j,...]": a sample's frame indices, root first. */
+static void write_stack(struct output_stream *o, struct builder *b, const struct sample *sm)
+{
+	struct frame_stack s;
+	frames__stack(b->fr, sm->stack, &s);
+	size_t n = frames__root_first(b->fr, &s, &b->walk, &b->walk_cap);
+	strbuf__add(&o->sb, "[", 1);
+	for (size_t k = 0; k < n; k++)
+		add_number(&o->sb, line_index(b, b->walk[k].line), k > 0);
+	if (sm->leaf != NO_LEAF)
+		add_number(&o->sb, sm->leaf, n > 0);
+	strbuf__add(&o->sb, "]", 1);
+}
+
+static void write_profile(struct output_stream *o, struct builder *b, uint32_t slot,
+			  const uint32_t *order, size_t from, size_t to)
+{
+	strbuf__addf(&o->sb, "{\"type\":\"sampled\",\"name\":%s,\"unit\":\"nanoseconds\","
+		     "\"startValue\":0,\"samples\":[", b->names[slot]);
+	for (size_t i = from; i < to; i++) {
+		if (i > from)
+			strbuf__add(&o->sb, ",", 1);
+		write_stack(o, b, &b->samples[order[i]]);
+		output__flush(o, 0);
+	}
+	strbuf__add(&o->sb, "],\"weights\":[", 13);
+	for (size_t i = from; i < to; i++) {
+		uint64_t w = b->samples[order[i]].weight;
+		if (w <= INT64_MAX)
+			add_number(&o->sb, w, i > from);
+		else            /* as jansson prints it, a json_int_t */
+			strbuf__addf(&o->sb, i > from ? ",%lld" : "%lld", (long long)(json_int_t)w);
+		output__flush(o, 0);
+	}
+	strbuf__addf(&o->sb, "],\"endValue\":%lld}", (long long)(json_int_t)b->ends[slot]);
+}
+
+/* The file as jansson's compact dump of the whole object would be, written
+ * as it goes (a million samples as jansson values would take gigabytes):
+ * {"$schema", "shared": {"frames"}, "profiles", "name",
+ * "activeProfileIndex", "exporter"}. */
+static int write_all(int fd, struct builder *b, const char *frames, const char *name,
+		     const char *exporter)
+{
+	struct output_stream o = { .fd = fd };
+	size_t *first = xmalloc((b->nslots + 1) * sizeof(*first));
+	uint32_t *order = by_slot(b, first);
+	strbuf__addf(&o.sb, "{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\","
+		     "\"shared\":{\"frames\":%s},\"profiles\":[", frames);
+	int any = 0;
+	for (uint32_t slot = 0; slot < b->nslots; slot++) {
+		if (!b->names[slot])
+			continue;
+		if (any++)
+			strbuf__add(&o.sb, ",", 1);
+		write_profile(&o, b, slot, order, first[slot], first[slot + 1]);
+	}
+	strbuf__addf(&o.sb, "],\"name\":%s,\"activeProfileIndex\":0,\"exporter\":%s}", name,
+		     exporter);
+	int r = output__flush(&o, 1);
+	strbuf__free(&o.sb);
+	free(order);
+	free(first);
+	return r;
 }
 
 int speedscope__write(int fd, const struct frames *fr, const struct profile_info *info,
 		      char *err, size_t errlen)
 {
 	struct builder b = { .fr = fr, .frame_keys = intern__new(), .frames = json_array() };
-	json_t *profiles = json_array();
+	b.of_line = xmalloc((frames__nlines(fr) + 1) * sizeof(*b.of_line));
+	memset(b.of_line, 0xff, (frames__nlines(fr) + 1) * sizeof(*b.of_line));
+	char *frames = NULL, *name = NULL, *exporter = NULL;
+	int r = 0;
+	if (!b.frame_keys || !b.frames) {
+		b.failed = true;
+		goto built;
+	}
 	/* In time order when the run kept it (a thread's samples as its ticks
 	 * came: speedscope's time-order view is then true); else one sample
 	 * per counted stack, as with CPU weights, where order means nothing. */
@@ -163,31 +303,29 @@ int speedscope__write(int fd, const struct frames *fr, const struct profile_info
 		for (size_t i = 0; i < frames__nstacks(fr); i++) {
 			struct frame_stack s;
 			frames__stack(fr, i, &s);
-			add_stack(&b, info, &s, 0);
+			add_stack(&b, info, (uint32_t)i, &s, 0);
 		}
-	for (size_t i = 0; i < b.nslots; i++) {
-		if (!b.profiles[i])
-			continue;
-		json_object_set_new(b.profiles[i], "endValue", json_integer((json_int_t)b.ends[i]));
-		json_array_append_new(profiles, b.profiles[i]);
-	}
-	json_t *root = json_pack("{s:s, s:{s:o}, s:o, s:o, s:i, s:s}",
-				 "$schema", "https://www.speedscope.app/file-format-schema.json",
-				 "shared", "frames", b.frames, "profiles", profiles,
-				 "name", jstring(info->comment ? info->comment : "cprof-attach"),
-				 "activeProfileIndex", 0, "exporter", "cprof-attach " CPROF_VERSION);
-	int r = 0;
-	if (!root || !b.frame_keys || b.failed) {
+	frames = json_dumps(b.frames, JSON_COMPACT);
+	name = jtext(info->comment ? info->comment : "cprof-attach");
+	exporter = jtext("cprof-attach " CPROF_VERSION);
+built:
+	if (b.failed || !frames || !name || !exporter) {
 		r = -ENOMEM;
 		snprintf(err, errlen, "building the speedscope JSON: out of memory");
-	} else if (json_dumpfd(root, fd, JSON_COMPACT) != 0) {
-		r = errno ? -errno : -EIO;
+	} else if ((r = write_all(fd, &b, frames, name, exporter)) < 0) {
 		snprintf(err, errlen, "writing the speedscope JSON: %s", strerror(-r));
 	}
-	json_decref(root);
+	free(frames);
+	free(name);
+	free(exporter);
+	json_decref(b.frames);
 	intern__free(b.frame_keys);
+	for (size_t i = 0; i < b.nslots; i++)
+		free(b.names[i]);
+	free(b.names);
+	free(b.of_line);
+	free(b.samples);
 	free(b.walk);
-	free(b.profiles);
 	free(b.ends);
 	return r;
 }

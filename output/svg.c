@@ -52,111 +52,390 @@ struct node {
 	uint32_t first_child, next_sibling;     /* 0: none (node 0 is the root) */
 	uint32_t depth;
 	enum kind kind;
+	double x;                       /* where it starts, as a fraction of the width */
 };
 
+/* The flame graph's tree, made one depth at a time: the frames at depth
+ * D + 1 are the children of those at D, merged by (parent, name, module
+ * or kind), each stack walked one frame further per depth (a cursor per
+ * stack, struct walker).  Only the frames that will be drawn (MIN_WIDTH or
+ * wider: the widest are "thick") are kept, and only the stacks under them
+ * walked on, so the tree has at most WIDTH / MIN_WIDTH frames per depth
+ * however many stacks there are, and the work is bounded by the frames
+ * of the stacks that reach thick frames. */
 struct tree {
-	struct node *nodes;
+	struct node *nodes;             /* kept: wide enough to draw */
 	size_t n, cap;
-	struct intern *edges;           /* (parent, name, module or kind) -> node - 1 */
 	struct intern *names;           /* root and leaf names made here */
-	uint32_t max_depth;
+	struct intern *tokens;          /* (name, module or kind) -> token */
+	struct token *tok;
+	size_t ntok, tok_cap;
+	uint32_t max_depth;             /* of every frame, drawn or not */
 	uint64_t *label_weight;         /* per label: the program named in the title */
 	int has_off;                    /* some weight was off CPU */
+	int failed;                     /* out of memory */
 };
 
-/* What keys a child besides its parent and name: a frame's module, or a
- * marker of its kind, so that a thread named like a function is another
- * node.  Markers are never shown (the node's kind says what to print). */
-static const char context_key[] = "process or thread", syscall_key[] = "system call";
+/* What a frame is, apart from where: its name, and its module or a marker
+ * of its kind, so that a thread named like a function is another node.
+ * Markers are never shown (the node's kind says what to print). */
+struct token {
+	const char *name, *module;
+	enum kind kind;
+};
 
-static uint32_t child(struct tree *t, uint32_t parent, const char *name, const char *module,
-		      enum kind kind)
+static const char context_key[] = "process or thread", syscall_key[] = "system call",
+	no_module[] = "";
+
+#define NO_TOKEN UINT32_MAX
+
+static uint32_t token(struct tree *t, const char *name, const char *module, enum kind kind)
 {
 	const char *by = kind == KIND_CONTEXT ? context_key : kind == KIND_SYSCALL ? syscall_key : module;
-	const void *key[3] = { (void *)(uintptr_t)parent, name, by };
+	const void *key[2] = { name, by };
 	int added;
-	int64_t id = intern__add(t->edges, key, sizeof(key), &added);
-	if (id < 0)
-		return parent;
-	uint32_t nid = (uint32_t)id + 1;
-	if (!added)
-		return nid;
-	if (t->n == t->cap) {
-		t->cap *= 2;
-		t->nodes = xrealloc(t->nodes, t->cap * sizeof(*t->nodes));
+	int64_t id = intern__add(t->tokens, key, sizeof(key), &added);
+	if (id < 0) {
+		t->failed = 1;
+		return 0;
 	}
-	uint32_t depth = t->nodes[parent].depth + 1;
-	t->nodes[nid] = (struct node){ name, kind == KIND_FRAME ? module : "", 0, 0, 0,
-				       t->nodes[parent].first_child, depth, kind };
-	t->nodes[parent].first_child = nid;
-	if (depth > t->max_depth)
-		t->max_depth = depth;
-	t->n++;
-	return nid;
-}
-
-static void add(struct tree *t, uint32_t at, uint64_t count, uint64_t off)
-{
-	t->nodes[at].count += count;
-	t->nodes[at].off += off;
+	if (added) {
+		if (t->ntok == t->tok_cap) {
+			t->tok_cap = t->tok_cap ? 2 * t->tok_cap : 256;
+			t->tok = xrealloc(t->tok, t->tok_cap * sizeof(*t->tok));
+		}
+		t->tok[t->ntok++] = (struct token){ name, kind == KIND_FRAME ? module : "", kind };
+	}
+	return (uint32_t)id;
 }
 
 /* A name made here (a root or leaf frame), stored once. */
 static const char *made_name(struct tree *t, const char *s)
 {
 	int64_t id = intern__add(t->names, s, strlen(s), NULL);
-	return id < 0 ? NULL : intern__key(t->names, (size_t)id, NULL);
+	if (id < 0)
+		t->failed = 1;
+	return id < 0 ? "" : intern__key(t->names, (size_t)id, NULL);
 }
 
-/* The process and thread frames above the stack's own (output__roots). */
-static uint32_t root_nodes(struct tree *t, const struct frames *fr, const struct profile_info *info,
-			   const struct frame_stack *s, uint64_t count, uint64_t off)
+/* Per module name: its weight summed over every frame of it, drawn or
+ * not (the colours' order), and which kinds of frame the graph has. */
+struct colours {
+	struct intern *modules;         /* module name -> id */
+	uint64_t *weight;               /* id -> weight */
+	size_t *rank;                   /* id -> rank (0: first hue) */
+	size_t *order;                  /* rank -> id */
+	size_t n;
+	int has_none, has_context, has_syscall;
+};
+
+/* A stack being walked root first: its roots (process, thread), the
+ * lines of its locations from the last, its leaf (system call). */
+struct walker {
+	uint32_t stack;
+	uint32_t node;                  /* where it is: a kept node, then a new one's index */
+	uint32_t loc, line;             /* locations left; lines left in locs[loc] */
+	uint32_t leaf;                  /* its leaf's token, NO_TOKEN when none or walked */
+	uint8_t root, nroots;
+};
+
+struct build {
+	struct tree *t;
+	struct colours *c;
+	const struct frames *fr;
+	const struct profile_info *info;
+	uint32_t *of_line;              /* frame line -> token, NO_TOKEN: not yet */
+	int32_t *colour_of;             /* frames' module -> colours id, -1: not yet */
+	uint32_t (*roots)[3];           /* per label: how many roots, their tokens */
+	struct walker *w;
+	size_t nw;
+	double total;                   /* the root's weight */
+};
+
+/* Weights of a stack: all of it, and the part off CPU (a sample of a
+ * thread not running; in the CPU view every unit of weight is CPU time:
+ * nothing is off). */
+static uint64_t weights(const struct build *b, const struct frame_stack *s, uint64_t *off)
 {
-	char roots[2][160];
-	uint32_t at = 0;
-	size_t n = output__roots(fr, info, s, roots);
-	for (size_t i = 0; i < n; i++) {
-		const char *name = made_name(t, roots[i]);
-		if (!name)
+	uint64_t count = stack_weight(b->info, s);
+	*off = !b->info->weight_cpu && s->state != 'R' ? count : 0;
+	return count;
+}
+
+static uint32_t line_token(struct build *b, const struct frame_loc *l, uint32_t j)
+{
+	if (b->of_line[l->first + j] == NO_TOKEN) {
+		const struct frame_module *m = frames__module(b->fr, l->module);
+		b->of_line[l->first + j] = token(b->t, frames__line(b->fr, l->first + j)->func,
+						 m ? m->name : no_module, KIND_FRAME);
+	}
+	return b->of_line[l->first + j];
+}
+
+static void add_module_weight(struct build *b, int32_t module, uint64_t count)
+{
+	const struct frame_module *m = frames__module(b->fr, module);
+	if (!m || !*m->name) {
+		b->c->has_none = 1;
+		return;
+	}
+	if (b->colour_of[module] < 0) {
+		int64_t id = intern__add(b->c->modules, m->name, strlen(m->name), NULL);
+		if (id < 0) {
+			b->t->failed = 1;
+			return;
+		}
+		if ((size_t)id >= b->c->n) {
+			b->c->weight = xrealloc(b->c->weight, ((size_t)id + 1) * sizeof(*b->c->weight));
+			b->c->weight[id] = 0;
+			b->c->n = (size_t)id + 1;
+		}
+		b->colour_of[module] = (int32_t)id;
+	}
+	b->c->weight[b->colour_of[module]] += count;
+}
+
+/* A stack's walker, and what the whole graph takes from it: the root's
+ * weight, the depth, the module weights, the label's weight. */
+static void start_stack(struct build *b, uint32_t i, const struct frame_stack *s)
+{
+	struct tree *t = b->t;
+	uint64_t off, count = weights(b, s, &off);
+	t->has_off |= off > 0;
+	if (s->label < frames__nlabels(b->fr)) {
+		t->label_weight[s->label] += count;
+		if (b->roots[s->label][0] == NO_TOKEN) {
+			char roots[2][160];
+			size_t nr = output__roots(b->fr, b->info, s, roots);
+			b->roots[s->label][0] = (uint32_t)nr;
+			for (size_t k = 0; k < nr; k++)
+				b->roots[s->label][1 + k] = token(t, made_name(t, roots[k]), "",
+								  KIND_CONTEXT);
+		}
+	}
+	t->nodes[0].count += count;
+	t->nodes[0].off += off;
+	struct walker w = { i, 0, (uint32_t)s->n, 0, NO_TOKEN, 0,
+			    s->label < frames__nlabels(b->fr) ? (uint8_t)b->roots[s->label][0] : 0 };
+	b->c->has_context |= w.nroots > 0;
+	size_t depth = w.nroots;
+	for (size_t k = 0; k < s->n; k++) {
+		const struct frame_loc *l = frames__loc(b->fr, s->locs[k]);
+		for (uint32_t j = 0; j < l->n; j++)
+			line_token(b, l, j);
+		depth += l->n;
+		if (l->n)
+			add_module_weight(b, l->module, count * l->n);
+	}
+	char leaf[64];
+	if (output__leaf(b->info, s, leaf)) {
+		w.leaf = token(t, made_name(t, leaf), "", KIND_SYSCALL);
+		b->c->has_syscall = 1;
+		depth++;
+	}
+	if (depth > t->max_depth)
+		t->max_depth = (uint32_t)depth;
+	b->w[b->nw++] = w;
+}
+
+/* The walker's next frame (token), or NO_TOKEN at the stack's end. */
+static uint32_t step(struct build *b, struct walker *w, const struct frame_stack *s)
+{
+	if (w->root < w->nroots)
+		return b->roots[s->label][1 + w->root++];
+	while (!w->line && w->loc)
+		w->line = frames__loc(b->fr, s->locs[--w->loc])->n;
+	if (w->line)
+		return line_token(b, frames__loc(b->fr, s->locs[w->loc]), --w->line);
+	uint32_t leaf = w->leaf;
+	w->leaf = NO_TOKEN;
+	return leaf;
+}
+/* A frame of the depth being made, drawn or not. */
+struct fresh {
+	uint32_t parent, tok;
+	uint64_t count, off;
+	uint32_t elder;                 /* its parent's child made before it, or NONE */
+	uint32_t node;                  /* its kept node, or NONE */
+};
+
+#define NONE UINT32_MAX
+
+struct level {
+	struct fresh *f;
+	size_t n, cap;
+	uint32_t *slots;                /* open addressing: (parent, token) -> f index */
+	size_t nslots;
+	uint32_t *newest;               /* per parent (node - first): its newest child */
+	size_t newest_cap;
+	uint32_t *kids;
+	size_t kids_cap;
+};
+
+/* The child TOK of kept node PARENT at this depth, made if new. */
+static uint32_t fresh(struct level *lv, uint32_t parent, uint32_t tok, uint32_t first)
+{
+	uint64_t h = ((uint64_t)parent << 32 | tok) * 0x9e3779b97f4a7c15ull;
+	size_t mask = lv->nslots - 1, i = (size_t)(h >> 32) & mask;
+	for (;; i = (i + 1) & mask) {
+		uint32_t f = lv->slots[i];
+		if (f == NONE)
 			break;
-		at = child(t, at, name, "", KIND_CONTEXT);
-		add(t, at, count, off);
+		if (lv->f[f].parent == parent && lv->f[f].tok == tok)
+			return f;
 	}
-	return at;
+	if (lv->n == lv->cap) {
+		lv->cap = lv->cap ? 2 * lv->cap : 1024;
+		lv->f = xrealloc(lv->f, lv->cap * sizeof(*lv->f));
+	}
+	uint32_t f = (uint32_t)lv->n++;
+	lv->f[f] = (struct fresh){ parent, tok, 0, 0, lv->newest[parent - first], NONE };
+	lv->newest[parent - first] = f;
+	lv->slots[i] = f;
+	return f;
 }
 
-static void build_tree(struct tree *t, const struct frames *fr, const struct profile_info *info)
+struct kid_order {
+	const struct tree *t;
+	const struct fresh *f;
+};
+
+/* Children in name order; of two with one name (a function in two
+ * modules), the one made later first.  (Made in the order the stacks
+ * first reach them, kept newest first and sorted stably by name, as this
+ * writer always has.) */
+static int by_name(const void *pa, const void *pb, void *arg)
 {
-	struct frame_ref *walk = NULL;
-	size_t cap = 0;
-	for (size_t i = 0; i < frames__nstacks(fr); i++) {
-		struct frame_stack s;
-		frames__stack(fr, i, &s);
-		uint64_t count = stack_weight(info, &s);
-		if (!count)
-			continue;
-		/* Off CPU: a sample of a thread not running.  In the CPU view
-		 * every unit of weight is CPU time: nothing is off. */
-		uint64_t off = !info->weight_cpu && s.state != 'R' ? count : 0;
-		t->has_off |= off > 0;
-		if (s.label < frames__nlabels(fr))
-			t->label_weight[s.label] += count;
-		add(t, 0, count, off);
-		uint32_t at = root_nodes(t, fr, info, &s, count, off);
-		size_t n = frames__root_first(fr, &s, &walk, &cap);
-		for (size_t k = 0; k < n; k++) {
-			at = child(t, at, walk[k].line->func, walk[k].module ? walk[k].module->name : "",
-				   KIND_FRAME);
-			add(t, at, count, off);
+	const struct kid_order *k = arg;
+	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+	int d = strcmp(k->t->tok[k->f[a].tok].name, k->t->tok[k->f[b].tok].name);
+	return d ? d : (a < b) - (a > b);
+}
+
+static int wide_enough(double count, double total)
+{
+	return !(count / total * FRAME_W < MIN_WIDTH);
+}
+
+/* Keeps the children of kept node P that are wide enough, in name order,
+ * each at the x where its elder siblings (drawn or not) end. */
+static void place_kids(struct build *b, struct level *lv, uint32_t p, uint32_t first)
+{
+	struct tree *t = b->t;
+	size_t k = 0;
+	for (uint32_t f = lv->newest[p - first]; f != NONE; f = lv->f[f].elder) {
+		if (k == lv->kids_cap) {
+			lv->kids_cap = lv->kids_cap ? 2 * lv->kids_cap : 64;
+			lv->kids = xrealloc(lv->kids, lv->kids_cap * sizeof(*lv->kids));
 		}
-		char leaf[64];
-		const char *name = output__leaf(info, &s, leaf) ? made_name(t, leaf) : NULL;
-		if (name) {
-			at = child(t, at, name, "", KIND_SYSCALL);
-			add(t, at, count, off);
+		lv->kids[k++] = f;
+	}
+	struct kid_order ko = { t, lv->f };
+	qsort_r(lv->kids, k, sizeof(*lv->kids), by_name, &ko);
+	double x = t->nodes[p].x;
+	uint32_t prev = 0;              /* the last child kept (the root is no one's) */
+	for (size_t i = 0; i < k; i++) {
+		struct fresh *f = &lv->f[lv->kids[i]];
+		double at = x;
+		x += (double)f->count / b->total;
+		if (!wide_enough((double)f->count, b->total))
+			continue;
+		if (t->n == t->cap) {
+			t->cap *= 2;
+			t->nodes = xrealloc(t->nodes, t->cap * sizeof(*t->nodes));
+		}
+		const struct token *tk = &t->tok[f->tok];
+		uint32_t id = (uint32_t)t->n++;
+		f->node = id;
+		t->nodes[id] = (struct node){ tk->name, tk->module, f->count, f->off, 0, 0,
+					      t->nodes[p].depth + 1, tk->kind, at };
+		*(prev ? &t->nodes[prev].next_sibling : &t->nodes[p].first_child) = id;
+		prev = id;
+	}
+}
+
+/* Makes the kept nodes one deeper than [FIRST, END), the nodes the
+ * walkers are at, and moves the walkers under them (dropping the others). */
+static void grow(struct build *b, struct level *lv, uint32_t first, uint32_t end)
+{
+	size_t nslots = 1024;
+	while (nslots < 2 * b->nw)
+		nslots *= 2;
+	if (nslots > lv->nslots) {
+		free(lv->slots);
+		lv->slots = xmalloc(nslots * sizeof(*lv->slots));
+	}
+	lv->nslots = nslots;
+	memset(lv->slots, 0xff, nslots * sizeof(*lv->slots));
+	if (end - first > lv->newest_cap) {
+		lv->newest_cap = 2 * (end - first);
+		lv->newest = xrealloc(lv->newest, lv->newest_cap * sizeof(*lv->newest));
+	}
+	memset(lv->newest, 0xff, (end - first) * sizeof(*lv->newest));
+	lv->n = 0;
+	for (size_t i = 0; i < b->nw; i++) {
+		struct walker *w = &b->w[i];
+		struct frame_stack s;
+		uint64_t off;
+		frames__stack(b->fr, w->stack, &s);
+		uint32_t tok = step(b, w, &s);
+		if (tok == NO_TOKEN) {
+			w->node = NONE;
+			continue;
+		}
+		uint32_t f = fresh(lv, w->node, tok, first);
+		lv->f[f].count += weights(b, &s, &off);
+		lv->f[f].off += off;
+		w->node = f;
+	}
+	for (uint32_t p = first; p < end; p++)
+		place_kids(b, lv, p, first);
+	size_t kept = 0;
+	for (size_t i = 0; i < b->nw; i++) {
+		struct walker *w = &b->w[i];
+		if (w->node != NONE && lv->f[w->node].node != NONE) {
+			w->node = lv->f[w->node].node;
+			b->w[kept++] = *w;
 		}
 	}
-	free(walk);
+	b->nw = kept;
+}
+
+static int build_tree(struct tree *t, struct colours *c, const struct frames *fr,
+		      const struct profile_info *info)
+{
+	size_t nstacks = frames__nstacks(fr);
+	struct build b = { .t = t, .c = c, .fr = fr, .info = info };
+	struct level lv = { 0 };
+	b.of_line = xmalloc((frames__nlines(fr) + 1) * sizeof(*b.of_line));
+	memset(b.of_line, 0xff, (frames__nlines(fr) + 1) * sizeof(*b.of_line));
+	b.colour_of = xmalloc((frames__nmodules(fr) + 1) * sizeof(*b.colour_of));
+	memset(b.colour_of, 0xff, (frames__nmodules(fr) + 1) * sizeof(*b.colour_of));
+	b.roots = xmalloc((frames__nlabels(fr) + 1) * sizeof(*b.roots));
+	memset(b.roots, 0xff, (frames__nlabels(fr) + 1) * sizeof(*b.roots));
+	b.w = xmalloc((nstacks + 1) * sizeof(*b.w));
+	for (size_t i = 0; i < nstacks; i++) {
+		struct frame_stack s;
+		uint64_t off;
+		frames__stack(fr, i, &s);
+		if (weights(&b, &s, &off))
+			start_stack(&b, (uint32_t)i, &s);
+	}
+	b.total = (double)t->nodes[0].count;
+	for (uint32_t first = 0, end = 1; b.nw && b.total > 0 && !t->failed && first < end;) {
+		grow(&b, &lv, first, end);
+		first = end;
+		end = (uint32_t)t->n;
+	}
+	free(lv.f);
+	free(lv.slots);
+	free(lv.newest);
+	free(lv.kids);
+	free(b.of_line);
+	free(b.colour_of);
+	free(b.roots);
+	free(b.w);
+	return t->failed ? -ENOMEM : 0;
 }
 
 /* S, at most MAX characters of it, as XML text or attribute value (either
@@ -218,14 +497,6 @@ static const struct rgb palette[] = {
 static const struct rgb other_colour = { 176, 160, 144 }, none_colour = { 190, 190, 190 },
 	context_colour = { 196, 204, 220 }, syscall_colour = { 138, 150, 164 };
 
-struct colours {
-	struct intern *modules;         /* module name -> id */
-	size_t *rank;                   /* id -> rank (0: first hue) */
-	size_t *order;                  /* rank -> id */
-	size_t n;
-	int has_none, has_context, has_syscall;
-};
-
 struct module_weight { size_t id; uint64_t weight; int main; const char *name; };
 
 static int by_weight(const void *pa, const void *pb)
@@ -238,42 +509,15 @@ static int by_weight(const void *pa, const void *pb)
 	return strcmp(a->name, b->name);
 }
 
-static int colours(struct colours *c, const struct tree *t, const struct frames *fr)
+/* Ranks the modules (build_tree weighed them). */
+static void colours(struct colours *c, const struct frames *fr)
 {
 	const struct frame_module *m = frames__module(fr, frames__main_module(fr));
-	struct module_weight *w = NULL;
-	size_t cap = 0;
-	int r = 0;
-	c->modules = intern__new();
-	if (!c->modules)
-		return -ENOMEM;
-	for (size_t i = 1; i < t->n; i++) {
-		const struct node *nd = &t->nodes[i];
-		c->has_context |= nd->kind == KIND_CONTEXT;
-		c->has_syscall |= nd->kind == KIND_SYSCALL;
-		if (nd->kind != KIND_FRAME)
-			continue;
-		if (!*nd->module) {
-			c->has_none = 1;
-			continue;
-		}
-		int added;
-		int64_t id = intern__add(c->modules, nd->module, strlen(nd->module), &added);
-		if (id < 0) {
-			r = -ENOMEM;
-			goto out;
-		}
-		if (added) {
-			if ((size_t)id == cap) {
-				cap = cap ? 2 * cap : 16;
-				w = xrealloc(w, cap * sizeof(*w));
-			}
-			w[id] = (struct module_weight){ (size_t)id, 0, m && !strcmp(m->name, nd->module),
-							nd->module };
-		}
-		w[id].weight += nd->count;
+	struct module_weight *w = xcalloc(c->n + 1, sizeof(*w));
+	for (size_t i = 0; i < c->n; i++) {
+		const char *name = intern__key(c->modules, i, NULL);
+		w[i] = (struct module_weight){ i, c->weight[i], m && !strcmp(m->name, name), name };
 	}
-	c->n = intern__count(c->modules);
 	c->rank = xcalloc(c->n + 1, sizeof(*c->rank));
 	c->order = xcalloc(c->n + 1, sizeof(*c->order));
 	if (c->n)
@@ -282,9 +526,7 @@ static int colours(struct colours *c, const struct tree *t, const struct frames 
 		c->rank[w[i].id] = i;
 		c->order[i] = w[i].id;
 	}
-out:
 	free(w);
-	return r;
 }
 
 /* The module's colour by rank: RANK NPALETTE and above are "other". */
@@ -334,16 +576,11 @@ static struct rgb frame_fill(const struct colours *c, const struct node *nd)
 struct emit {
 	struct tree *t;
 	const struct colours *c;
-	struct strbuf *sb;
+	struct output_stream *o;
+	struct strbuf *sb;              /* o's */
 	double total;
 	const char *unit;               /* "samples", or "us CPU" with --cpu */
 };
-
-static int by_name(const void *a, const void *b, void *arg)
-{
-	const struct node *nodes = arg;
-	return strcmp(nodes[*(const uint32_t *)a].name, nodes[*(const uint32_t *)b].name);
-}
 
 /* " (N samples, P%, off CPU)": what the title says after the name. */
 static void add_counts(struct emit *e, const struct node *nd)
@@ -399,52 +636,31 @@ static void emit_frame(struct emit *e, uint32_t id, double x)
 	strbuf__addf(e->sb, "</text></g>\n");
 }
 
-/* Depth first, children in name order, each at the x where its siblings
- * before it end: the order a recursive walk would take, with a stack of
- * our own, so that a stack 100,000 frames deep costs memory, not our
- * thread's stack. */
-struct pending {
-	uint32_t id;
-	double x;
-};
-
-static void emit_tree(struct emit *e, uint32_t root, double x0)
+/* Depth first, children in name order (as build_tree linked them): the
+ * order a recursive walk would take, with a stack of our own, so that a
+ * stack 100,000 frames deep costs memory, not our thread's stack.  The
+ * file is written as it goes. */
+static void emit_tree(struct emit *e)
 {
-	struct pending *todo = xmalloc(64 * sizeof(*todo));
-	size_t n = 0, cap = 64, kids_cap = 0;
-	uint32_t *kids = NULL;
-	todo[n++] = (struct pending){ root, x0 };
+	const struct node *nodes = e->t->nodes;
+	uint32_t *todo = xmalloc((e->t->n + 1) * sizeof(*todo));
+	size_t n = 0;
+	todo[n++] = 0;
 	while (n) {
-		struct pending p = todo[--n];
-		const struct node *nd = &e->t->nodes[p.id];
-		if ((double)nd->count / e->total * FRAME_W < MIN_WIDTH)
-			continue;
-		emit_frame(e, p.id, p.x);
+		uint32_t id = todo[--n];
+		emit_frame(e, id, nodes[id].x);
+		output__flush(e->o, 0);
+		/* Pushed last child first, so that the first pops first. */
 		size_t k = 0;
-		for (uint32_t c = nd->first_child; c; c = e->t->nodes[c].next_sibling)
-			k++;
-		if (k > kids_cap) {
-			kids_cap = k * 2;
-			kids = xrealloc(kids, kids_cap * sizeof(*kids));
-		}
-		k = 0;
-		for (uint32_t c = nd->first_child; c; c = e->t->nodes[c].next_sibling)
-			kids[k++] = c;
-		qsort_r(kids, k, sizeof(*kids), by_name, e->t->nodes);
-		if (n + k > cap) {
-			cap = (n + k) * 2;
-			todo = xrealloc(todo, cap * sizeof(*todo));
-		}
-		/* Pushed last child first, so that the first pops first; each
-		 * at the sum of its elder siblings' widths, added in order. */
-		double x = p.x;
-		for (size_t i = 0; i < k; i++) {
-			todo[n + k - 1 - i] = (struct pending){ kids[i], x };
-			x += (double)e->t->nodes[kids[i]].count / e->total;
+		for (uint32_t c = nodes[id].first_child; c; c = nodes[c].next_sibling)
+			todo[n + k++] = c;
+		for (size_t i = 0; i < k / 2; i++) {
+			uint32_t tmp = todo[n + i];
+			todo[n + i] = todo[n + k - 1 - i];
+			todo[n + k - 1 - i] = tmp;
 		}
 		n += k;
 	}
-	free(kids);
 	free(todo);
 }
 
@@ -691,38 +907,39 @@ static void write_svg(struct strbuf *sb, const struct tree *t, const struct colo
 int svg__write(int fd, const struct frames *fr, const struct profile_info *info,
 	       char *err, size_t errlen)
 {
-	struct tree t = { .cap = 1024, .edges = intern__new(), .names = intern__new() };
-	struct colours c = { 0 };
-	struct strbuf sb = { 0 };
+	struct tree t = { .cap = 1024, .names = intern__new(), .tokens = intern__new() };
+	struct colours c = { .modules = intern__new() };
+	struct output_stream o = { .fd = fd };
 	int r = 0;
 	t.nodes = xcalloc(t.cap, sizeof(*t.nodes));
+	t.nodes[0].module = "";
 	t.label_weight = xcalloc(frames__nlabels(fr) + 1, sizeof(*t.label_weight));
 	t.n = 1;
-	if (!t.edges || !t.names) {
+	if (!t.names || !t.tokens || !c.modules || build_tree(&t, &c, fr, info) < 0) {
 		r = -ENOMEM;
 		goto out;
 	}
-	build_tree(&t, fr, info);
-	if ((r = colours(&c, &t, fr)) < 0)
-		goto out;
-	write_svg(&sb, &t, &c, fr, info);
+	colours(&c, fr);
+	write_svg(&o.sb, &t, &c, fr, info);
 	if (t.nodes[0].count) {
-		struct emit e = { &t, &c, &sb, (double)t.nodes[0].count,
+		struct emit e = { &t, &c, &o, &o.sb, (double)t.nodes[0].count,
 				  info->weight_cpu ? "us CPU" : "samples" };
-		emit_tree(&e, 0, 0);
+		emit_tree(&e);
 	}
-	strbuf__addf(&sb, "%s</svg>\n", script);
-	r = output__write_all(fd, sb.s, sb.len);
+	strbuf__addf(&o.sb, "%s</svg>\n", script);
+	r = output__flush(&o, 1);
 out:
 	if (r < 0)
 		snprintf(err, errlen, "writing the flame graph: %s", strerror(-r));
 	intern__free(c.modules);
+	free(c.weight);
 	free(c.rank);
 	free(c.order);
-	intern__free(t.edges);
 	intern__free(t.names);
+	intern__free(t.tokens);
+	free(t.tok);
 	free(t.label_weight);
 	free(t.nodes);
-	strbuf__free(&sb);
+	strbuf__free(&o.sb);
 	return r;
 }

@@ -17,6 +17,12 @@ static void reserve(struct strbuf *sb, size_t extra)
 	sb->cap = cap;
 }
 
+char *strbuf__room(struct strbuf *sb, size_t len)
+{
+	reserve(sb, len);
+	return sb->s + sb->len;
+}
+
 void strbuf__add(struct strbuf *sb, const char *s, size_t len)
 {
 	reserve(sb, len);

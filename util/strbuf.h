@@ -12,6 +12,9 @@ struct strbuf {
 void strbuf__addf(struct strbuf *sb, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void strbuf__add(struct strbuf *sb, const char *s, size_t len);
+/* Room for LEN more bytes at the end: the caller writes them there, then
+ * adds LEN to sb->len (binary data: no NUL is kept after them). */
+char *strbuf__room(struct strbuf *sb, size_t len);
 void strbuf__reset(struct strbuf *sb);
 void strbuf__free(struct strbuf *sb);
 

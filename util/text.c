@@ -43,6 +43,21 @@ static size_t next_unit(const unsigned char *s, size_t len, bool *show)
 	return need;
 }
 
+/* True if the 8 bytes at P are all printable ASCII (0x20-0x7e), a word
+ * at a time; may say false of some that are (the caller then looks byte by
+ * byte), never true of one that is not.  (Bit tricks: a byte below 0x20
+ * borrows from its top bit; one of 0x7f or above sets it when 1 is added,
+ * or has it.) */
+static bool plain8(const unsigned char *p)
+{
+	const uint64_t ones = 0x0101010101010101ull, top = 0x8080808080808080ull;
+	uint64_t x;
+	memcpy(&x, p, 8);
+	uint64_t below = (x - 0x20 * ones) & ~x & top;
+	uint64_t above = ((x + ones) | x) & top;
+	return !(below | above);
+}
+
 size_t text__clean(char *dst, size_t size, const char *src, size_t len)
 {
 	const unsigned char *s = (const unsigned char *)src;
@@ -50,6 +65,23 @@ size_t text__clean(char *dst, size_t size, const char *src, size_t len)
 	if (size == 0)
 		return 0;
 	while (in < len) {
+		/* A run of printable ASCII, the common case, in one move. */
+		size_t run = 0;
+		while (in + run + 8 <= len && plain8(s + in + run))
+			run += 8;
+		while (in + run < len && s[in + run] >= 0x20 && s[in + run] < 0x7f)
+			run++;
+		if (run) {
+			if (out + run > size - 1)
+				run = size - 1 - out;
+			if (dst + out != src + in)
+				memmove(dst + out, s + in, run);
+			out += run;
+			in += run;
+			if (out == size - 1)
+				break;
+			continue;
+		}
 		bool show;
 		size_t n = next_unit(s + in, len - in, &show);
 		size_t put = show ? n : 1;
@@ -72,6 +104,10 @@ bool text__valid(const char *s, size_t len)
 	const unsigned char *u = (const unsigned char *)s;
 	for (size_t i = 0; i < len;) {
 		bool show;
+		if (i + 8 <= len && plain8(u + i)) {
+			i += 8;
+			continue;
+		}
 		if (u[i] >= 0x20 && u[i] < 0x7f) {      /* the common case */
 			i++;
 			continue;
