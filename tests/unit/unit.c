@@ -359,7 +359,7 @@ static void test_pprof(void)
 	add(st, 0, 'S', a, 2, 1, 0);
 	add(st, 1, 'R', b, 3, 1, 7000000);
 	add(st, 1, 'R', b, 3, 1, 3000000);
-	struct stack_label threads[] = { { 0, 10, "", "main" }, { 0, 11, "", "worker" } };
+	struct stack_label threads[] = { { 0, 10, 0, "", "main" }, { 0, 11, 0, "", "worker" } };
 	stacks__set_label(st, 0, &threads[0]);
 	stacks__set_label(st, 1, &threads[1]);
 	const struct modules *spaces[] = { ms };
@@ -627,8 +627,8 @@ static void test_svg(void)
 			     frames__add_loc(fr, 0x1200, mod, &nap, 1) };
 	struct stack_label l = { 42, 42, 0, "prog", "prog" };
 	uint32_t label = frames__add_label(fr, &l);
-	frames__add_stack(fr, &(struct frame_stack){ label, 'R', -1, &locs[0], 1, 1, 10000000 });
-	frames__add_stack(fr, &(struct frame_stack){ label, 'S', -1, &locs[1], 1, 2, 0 });
+	frames__add_stack(fr, &(struct frame_stack){ label, 'R', -1, NULL, &locs[0], 1, 1, 10000000 });
+	frames__add_stack(fr, &(struct frame_stack){ label, 'S', -1, NULL, &locs[1], 1, 2, 0 });
 	struct profile_info info = { .period_ns = 10101010, .duration_ns = 2000000000 };
 	char *t = svg_text(fr, &info);
 	check(strstr(t, ">Wall-clock flame graph of prog (PID 42): 2.0 s, 3 samples</text>") != NULL,
@@ -646,8 +646,8 @@ static void test_svg(void)
 	      !strstr(t, "off CPU"), "svg: --cpu: the title says CPU time; nothing is off CPU");
 	free(t);
 	info.weight_cpu = 0;
-	struct stack_label l2 = { 43, 43, "other", "other" };
-	frames__add_stack(fr, &(struct frame_stack){ frames__add_label(fr, &l2), 'R', -1, &locs[0], 1,
+	struct stack_label l2 = { 43, 43, 0, "other", "other" };
+	frames__add_stack(fr, &(struct frame_stack){ frames__add_label(fr, &l2), 'R', -1, NULL, &locs[0], 1,
 						     1, 0 });
 	t = svg_text(fr, &info);
 	check(strstr(t, ">Wall-clock flame graph of 2 processes: 2.0 s, 4 samples</text>") != NULL,
