@@ -151,8 +151,11 @@ static void read_proc(struct dump *d)
 		if (fd >= 0)
 			close(fd);
 		double at = last_ran_ms(d, ti->label->tid);
-		if (ti->blocked && at >= 0 && d->now_ms >= at)
-			ti->off_cpu_ms = d->now_ms - at;
+		/* Each CPU's scheduler clock is its own: a thread that ran just
+		 * before our own last start, on another CPU, may show a start a
+		 * hair after it.  That is no time off the CPU, not an unknown. */
+		if (ti->blocked && at >= 0)
+			ti->off_cpu_ms = d->now_ms > at ? d->now_ms - at : 0;
 	}
 	for (size_t i = 0; i < d->n; i++)
 		find_owner(d, &d->t[i]);
