@@ -377,8 +377,11 @@ static void go_take(struct sampler *s, struct goview *v, const struct go_rec *re
 	regs.rip = r.pc;
 	regs.rsp = r.sp;
 	regs.rbp = r.bp;
+	/* The whole stack up to g.stack.hi was copied unless GO_STACK_MAX cut
+	 * it: only then is a read past the copy a stack too short (marked
+	 * [truncated]). */
 	struct unwind_input in = { &regs, false, r.sp, v->stack, len,
-				   len == GO_STACK_MAX ? GO_STACK_MAX + 1 : len };
+				   len == GO_STACK_MAX ? len : len + 1 };
 	struct space *sp = due_scan(s, space_for(s, v->space, v->pid), v->space, v->pid);
 	size_t depth = 0;
 	enum unwind_status st = sp->uw ? unwinder__unwind(sp->uw, &in, s->pcs,
