@@ -1,0 +1,425 @@
+#include "sample/internal.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "goroutine/goroutines.h"
+#include "module/modules.h"
+#include "profile/stacks.h"
+#include "profile/timeline.h"
+#include "unwind/unwinder.h"
+#include "util/xalloc.h"
+
+/* The goroutine view of a Go program (see sample/internal.h).
+ * A Go program runs thousands of goroutines on a handful of threads, most
+ * of them parked in runtime.futex or runtime.epollwait: the threads say
+ * nothing of the goroutines waiting on a lock or a channel.  With
+ * cfg.goroutines the sampling unit is the goroutine, as in fgprof and
+ * runtime.GoroutineProfile: at every tick every user goroutine is counted
+ * once.  A running one is its thread's sample (taken as today: the stack
+ * ends at runtime.goexit); the others are unwound from the context they
+ * will resume from (g.sched: PC, SP, BP) over a copy of their stack, read
+ * while the program runs (goroutine/goroutines.h): no thread stops for
+ * them.  The record is read again after the copy; a goroutine that moved
+ * in between is read once more, then counted lost.  One that is still
+ * waiting where it waited at its last sample (same status, reason, SP,
+ * PC and stack) has the same stack: it is counted again without a copy. */
+
+#define GO_SLOT_BASE (1u << 20)         /* above every thread slot */
+#define GO_MAX_SLOTS 4096               /* then one slot per goroutine function */
+#define GO_STACK_MAX (256u << 10)
+#define GO_SWEEP_TICKS 64
+
+struct go_entry {
+	int64_t goid;                   /* 0: empty */
+	uint64_t g, sp, pc, lo, hi;
+	uint32_t status;
+	uint8_t reason;
+	int64_t id;                     /* the stack counted last (reusable), or -1 */
+	int rooted;
+	uint32_t slot;
+	uint64_t seen;                  /* the scan that last saw it */
+};
+
+/* What the last scan decided for the g at an index of allgs: its record
+ * unchanged, the same holds (goroutines__scan's .unchanged). */
+enum { GX_NONE, GX_SKIP, GX_REUSE, GX_RUNNING };
+struct go_idx {
+	uint8_t kind;
+	uint8_t rooted;                 /* GX_REUSE: the stack reached its root */
+	int64_t goid;
+	uint32_t slot;
+	int64_t id;                     /* GX_REUSE: the stack id */
+	pid_t tid;                      /* GX_RUNNING: its thread */
+};
+
+struct goview {
+	struct goroutines *gs;
+	struct go_idx *idx;             /* by allgs index */
+	size_t nidx;
+	pid_t pid;
+	uint32_t space;                 /* the target's id of its address space */
+	struct go_entry *tab;           /* open addressing by goid */
+	size_t cap, n;
+	uint64_t scan;
+	struct { pid_t tid; uint32_t slot; } *running;  /* this tick's */
+	size_t nrunning, running_cap;
+	uint32_t nslots;
+	struct { const char *fn; uint32_t slot; } pooled[256];
+	size_t npooled;
+	uint32_t go_running;            /* stacks__go_state("running") */
+	unsigned char *stack;
+	char comm[64];
+};
+
+static size_t go_hash(int64_t goid, size_t cap)
+{
+	return (size_t)(((uint64_t)goid * 0x9e3779b97f4a7c15ull) >> 20) & (cap - 1);
+}
+
+static struct go_entry *go_find(struct goview *v, int64_t goid, bool add)
+{
+	if (add && (v->n + 1) * 2 > v->cap) {
+		struct go_entry *old = v->tab;
+		size_t oldcap = v->cap;
+		v->cap = v->cap ? v->cap * 2 : 1024;
+		v->tab = xcalloc(v->cap, sizeof(*v->tab));
+		for (size_t i = 0; i < oldcap; i++) {
+			if (!old[i].goid)
+				continue;
+			size_t j = go_hash(old[i].goid, v->cap);
+			while (v->tab[j].goid)
+				j = (j + 1) & (v->cap - 1);
+			v->tab[j] = old[i];
+		}
+		free(old);
+	}
+	if (!v->cap)
+		return NULL;
+	size_t j = go_hash(goid, v->cap);
+	while (v->tab[j].goid && v->tab[j].goid != goid)
+		j = (j + 1) & (v->cap - 1);
+	if (v->tab[j].goid == goid)
+		return &v->tab[j];
+	if (!add)
+		return NULL;
+	v->n++;
+	v->tab[j] = (struct go_entry){ .goid = goid, .id = -1, .slot = UINT32_MAX };
+	return &v->tab[j];
+}
+
+/* Drops the goroutines no scan has seen for a while (they ended). */
+static void go_sweep(struct goview *v)
+{
+	struct go_entry *old = v->tab;
+	size_t oldcap = v->cap;
+	v->tab = xcalloc(v->cap, sizeof(*v->tab));
+	v->n = 0;
+	for (size_t i = 0; i < oldcap; i++) {
+		if (!old[i].goid || old[i].seen + 2 < v->scan)
+			continue;
+		size_t j = go_hash(old[i].goid, v->cap);
+		while (v->tab[j].goid)
+			j = (j + 1) & (v->cap - 1);
+		v->tab[j] = old[i];
+		v->n++;
+	}
+	free(old);
+}
+
+/* The label slot of goroutine E: its own (label: its function and id)
+ * for the first GO_MAX_SLOTS, then one per goroutine function. */
+static uint32_t go_slot(struct sampler *s, struct goview *v, struct go_entry *e,
+			const struct go_rec *r)
+{
+	if (e->slot != UINT32_MAX)
+		return e->slot;
+	const char *fn = goroutines__func_name(v->gs, r->startpc);
+	fn = fn ? fn : "?";
+	struct stack_label l = { v->pid, 0, e->goid, v->comm, fn };
+	if (v->nslots < GO_MAX_SLOTS) {
+		e->slot = GO_SLOT_BASE + v->nslots++;
+		stacks__set_label(s->st, e->slot, &l);
+		return e->slot;
+	}
+	size_t i = 0;
+	while (i < v->npooled && strcmp(v->pooled[i].fn, fn) != 0)
+		i++;
+	if (i == v->npooled && v->npooled < 256) {
+		v->pooled[i].fn = fn;   /* points into the program's .gopclntab, kept mapped */
+		v->pooled[i].slot = GO_SLOT_BASE + GO_MAX_SLOTS + (uint32_t)i;
+		l.goid = -1;    /* "other goroutines" */
+		stacks__set_label(s->st, v->pooled[i].slot, &l);
+		v->npooled++;
+	}
+	e->slot = i < v->npooled ? v->pooled[i].slot : v->pooled[255].slot;
+	return e->slot;
+}
+
+static const char *go_state_name(const struct goview *v, const struct go_rec *r)
+{
+	const char *reason;
+	switch (r->status) {
+	case GO_RUNNABLE: return "runnable";
+	case GO_PREEMPTED: return "runnable";
+	case GO_SYSCALL: return "syscall";
+	case GO_COPYSTACK: return "copystack";
+	case GO_WAITING:
+		reason = goroutines__reason(v->gs, r->reason);
+		return reason ? reason : "waiting";
+	default: return "unknown";
+	}
+}
+
+static bool go_same(const struct go_rec *a, const struct go_rec *b)
+{
+	return a->goid == b->goid && a->status == b->status && a->reason == b->reason &&
+	       a->sp == b->sp && a->pc == b->pc && a->lo == b->lo && a->hi == b->hi;
+}
+
+/* Copies the stack of the goroutine R describes and checks, by reading its
+ * record again, that it did not move meanwhile.  Returns the bytes copied,
+ * or 0 (then *R holds the record read again). */
+static size_t go_copy(struct goview *v, struct go_rec *r)
+{
+	if (r->sp < r->lo || r->sp >= r->hi || r->pc == 0)
+		return 0;
+	size_t len = r->hi - r->sp < GO_STACK_MAX ? (size_t)(r->hi - r->sp) : GO_STACK_MAX;
+	struct go_rec again;
+	if (goroutines__read_mem(v->gs, r->sp, v->stack, len) < 0 ||
+	    goroutines__read(v->gs, r->g, &again) < 0)
+		return 0;
+	bool same = go_same(r, &again);
+	*r = again;
+	return same ? len : 0;
+}
+
+/* Counts one waiting (runnable, in a system call...) goroutine. */
+static void go_take(struct sampler *s, struct goview *v, const struct go_rec *rec,
+		    struct go_entry *e)
+{
+	struct go_rec r = *rec;
+	uint32_t slot = go_slot(s, v, e, &r);
+	if (e->id >= 0 && go_same(&r, &(struct go_rec){ .goid = e->goid, .status = e->status,
+				       .reason = e->reason, .sp = e->sp, .pc = e->pc, .lo = e->lo,
+				       .hi = e->hi })) {
+		stacks__add_again(s->st, e->id, 1, 0);
+		if (s->tl)
+			timeline__add(s->tl, slot, (uint32_t)e->id, 1);
+		s->stats.go_reused++;
+		s->stats.go_waiting++;
+		if (e->rooted)
+			s->stats.rooted++;
+		else
+			s->stats.truncated++;
+		return;
+	}
+	size_t len = go_copy(v, &r);
+	if (!len && r.status != GO_DEAD && r.status != GO_RUNNING)
+		len = go_copy(v, &r);   /* it moved: once more */
+	if (!len) {
+		s->stats.go_lost++;
+		e->id = -1;
+		return;
+	}
+	struct user_regs_struct regs = { 0 };
+	regs.rip = r.pc;
+	regs.rsp = r.sp;
+	regs.rbp = r.bp;
+	/* The whole stack up to g.stack.hi was copied unless GO_STACK_MAX cut
+	 * it: only then is a read past the copy a stack too short (marked
+	 * [truncated]). */
+	struct unwind_input in = { &regs, false, r.sp, v->stack, len,
+				   len == GO_STACK_MAX ? len : len + 1 };
+	struct space *sp = sampler_due_scan(s, sampler_space_for(s, v->space, v->pid), v->space, v->pid);
+	size_t depth = 0;
+	enum unwind_status st = sp->uw ? unwinder__unwind(sp->uw, &in, s->pcs,
+							   (size_t)s->cfg.max_depth, &depth) :
+					  UNWIND_PARTIAL;
+	if (st == UNWIND_TRUNCATED || st == UNWIND_STACK_SHORT)
+		s->pcs[depth++] = STACKS_PC_TRUNCATED;
+	if (st == UNWIND_COMPLETE)
+		s->stats.rooted++;
+	else if (st == UNWIND_TRUNCATED)
+		s->stats.truncated++;
+	else
+		s->stats.partial++;
+	struct stack k = { .slot = slot, .space = sp->index, .state = r.status == GO_RUNNABLE ||
+				   r.status == GO_PREEMPTED ? 'R' : 'S', .syscall = -1,
+			   .go_state = stacks__go_state(s->st, go_state_name(v, &r)),
+			   .pcs = s->pcs, .n = depth, .count = 1 };
+	int64_t id = stacks__add(s->st, &k);
+	if (id < 0)
+		s->failure = "out of memory counting stacks (ulimit -v?)";
+	else if (s->tl)
+		timeline__add(s->tl, slot, (uint32_t)id, 1);
+	s->stats.go_waiting++;
+	bool reuse = id >= 0 && (st == UNWIND_COMPLETE || st == UNWIND_TRUNCATED);
+	e->id = reuse ? id : -1;
+	e->rooted = st == UNWIND_COMPLETE;
+	e->g = r.g, e->sp = r.sp, e->pc = r.pc, e->lo = r.lo, e->hi = r.hi;
+	e->status = r.status, e->reason = r.reason;
+}
+
+static void go_running_add(struct goview *v, pid_t tid, uint32_t slot)
+{
+	if (v->nrunning == v->running_cap) {
+		v->running_cap = v->running_cap ? v->running_cap * 2 : 16;
+		v->running = xrealloc(v->running, v->running_cap * sizeof(*v->running));
+	}
+	v->running[v->nrunning].tid = tid;
+	v->running[v->nrunning++].slot = slot;
+}
+
+/* A goroutine whose record is as at the last scan: what was decided then
+ * holds.  Returns false when it must be looked at again. */
+static bool go_again(struct sampler *s, struct goview *v, const struct go_idx *x)
+{
+	switch (x->kind) {
+	case GX_SKIP:
+		return true;
+	case GX_RUNNING:
+		go_running_add(v, x->tid, x->slot);
+		return true;
+	case GX_REUSE:
+		stacks__add_again(s->st, x->id, 1, 0);
+		if (s->tl)
+			timeline__add(s->tl, x->slot, (uint32_t)x->id, 1);
+		s->stats.go_reused++;
+		s->stats.go_waiting++;
+		if (x->rooted)
+			s->stats.rooted++;
+		else
+			s->stats.truncated++;
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Looks at goroutine R (the g at index X) and decides for the next scans. */
+static void go_look(struct sampler *s, struct goview *v, const struct go_rec *r, struct go_idx *x)
+{
+	x->kind = GX_SKIP;
+	if (r->status == GO_DEAD || r->status == GO_IDLE || r->goid <= 0)
+		return;
+	if (!s->cfg.go_system && goroutines__is_system(v->gs, r))
+		return;
+	struct go_entry *e = go_find(v, r->goid, true);
+	e->seen = v->scan;
+	if (e->slot == UINT32_MAX && x->goid == r->goid && x->slot != UINT32_MAX)
+		e->slot = x->slot;      /* swept while it did not change */
+	if (x->goid != r->goid)
+		s->stats.go_seen++;     /* a new goroutine at this g */
+	x->goid = r->goid;
+	if (r->status == GO_RUNNING) {
+		pid_t tid = goroutines__m_tid(v->gs, r->m);
+		x->kind = GX_NONE;
+		if (!tid)
+			return;
+		x->slot = go_slot(s, v, e, r);
+		x->tid = tid;
+		x->kind = GX_RUNNING;
+		e->id = -1;
+		go_running_add(v, tid, x->slot);
+		return;
+	}
+	go_take(s, v, r, e);
+	x->slot = e->slot;
+	x->id = e->id;
+	x->rooted = (uint8_t)e->rooted;
+	x->kind = e->id >= 0 ? GX_REUSE : GX_NONE;
+}
+
+/* A tick's goroutines: the waiting ones counted here, the running ones
+ * noted (by thread) for their thread's capture. */
+void go_tick(struct sampler *s)
+{
+	struct goview *v = s->go;
+	const struct go_rec *recs;
+	size_t n;
+	v->nrunning = 0;
+	if (goroutines__scan(v->gs, &recs, &n) < 0)
+		return;
+	if (n > v->nidx) {
+		v->idx = xrealloc(v->idx, n * sizeof(*v->idx));
+		for (size_t i = v->nidx; i < n; i++)
+			v->idx[i] = (struct go_idx){ .kind = GX_NONE, .slot = UINT32_MAX };
+		v->nidx = n;
+	}
+	v->scan++;
+	for (size_t i = 0; i < n; i++) {
+		if (!recs[i].read) {
+			v->idx[i].kind = GX_NONE;
+			continue;
+		}
+		if (recs[i].unchanged && go_again(s, v, &v->idx[i]))
+			continue;
+		go_look(s, v, &recs[i], &v->idx[i]);
+	}
+	if (v->scan % GO_SWEEP_TICKS == 0)
+		go_sweep(v);
+}
+
+/* The slot of the goroutine thread TID runs at this tick, or UINT32_MAX. */
+uint32_t go_running_slot(const struct goview *v, pid_t tid)
+{
+	for (size_t i = 0; i < v->nrunning; i++)
+		if (v->running[i].tid == tid)
+			return v->running[i].slot;
+	return UINT32_MAX;
+}
+
+/* Turns the goroutine view on for the first target process, if it is a Go
+ * program whose DWARF says where its goroutines are; else a note. */
+void go_start(struct sampler *s)
+{
+	struct target_process procs[1];
+	if (!s->cfg.goroutines || target__processes(s->t, procs, 1) < 1)
+		return;
+	struct space *sp = sampler_space_for(s, procs[0].space, procs[0].pid);
+	const struct module *main = modules__main(sp->ms);
+	char note[320], why[200];
+	struct goroutines *gs = goroutines__new(procs[0].pid, main, why, sizeof(why));
+	if (!gs) {
+		/* Only a Go program is worth a word. */
+		if (strcmp(why, "not a Go program") != 0 && s->nnotes < MAX_NOTES) {
+			snprintf(note, sizeof(note), "PID %d is a Go program, but %s: sampling its threads, "
+				 "not its goroutines", (int)procs[0].pid, why);
+			s->notes[s->nnotes++] = xstrdup(note);
+		}
+		return;
+	}
+	struct goview *v = xcalloc(1, sizeof(*v));
+	v->gs = gs;
+	v->pid = procs[0].pid;
+	v->space = procs[0].space;
+	v->stack = xmalloc(GO_STACK_MAX);
+	v->go_running = stacks__go_state(s->st, "running");
+	snprintf(v->comm, sizeof(v->comm), "%s", main && main->name ? main->name : "?");
+	s->go = v;
+}
+
+void go_free(struct goview *v)
+{
+	if (!v)
+		return;
+	free(v->idx);
+	goroutines__free(v->gs);
+	free(v->tab);
+	free(v->running);
+	free(v->stack);
+	free(v);
+}
+
+pid_t go_pid(const struct goview *v)
+{
+	return v->pid;
+}
+
+uint32_t go_running_state(const struct goview *v)
+{
+	return v->go_running;
+}
