@@ -79,54 +79,40 @@ static size_t go_hash(int64_t goid, size_t cap)
 	return (size_t)(((uint64_t)goid * 0x9e3779b97f4a7c15ull) >> 20) & (cap - 1);
 }
 
-static struct go_entry *go_find(struct goview *v, int64_t goid, bool add)
-{
-	if (add && (v->n + 1) * 2 > v->cap) {
-		struct go_entry *old = v->tab;
-		size_t oldcap = v->cap;
-		v->cap = v->cap ? v->cap * 2 : 1024;
-		v->tab = xcalloc(v->cap, sizeof(*v->tab));
-		for (size_t i = 0; i < oldcap; i++) {
-			if (!old[i].goid)
-				continue;
-			size_t j = go_hash(old[i].goid, v->cap);
-			while (v->tab[j].goid)
-				j = (j + 1) & (v->cap - 1);
-			v->tab[j] = old[i];
-		}
-		free(old);
-	}
-	if (!v->cap)
-		return NULL;
-	size_t j = go_hash(goid, v->cap);
-	while (v->tab[j].goid && v->tab[j].goid != goid)
-		j = (j + 1) & (v->cap - 1);
-	if (v->tab[j].goid == goid)
-		return &v->tab[j];
-	if (!add)
-		return NULL;
-	v->n++;
-	v->tab[j] = (struct go_entry){ .goid = goid, .id = -1, .slot = UINT32_MAX };
-	return &v->tab[j];
-}
-
-/* Drops the goroutines no scan has seen for a while (they ended). */
-static void go_sweep(struct goview *v)
+/* Moves the entries into a table of CAP slots, leaving out those no scan
+ * has seen since scan SINCE (ended goroutines). */
+static void go_rebuild(struct goview *v, size_t cap, uint64_t since)
 {
 	struct go_entry *old = v->tab;
 	size_t oldcap = v->cap;
-	v->tab = xcalloc(v->cap, sizeof(*v->tab));
+	v->tab = xcalloc(cap, sizeof(*v->tab));
+	v->cap = cap;
 	v->n = 0;
 	for (size_t i = 0; i < oldcap; i++) {
-		if (!old[i].goid || old[i].seen + 2 < v->scan)
+		if (!old[i].goid || old[i].seen < since)
 			continue;
-		size_t j = go_hash(old[i].goid, v->cap);
+		size_t j = go_hash(old[i].goid, cap);
 		while (v->tab[j].goid)
-			j = (j + 1) & (v->cap - 1);
+			j = (j + 1) & (cap - 1);
 		v->tab[j] = old[i];
 		v->n++;
 	}
 	free(old);
+}
+
+/* Goroutine GOID's entry, made if it has none. */
+static struct go_entry *go_find(struct goview *v, int64_t goid)
+{
+	if ((v->n + 1) * 2 > v->cap)
+		go_rebuild(v, v->cap ? v->cap * 2 : 1024, 0);
+	size_t j = go_hash(goid, v->cap);
+	while (v->tab[j].goid && v->tab[j].goid != goid)
+		j = (j + 1) & (v->cap - 1);
+	if (v->tab[j].goid != goid) {
+		v->n++;
+		v->tab[j] = (struct go_entry){ .goid = goid, .id = -1, .slot = UINT32_MAX };
+	}
+	return &v->tab[j];
 }
 
 /* The label slot of goroutine E: its own (label: its function and id)
@@ -307,7 +293,7 @@ static void go_look(struct sampler *s, struct goview *v, const struct go_rec *r,
 		return;
 	if (!s->cfg.go_system && goroutines__is_system(v->gs, r))
 		return;
-	struct go_entry *e = go_find(v, r->goid, true);
+	struct go_entry *e = go_find(v, r->goid);
 	e->seen = v->scan;
 	if (e->slot == UINT32_MAX && x->goid == r->goid && x->slot != UINT32_MAX)
 		e->slot = x->slot;      /* swept while it did not change */
@@ -359,8 +345,8 @@ void go_tick(struct sampler *s)
 			continue;
 		go_look(s, v, &recs[i], &v->idx[i]);
 	}
-	if (v->scan % GO_SWEEP_TICKS == 0)
-		go_sweep(v);
+	if (v->scan % GO_SWEEP_TICKS == 0 && v->cap && v->scan > 2)
+		go_rebuild(v, v->cap, v->scan - 2);     /* drops the ended */
 }
 
 /* The slot of the goroutine thread TID runs at this tick, or UINT32_MAX. */

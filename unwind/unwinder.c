@@ -19,16 +19,17 @@ extern int _Ux86_64_dwarf_search_unwind_table(unw_addr_space_t as, unw_word_t ip
 
 #define STACK_SPAN (64ull << 20)        /* how far above SP a read counts as "stack" */
 
-#define TRAMP_SLOTS 256
+#define TRAMP_SLOTS 4096                /* JIT code has many return addresses */
 
 struct unwinder {
 	unw_addr_space_t as;
 	const struct modules *ms;
 	size_t stack_used;      /* bytes of the last unwind's stack copy it read */
-	struct {
+	struct tramp_slot {
 		uint64_t key;   /* PC + 1; 0: empty */
 		int8_t off;     /* its offset in a CPython trampoline, or -1 */
-	} tramp[TRAMP_SLOTS];   /* direct-mapped, see py_trampoline() */
+	} *tramp;               /* TRAMP_SLOTS, direct-mapped, made on first use:
+				   see py_trampoline() */
 };
 
 /* Per-unwind state handed to the accessors as their ARG. */
@@ -267,6 +268,7 @@ void unwinder__free(struct unwinder *u)
 	if (!u)
 		return;
 	unw_destroy_addr_space(u->as);
+	free(u->tramp);
 	free(u);
 }
 
@@ -520,7 +522,9 @@ static const int8_t py_tramp_at[] = { 0, 4, 6, 10 };
  * instruction after the call. */
 static int py_trampoline(struct unwinder *u, uint64_t pc, bool ret_addr)
 {
-	unsigned slot = (unsigned)((pc * 0x9e3779b97f4a7c15ull) >> 56) % TRAMP_SLOTS;
+	unsigned slot = (unsigned)((pc * 0x9e3779b97f4a7c15ull) >> 52) % TRAMP_SLOTS;
+	if (!u->tramp)
+		u->tramp = xcalloc(TRAMP_SLOTS, sizeof(*u->tramp));
 	if (u->tramp[slot].key != pc + 1) {
 		unsigned char code[sizeof(py_tramp) + 10];
 		struct iovec l = { code, sizeof(code) }, r = { (void *)(uintptr_t)(pc - 10), sizeof(code) };
