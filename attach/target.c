@@ -258,17 +258,23 @@ static void on_status(struct target *t, pid_t tid, int status)
  * waitpid(-1) looks at every tracee, so with a thousand threads a call
  * that finds nothing costs more than sampling an idle thread.  Every
  * ptrace stop and every exit of a tracee raises SIGCHLD, which the caller
- * keeps blocked and reads from a signalfd: unless FORCE, waitpid is
- * called only while one is pending.  FORCE is for target__poll(), called
- * once the caller has drained its signalfd (the events from before that
- * may have no SIGCHLD pending any more), and for our own sigtimedwait. */
+ * keeps blocked: whoever takes a SIGCHLD (this function, the caller's
+ * signalfd, our sigtimedwait) reaps every event after, since the events
+ * before it may raise no other.  Unless FORCE (the caller took one),
+ * waitpid is called only if a SIGCHLD was pending, and that one is taken
+ * first: one call that finds nothing per SIGCHLD, not one per look. */
 static void reap(struct target *t, int force)
 {
 	int status;
 	pid_t tid;
-	sigset_t pending;
-	if (!force && sigpending(&pending) == 0 && !sigismember(&pending, SIGCHLD))
-		return;
+	if (!force) {
+		static const struct timespec zero;
+		sigset_t chld;
+		sigemptyset(&chld);
+		sigaddset(&chld, SIGCHLD);
+		if (sigtimedwait(&chld, NULL, &zero) != SIGCHLD)
+			return;
+	}
 	while ((tid = waitpid(-1, &status, __WALL | WNOHANG)) > 0)
 		on_status(t, tid, status);
 }

@@ -336,14 +336,17 @@ static void tick(struct sampler *s)
 }
 
 /* Most wake-ups are SIGCHLD for a stopped thread.  The signalfd is
- * drained first, then every event is taken (target__poll); events after
- * the drain raise SIGCHLD again, which target__next_stopped() sees. */
+ * drained first, then, if it held one, every event is taken
+ * (target__poll); events after the drain raise SIGCHLD again, which
+ * target__next_stopped() sees. */
 static void on_sigchld(struct sampler *s)
 {
 	struct signalfd_siginfo si;
+	int took = 0;
 	while (read(s->chld_fd, &si, sizeof(si)) == sizeof(si))
-		;
-	target__poll(s->t);
+		took = 1;
+	if (took)       /* (else the target's own look took it, and reaped) */
+		target__poll(s->t);
 	take_stopped(s);
 }
 
