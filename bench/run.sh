@@ -18,8 +18,11 @@
 #
 # Issue 14's runs come after: idle pools of POOL_SIZES threads (bench/pool.c,
 # one more thread computing), where the profiler's share of a core is
-# measured from its threads' schedstat over POOL_WINDOW s inside the run
-# (attaching and writing left out); 2 computing threads per core (achieved
+# measured from its threads' schedstat over two POOL_WINDOW s windows
+# inside the run (attaching and writing left out): from 0.5 s, while idle
+# threads' checks are still spacing out, and from POOL_STEADY_AT s, once
+# they are checked every 32 ticks; pool size 0 is the computing thread
+# alone, what the idle ones add to; 2 computing threads per core (achieved
 # rate); redis-server under redis-benchmark (throughput profiled / alone,
 # for us and for perf record -F HZ --call-graph dwarf); mariadbd idle (share
 # of a core) and under sysbench oltp_read_only (profiler CPU per 1000
@@ -79,9 +82,11 @@ LONG_THREADS=${LONG_THREADS:-8}
 BASELINE=${BASELINE:-}          # another cprof-attach, measured beside ours
 NEW_REPS=${NEW_REPS:-}          # repetitions of issue 14's runs (default REPS)
 EXTRA_REPS=${EXTRA_REPS:-}      # repetitions with the marginal-cost and rate runs (default REPS)
-POOL_SIZES=${POOL_SIZES-"100 1000"}  # idle pool sizes
-POOL_SECS=${POOL_SECS:-6}       # one idle-pool run (s) ...
-POOL_WINDOW=${POOL_WINDOW:-3}   # ... and the window its CPU share is taken over
+POOL_SIZES=${POOL_SIZES-"0 100 1000"}  # idle pool sizes (0: the busy thread alone, for reference)
+POOL_SECS=${POOL_SECS:-12}      # one idle-pool run (s) ...
+POOL_WINDOW=${POOL_WINDOW:-3}   # ... the windows its CPU share is taken over: from 0.5 s ...
+POOL_STEADY_AT=${POOL_STEADY_AT:-8}  # ... and from this second on (0: not), when idle threads
+                                # are checked every 32 ticks (reached after ~5 s at 99 Hz)
 SERVERS=${SERVERS:-1}           # 0: no redis-server, no mariadbd
 CLASSIC=${CLASSIC:-1}           # 0: issue 14's runs only (no slowdown table runs)
 REDIS_REQUESTS=${REDIS_REQUESTS:-100000}  # per redis-benchmark test (SET, GET)
@@ -101,7 +106,7 @@ if [ "$QUICK" = 1 ]; then
 	MARG_SHORT=1 MARG_LONG=3
 	NEW_REPS=${NEW_REPS:-1}
 	EXTRA_REPS=${EXTRA_REPS:-1}
-	POOL_SECS=4 POOL_WINDOW=2 REDIS_REQUESTS=30000 DB_SECS=3 RATE_SECS=2
+	POOL_SECS=4 POOL_WINDOW=2 POOL_STEADY_AT=0 REDIS_REQUESTS=30000 DB_SECS=3 RATE_SECS=2
 	PEER_THREADS=${QUICK_PEER_THREADS-1}
 fi
 NEW_REPS=${NEW_REPS:-$REPS}
@@ -534,14 +539,24 @@ run_pool() {
 	p=$!
 	PIDS+=("$p")
 	wait_traced "$WPID" "$p" || die "$tool ($tag) did not attach: $(cat "$TMP/$tag.err")"
+	local t0=$EPOCHREALTIME steady=
 	sleep 0.5       # past the first tick, which samples every thread in full
 	share_window "$p" "$POOL_WINDOW"
+	if [ "$POOL_STEADY_AT" != 0 ]; then
+		local first=$SHARE
+		local d
+		d=$(calc "$POOL_STEADY_AT - ($EPOCHREALTIME - $t0)")
+		case $d in -*) ;; *) sleep "$d" ;; esac
+		share_window "$p" "$POOL_WINDOW"
+		steady=$SHARE SHARE=$first
+	fi
 	wait_gone "$p" $((RUN_TIMEOUT + POOL_SECS)) "$tool ($tag)"
 	rc=$(reap "$p")
 	[ "$rc" = 0 ] || die "$tool ($tag) exited $rc: $(cat "$TMP/$tag.err")"
 	parse_ours "$TMP/$tag.err" "$tag"
 	stop_pid "$WPID"
 	rec "$key.share" "$SHARE"
+	[ -n "$steady" ] && rec "$key.steady" "$steady"
 	rec "$key.rate" "$(calc "$S_HZ / $HZ")"
 	rec "$key.per_thread" "$(calc "$S_SAMPLES / ($S_THREADS * $S_DUR) / $HZ")"
 	rec "$key.missed" "$S_MISSED"
@@ -1030,8 +1045,11 @@ done
 for n in $POOL_SIZES; do
 	eval "g=\${GOAL_POOL_$n:-}"
 	sh=$(median "pool.$n.ours.share")
-	row "idle pool, $n threads + 1 computing @${HZ}Hz: profiler share of a core" \
+	row "idle pool, $n threads + 1 computing @${HZ}Hz: profiler share of a core, 0.5-$(calc "0.5 + $POOL_WINDOW") s" \
 		"$(both "pool.$n.ours.share" pct)" "$([ -n "$g" ] && echo "<= $(pct "$g") $(verdict "$sh" '<=' "$g")")"
+	sh=$(median "pool.$n.ours.steady")
+	[ -n "$sh" ] && row "idle pool, $n threads + 1 computing @${HZ}Hz: profiler share of a core, $POOL_STEADY_AT-$((POOL_STEADY_AT + POOL_WINDOW)) s" \
+		"$(both "pool.$n.ours.steady" pct)" "$([ -n "$g" ] && echo "<= $(pct "$g") $(verdict "$sh" '<=' "$g")")"
 	r=$(median "pool.$n.ours.rate")
 	row "idle pool, $n threads + 1 computing @${HZ}Hz: achieved rate" \
 		"$(both "pool.$n.ours.rate" pct), missed ticks $(fmt %d "$(median "pool.$n.ours.missed")")" \
@@ -1106,7 +1124,9 @@ for n in 1000 100; do
 	contains "$POOL_SIZES" "$n" || { trow "$n idle threads + 1 busy @${HZ}Hz: profiler share of a core" n/a "" "$(why_not "POOL_SIZES=$POOL_SIZES")"; continue; }
 	eval "g=\$GOAL_POOL_$n"
 	v=$(median "pool.$n.ours.share")
-	trow "$n idle threads + 1 busy @${HZ}Hz: profiler share of a core" "$(pct "$v")" "<= $(pct "$g")" "$(met "$v" '<=' "$g")"
+	trow "$n idle threads + 1 busy @${HZ}Hz: profiler share of a core, seconds 0.5-$(calc "0.5 + $POOL_WINDOW") (idle threads' checks spacing out)" "$(pct "$v")" "<= $(pct "$g")" "$(met "$v" '<=' "$g")"
+	v=$(median "pool.$n.ours.steady")
+	[ -n "$v" ] && trow "$n idle threads + 1 busy @${HZ}Hz: profiler share of a core, seconds $POOL_STEADY_AT-$((POOL_STEADY_AT + POOL_WINDOW)) (steady)" "$(pct "$v")" "<= $(pct "$g")" "$(met "$v" '<=' "$g")"
 	if [ "$n" = 1000 ]; then
 		v=$(lower "$(median pool.1000.ours.rate)" "$(median pool.1000.ours.per_thread)")
 		trow "1000 idle threads + 1 busy @${HZ}Hz: achieved rate" \
