@@ -88,6 +88,7 @@ struct slot_info {
 
 struct target {
 	struct target_config cfg;
+	uint64_t names_due_ns;          /* target_refresh_names: next look at every thread */
 	int launched, ready;
 	pid_t first_pid;
 	int first_status;               /* waitpid status, -1 until it exits */

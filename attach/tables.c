@@ -235,6 +235,7 @@ struct thread *target_thread_add(struct target *t, struct process *p, pid_t tid)
 		th->fds[i] = -1;
 	th->stop_state = 'R';
 	th->selected = !target_filtered(t);    /* else decided once its name is read */
+	t->names_due_ns = 0;                    /* its first names are read at once */
 	snprintf(th->name, sizeof(th->name), "%d", tid);
 	if (++t->nthreads > t->nbuckets * 2)
 		rehash(t);
@@ -426,7 +427,16 @@ uint64_t target_read_cpu_ns(struct target *t, struct thread *th)
 void target_refresh_names(struct target *t)
 {
 	uint64_t now = now_ns();
+	/* Walking a thousand threads at every tick to find none due cost
+	 * more than the reads: unless a thread is in its first reads, the
+	 * walk is made every NAME_REFRESH_NS / 8 (each name still read about
+	 * once a second). */
+	if (now < t->names_due_ns)
+		return;
+	int early = 0;
 	FOR_EACH_THREAD(t, th, tmp) {
+		if (th->proc && th->name_reads + 1 < NAME_EARLY_READS)
+			early = 1;
 		if (!th->proc || (th->name_reads >= NAME_EARLY_READS &&
 				  now - th->name_read_ns < NAME_REFRESH_NS))
 			continue;
@@ -435,6 +445,7 @@ void target_refresh_names(struct target *t)
 		read_name(t, th);
 		target_name_changed(t, th);
 	}
+	t->names_due_ns = early ? 0 : now + NAME_REFRESH_NS / 8;
 }
 
 size_t target__processes(const struct target *t, struct target_process *out, size_t max)

@@ -180,6 +180,7 @@ static void on_exec(struct target *t, struct thread *th, pid_t former)
 	memcpy(th->name, p->comm, sizeof(th->name));
 	target_give_slot(t, th);
 	th->name_reads = 0;
+	t->names_due_ns = 0;
 	if (th->pending) {
 		th->pending = 0;
 		t->npending--;
