@@ -564,6 +564,34 @@ run_pool() {
 	rec "$key.backoff" "$S_BACKOFF"
 }
 
+# run_pool_floor TAG KEY: bench/floor (interrupt and resume, nothing else)
+# on the computing thread alone, its share of a core in the same windows:
+# what any ptrace sampler pays for that thread on this machine.
+run_pool_floor() {
+	local tag=$1 key=$2 p rc t0 d first
+	start_pool 0 1 "$tag"
+	"$BUILD/floor" "$WPID" --hz "$HZ" --duration "$POOL_SECS" --ready "$TMP/$tag.fready" \
+		>"$TMP/$tag.floor" 2>&1 &
+	p=$!
+	PIDS+=("$p")
+	wait_ready "$TMP/$tag.fready" "$p" "floor ($tag)" "$TMP/$tag.floor"
+	t0=$EPOCHREALTIME
+	sleep 0.5
+	share_window "$p" "$POOL_WINDOW"
+	first=$SHARE
+	if [ "$POOL_STEADY_AT" != 0 ]; then
+		d=$(calc "$POOL_STEADY_AT - ($EPOCHREALTIME - $t0)")
+		case $d in -*) ;; *) sleep "$d" ;; esac
+		share_window "$p" "$POOL_WINDOW"
+		rec "$key.steady" "$SHARE"
+	fi
+	rec "$key.share" "$first"
+	wait_gone "$p" $((RUN_TIMEOUT + POOL_SECS)) "floor ($tag)"
+	rc=$(reap "$p")
+	[ "$rc" = 0 ] || die "floor ($tag) exited $rc: $(cat "$TMP/$tag.floor")"
+	stop_pid "$WPID"
+}
+
 # run_saturated TOOL TAG KEY: 2 computing threads per core and the
 # profiler: the achieved rate (ticks) and samples per thread and second.
 run_saturated() {
@@ -899,6 +927,7 @@ for ((rep = 1; rep <= NEW_REPS; rep++)); do
 			tool=${NEW_TOOLS[$(((i + rep) % ${#NEW_TOOLS[@]}))]}
 			run_pool "$n" "$tool" "pool.$n.$tool.$rep" "pool.$n.$tool"
 		done
+		[ "$n" = 0 ] && run_pool_floor "pool.0.floor.$rep" "pool.0.floor"
 	done
 	for ((i = 0; i < ${#NEW_TOOLS[@]}; i++)); do
 		tool=${NEW_TOOLS[$(((i + rep) % ${#NEW_TOOLS[@]}))]}
@@ -1050,6 +1079,8 @@ for n in $POOL_SIZES; do
 	sh=$(median "pool.$n.ours.steady")
 	[ -n "$sh" ] && row "idle pool, $n threads + 1 computing @${HZ}Hz: profiler share of a core, $POOL_STEADY_AT-$((POOL_STEADY_AT + POOL_WINDOW)) s" \
 		"$(both "pool.$n.ours.steady" pct)" "$([ -n "$g" ] && echo "<= $(pct "$g") $(verdict "$sh" '<=' "$g")")"
+	[ "$n" = 0 ] && row "the same, bench/floor (interrupt + resume only), 0.5-$(calc "0.5 + $POOL_WINDOW") s / $POOL_STEADY_AT-$((POOL_STEADY_AT + POOL_WINDOW)) s" \
+		"$(both pool.0.floor.share pct) / $(both pool.0.floor.steady pct)" ""
 	r=$(median "pool.$n.ours.rate")
 	row "idle pool, $n threads + 1 computing @${HZ}Hz: achieved rate" \
 		"$(both "pool.$n.ours.rate" pct), missed ticks $(fmt %d "$(median "pool.$n.ours.missed")")" \
