@@ -22,9 +22,11 @@
 #define RUN_MAX (64u << 10)             /* ... of at most this many bytes */
 #define SYS_SLOTS 1024                  /* startpc -> system?, direct-mapped */
 
-/* Offsets in runtime.g of what a record holds, and the span read. */
+/* Offsets in runtime.g of what a record holds, and the span read.  The
+ * fields from F_KEY_N on are not compared from one scan to the next: they
+ * are set when a g gets its goroutine, and so change only with its goid. */
 enum { F_STACK_LO, F_STACK_HI, F_M, F_SCHED_SP, F_SCHED_PC, F_SCHED_BP, F_STATUS, F_GOID,
-       F_REASON, F_STARTPC, F_N };
+       F_REASON, F_STARTPC, F_KEY_N, F_GOPC = F_KEY_N, F_N };
 
 struct goroutines {
 	pid_t pid;
@@ -176,6 +178,7 @@ static int layout(struct goroutines *gs, Dwarf *dw, uint64_t bias, uint64_t *rea
 		[F_SCHED_PC] = { "sched", "pc" },   [F_SCHED_BP] = { "sched", "bp" },
 		[F_STATUS] = { "atomicstatus", NULL }, [F_GOID] = { "goid", NULL },
 		[F_REASON] = { "waitreason", NULL }, [F_STARTPC] = { "startpc", NULL },
+		[F_GOPC] = { "gopc", NULL },
 	};
 	uint64_t a_allgs, a_allglen;
 	if (!w.have_g || !w.have_m || !w.have_allgs || !w.have_allglen ||
@@ -303,9 +306,10 @@ static uint64_t field(const struct goroutines *gs, const unsigned char *raw, int
 	return v;
 }
 
-/* Every field a record holds, as read: equal keys, equal records. */
+/* Every field a record holds that can change while its goroutine lives,
+ * as read: equal keys, equal records. */
 struct key {
-	uint64_t w[F_N];
+	uint64_t w[F_KEY_N];
 };
 
 /* Fixed-size loads (one move each): this runs for every goroutine at every
@@ -313,7 +317,7 @@ struct key {
  * hold 8 bytes at every field's offset (layout()). */
 static void key_of(const struct goroutines *gs, const unsigned char *raw, struct key *k)
 {
-	for (int f = 0; f < F_N; f++)
+	for (int f = 0; f < F_KEY_N; f++)
 		memcpy(&k->w[f], raw + gs->rel[f], 8);
 	k->w[F_STATUS] &= 0xffffffffu;
 	k->w[F_REASON] &= 0xffu;
@@ -333,6 +337,7 @@ static void decode(const struct goroutines *gs, uint64_t g, const unsigned char 
 	r->goid = (int64_t)field(gs, raw, F_GOID, 8);
 	r->reason = (uint8_t)field(gs, raw, F_REASON, 1);
 	r->startpc = field(gs, raw, F_STARTPC, 8);
+	r->gopc = field(gs, raw, F_GOPC, 8);
 }
 
 int goroutines__read(struct goroutines *gs, uint64_t g, struct go_rec *r)

@@ -40,6 +40,8 @@ struct go_rec {
 	uint64_t lo, hi;                /* g.stack */
 	uint64_t m;                     /* the M running it, or 0 */
 	uint64_t startpc;               /* its function */
+	uint64_t gopc;                  /* after the go statement that made it (a return
+					   address: look up gopc - 1), or 0 */
 	bool read;                      /* goroutines__scan(): read at this scan */
 	bool unchanged;                 /* ... and every byte read is as at the last */
 };

@@ -7,8 +7,8 @@
 #     time.Sleep, two main.locker contending on a sync.Mutex: each goroutine
 #     is 20% of the samples (+-5 points), every stack rooted at
 #     runtime.goexit, the waits labelled with Go's reason (pprof label
-#     "state"), the goroutine id as label "goroutine", no thread left
-#     stopped or traced;
+#     "state"), the goroutine id as label "goroutine", the function with
+#     the go statement as "created_by", no thread left stopped or traced;
 #   parked 10000: every goroutine counted at every tick (samples / ticks
 #     = 10,002 within 1%: main and main.sleeper too), most of them counted
 #     again unchanged (no copy);
@@ -74,10 +74,15 @@ if start_target goroutines; then
 	check_ran "split pprof" "$TMP/splitp" "$pp"
 	raw=$("$GO" tool pprof -raw "$pp" 2>/dev/null)
 	for want in 'state:\[select \(no cases\)\]' 'state:\[sleep\]' 'state:\[(semacquire|sync\.Mutex\.Lock)\]' \
-		'state:\[running\]' 'goroutine:\[1\]' 'goroutine_function:\[main\.compute\]'; do
-		DETAIL="$(grep -E 'state:|goroutine:' <<<"$raw" | sort | uniq -c | head -12 | tr '\n' '|')" \
+		'state:\[running\]' 'goroutine:\[1\]' 'goroutine_function:\[main\.compute\]' \
+		'created_by:\[main\.main\]'; do
+		DETAIL="$(grep -E 'state:|goroutine:|created_by:' <<<"$raw" | sort | uniq -c | head -12 | tr '\n' '|')" \
 			check "split pprof: a label $want" "grep -qE '$want' <<<\"\$raw\""
 	done
+	# pprof -raw: a sample's string labels, then its numeric ones, a line each
+	main_labels=$(grep -B1 -E '^ +goroutine:\[1\] ' <<<"$raw" | grep -v 'goroutine:\[1\]' | sort -u)
+	DETAIL="$main_labels" check "split pprof: the main goroutine has no created_by (as in Go's tracebacks)" \
+		"[ -n \"\$main_labels\" ] && ! grep -q created_by <<<\"\$main_labels\""
 	# --os-threads: the thread view, as for any program
 	prof "$TMP/threads" "$pid" --duration 1 --threads --os-threads -o "$TMP/threads.folded"
 	check_ran "--os-threads" "$TMP/threads" "$TMP/threads.folded"
