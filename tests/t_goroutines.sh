@@ -14,6 +14,9 @@
 #     again unchanged (no copy);
 #   churn 10000: 10,000 goroutines a second come and go: no crash, the
 #     stacks counted are rooted;
+#   timers 10: the target's 10 ms time.Ticker, beside split's goroutines,
+#     keeps >= 80% of its ticks and no gap over 100 ms while profiled
+#     (compared with the target alone when it misses that: a loaded CI);
 #   -w (no DWARF): a one-line note, and the threads are sampled instead;
 #   --os-threads: the threads, as before.
 . "$(dirname "$0")/lib.sh"
@@ -130,6 +133,46 @@ if start_target goroutines churn 10000; then
 	diag "churn: $(grep -oE 'goroutines: .*' "$TMP/churn.err")"
 	check "churn: target alive" alive "$pid"
 	check "churn: no thread left traced" untraced "$pid"
+	stop_target "$pid"
+fi
+
+# --- timers: the target's own timers keep time while it is profiled ----------------
+# main.ticker receives from a 10 ms time.Ticker (split's goroutines run
+# beside it); each SIGUSR1 ends a window, whose ticks, length and longest
+# gap between two ticks the target writes to READY.ticks.
+if start_target goroutines timers 10; then
+	pid=$TARGET_PID
+	ticks=$TARGET_READY.ticks
+	# window SEQ: ends the target's window number SEQ; prints "TICKS US GAP_US".
+	window() {
+		kill -USR1 "$pid" && wait_until 10 grep -q "^$1 " "$ticks" && cut -d' ' -f2- "$ticks"
+	}
+	window 1 >/dev/null
+	prof "$TMP/timers" "$pid" --duration 2 -o "$TMP/timers.folded"
+	read -r n us gap <<<"$(window 2)"
+	check_ran "timers" "$TMP/timers" "$TMP/timers.folded"
+	expected=$(( ${us:-0} / 10000 ))
+	# Lenient, for a loaded machine: 80% of the ticks, no gap over 100 ms;
+	# or, if the target misses as much alone, 80% of its ticks alone and a
+	# longest gap at most twice its own.  Only then is it measured alone,
+	# for as long (the sleep is that measurement, not a wait for anything).
+	base="not measured"
+	if [ "$expected" -le 0 ] || [ $((${n:-0} * 100)) -lt $((expected * 80)) ] || [ "${gap:-0}" -gt 100000 ]; then
+		window 3 >/dev/null
+		sleep "$(awk -v us="${us:-2000000}" 'BEGIN { print us / 1e6 }')"
+		read -r bn bus bgap <<<"$(window 4)"
+		base="alone: $bn ticks in $bus us, longest gap $bgap us"
+		expected=$(awk -v n="$bn" -v bus="$bus" -v us="$us" 'BEGIN { printf "%d", n * us / bus }')
+		[ "${gap:-0}" -le $((2 * ${bgap:-0})) ] && gap=0
+	fi
+	DETAIL="$n ticks in $us us; $base" \
+		check "timers: the target's 10 ms ticker kept >= 80% of its ticks while profiled" \
+		"[ '$expected' -gt 0 ] && [ \$(( ${n:-0} * 100 )) -ge \$(( expected * 80 )) ]"
+	DETAIL="longest gap between two ticks ${gap:-?} us; $base" \
+		check "timers: no tick later than 100 ms while profiled" "[ '${gap:-999999999}' -le 100000 ]"
+	diag "timers: profiled: $n ticks in $us us (10 ms ticker), longest gap $gap us; $base"
+	check "timers: target alive" alive "$pid"
+	check "timers: no thread left traced" untraced "$pid"
 	stop_target "$pid"
 fi
 
