@@ -56,9 +56,10 @@ void goroutines__free(struct goroutines *gs);    /* accepts NULL */
 
 /* Reads every goroutine's record into an array owned by GS, indexed as
  * runtime.allgs is (a g keeps its index: allgs only grows), its length in
- * *N; records not read this time have .read false.  A record whose bytes
- * are all as at the previous scan has .unchanged (its fields are then
- * as they were).  Returns 0, or a negative errno (the process is gone, or
+ * *N; records not read this time have .read false.  A record whose fields
+ * are all as at the previous scan (those set with its goid, startpc and
+ * gopc, are not compared) has .unchanged (its fields are then as they
+ * were).  Returns 0, or a negative errno (the process is gone, or
  * allgs could not be read). */
 int goroutines__scan(struct goroutines *gs, const struct go_rec **recs, size_t *n);
 

@@ -70,6 +70,8 @@ struct goview {
 	struct { const char *fn, *creator; uint32_t slot; } pooled[256];
 	size_t npooled;
 	uint32_t go_running;            /* stacks__go_state("running") */
+	int64_t again_id;               /* this tick's run of reused stacks of one id */
+	uint64_t again_n;
 	unsigned char *stack;
 	char comm[64];
 };
@@ -279,6 +281,14 @@ static void go_running_add(struct goview *v, pid_t tid, uint32_t slot)
 	v->running[v->nrunning++].slot = slot;
 }
 
+/* Counts the run of reused stacks go_again() has gathered. */
+static void go_again_flush(struct sampler *s, struct goview *v)
+{
+	if (v->again_n)
+		stacks__add_again(s->st, v->again_id, v->again_n, 0);
+	v->again_n = 0;
+}
+
 /* A goroutine whose record is as at the last scan: what was decided then
  * holds.  Returns false when it must be looked at again. */
 static bool go_again(struct sampler *s, struct goview *v, const struct go_idx *x)
@@ -290,7 +300,12 @@ static bool go_again(struct sampler *s, struct goview *v, const struct go_idx *x
 		go_running_add(v, x->tid, x->slot);
 		return true;
 	case GX_REUSE:
-		stacks__add_again(s->st, x->id, 1, 0);
+		/* Thousands of goroutines parked alike share a stack: one
+		 * count for a run of them. */
+		if (v->again_n && v->again_id != x->id)
+			go_again_flush(s, v);
+		v->again_id = x->id;
+		v->again_n++;
 		if (s->tl)
 			timeline__add(s->tl, x->slot, (uint32_t)x->id, 1);
 		s->stats.go_reused++;
@@ -365,6 +380,7 @@ void go_tick(struct sampler *s)
 			continue;
 		go_look(s, v, &recs[i], &v->idx[i]);
 	}
+	go_again_flush(s, v);
 	if (v->scan % GO_SWEEP_TICKS == 0 && v->cap && v->scan > 2)
 		go_rebuild(v, v->cap, v->scan - 2);     /* drops the ended */
 }
