@@ -146,6 +146,10 @@ printf '%-38s %9s %10s %9s %16s %9s\n' "samples (profiler's goroutine apart)" "6
 	"$(total "$TMP/fg.rows")" "$(total "$TMP/fg.ours.rows")" "$(total "$TMP/gp.rows")" "$(total "$TMP/gp.ours.rows")"
 printf '%-38s %9s %10s %9s %16s %9s\n' "the profiler's own goroutine" "" "left out" \
 	"$(profiler "$TMP/fg.ours.rows")" "left out" "$(profiler "$TMP/gp.ours.rows")"
+for f in fg gp; do
+	echo "cprof-attach ($f run): $(grep -oE '[0-9.]+ of [0-9]+ Hz' "$TMP/$f.err"), profiler CPU" \
+		"$(grep -oE 'profiler CPU [0-9.]+ ms' "$TMP/$f.err" | awk -v s="$SECS" '{ printf "%s ms (%.1f%% of a core over %s s, start and symbolization included)", $3, $3 / s / 10, s }')"
+done
 
 # --- cost ---------------------------------------------------------------------------
 echo
