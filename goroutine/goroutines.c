@@ -20,11 +20,15 @@
 #define IOV_BATCH 1024                  /* UIO_MAXIOV */
 #define RUN_GAP 512                     /* records this close are read in one range */
 #define RUN_MAX (64u << 10)             /* ... of at most this many bytes */
+#define RAW_BATCH (128u << 10)          /* bytes read per system call, at most: compared
+					   while still in the cache */
 #define SYS_SLOTS 1024                  /* startpc -> system?, direct-mapped */
 
-/* Offsets in runtime.g of what a record holds, and the span read. */
+/* Offsets in runtime.g of what a record holds, and the span read.  The
+ * fields from F_KEY_N on are not compared from one scan to the next: they
+ * are set when a g gets its goroutine, and so change only with its goid. */
 enum { F_STACK_LO, F_STACK_HI, F_M, F_SCHED_SP, F_SCHED_PC, F_SCHED_BP, F_STATUS, F_GOID,
-       F_REASON, F_STARTPC, F_N };
+       F_REASON, F_KEY_N, F_STARTPC = F_KEY_N, F_GOPC, F_N };
 
 struct goroutines {
 	pid_t pid;
@@ -42,8 +46,8 @@ struct goroutines {
 	struct key *prev;               /* by index: what was read of it */
 	uint32_t *order;                /* gptrs' indices by address */
 	size_t sorted_len;
-	size_t *offs;                   /* each record's place in raw */
-	unsigned char *raw;
+	size_t *offs;                   /* each record's place in raw, in its batch */
+	unsigned char *raw;             /* one batch: RAW_BATCH bytes */
 	size_t cap;
 	struct {
 		uint64_t key;           /* startpc + 1 */
@@ -176,6 +180,7 @@ static int layout(struct goroutines *gs, Dwarf *dw, uint64_t bias, uint64_t *rea
 		[F_SCHED_PC] = { "sched", "pc" },   [F_SCHED_BP] = { "sched", "bp" },
 		[F_STATUS] = { "atomicstatus", NULL }, [F_GOID] = { "goid", NULL },
 		[F_REASON] = { "waitreason", NULL }, [F_STARTPC] = { "startpc", NULL },
+		[F_GOPC] = { "gopc", NULL },
 	};
 	uint64_t a_allgs, a_allglen;
 	if (!w.have_g || !w.have_m || !w.have_allgs || !w.have_allglen ||
@@ -303,20 +308,41 @@ static uint64_t field(const struct goroutines *gs, const unsigned char *raw, int
 	return v;
 }
 
-/* Every field a record holds, as read: equal keys, equal records. */
+/* Every field a record holds that can change while its goroutine lives,
+ * as read: equal keys, equal records. */
 struct key {
-	uint64_t w[F_N];
+	uint64_t w[F_KEY_N];
 };
 
 /* Fixed-size loads (one move each): this runs for every goroutine at every
  * tick.  A field narrower than 8 bytes is masked; the span was checked to
  * hold 8 bytes at every field's offset (layout()). */
+static uint64_t key_word(const struct goroutines *gs, const unsigned char *raw, int f)
+{
+	static const uint64_t mask[F_KEY_N] = {
+		[F_STACK_LO] = ~0ull, [F_STACK_HI] = ~0ull, [F_M] = ~0ull, [F_SCHED_SP] = ~0ull,
+		[F_SCHED_PC] = ~0ull, [F_SCHED_BP] = ~0ull, [F_STATUS] = 0xffffffffu,
+		[F_GOID] = ~0ull, [F_REASON] = 0xffu,
+	};
+	uint64_t w;
+	memcpy(&w, raw + gs->rel[f], 8);
+	return w & mask[f];
+}
+
 static void key_of(const struct goroutines *gs, const unsigned char *raw, struct key *k)
 {
-	for (int f = 0; f < F_N; f++)
-		memcpy(&k->w[f], raw + gs->rel[f], 8);
-	k->w[F_STATUS] &= 0xffffffffu;
-	k->w[F_REASON] &= 0xffu;
+	for (int f = 0; f < F_KEY_N; f++)
+		k->w[f] = key_word(gs, raw, f);
+}
+
+/* Whether RAW holds the key K: the common case (a goroutine still waiting
+ * where it waited), so no key is made, and the first difference ends it. */
+static bool key_same(const struct goroutines *gs, const unsigned char *raw, const struct key *k)
+{
+	for (int f = 0; f < F_KEY_N; f++)
+		if (key_word(gs, raw, f) != k->w[f])
+			return false;
+	return true;
 }
 
 static void decode(const struct goroutines *gs, uint64_t g, const unsigned char *raw,
@@ -333,6 +359,7 @@ static void decode(const struct goroutines *gs, uint64_t g, const unsigned char 
 	r->goid = (int64_t)field(gs, raw, F_GOID, 8);
 	r->reason = (uint8_t)field(gs, raw, F_REASON, 1);
 	r->startpc = field(gs, raw, F_STARTPC, 8);
+	r->gopc = field(gs, raw, F_GOPC, 8);
 }
 
 int goroutines__read(struct goroutines *gs, uint64_t g, struct go_rec *r)
@@ -388,7 +415,8 @@ int goroutines__scan(struct goroutines *gs, const struct go_rec **recs, size_t *
 		memset(gs->prev_g + old, 0, (gs->cap - old) * sizeof(*gs->prev_g));
 		gs->order = xrealloc(gs->order, gs->cap * sizeof(*gs->order));
 		gs->offs = xrealloc(gs->offs, gs->cap * sizeof(*gs->offs));
-		gs->raw = xrealloc(gs->raw, gs->cap * (gs->span_len + RUN_GAP));
+		if (!gs->raw)
+			gs->raw = xmalloc(RAW_BATCH);
 		gs->sorted_len = 0;
 	}
 	if (len && (e = goroutines__read_mem(gs, slice[0], gs->gptrs, len * 8)) < 0)
@@ -396,11 +424,13 @@ int goroutines__scan(struct goroutines *gs, const struct go_rec **recs, size_t *
 	sort_order(gs, len);
 	/* Runs: records close to each other (g's are allocated together) are
 	 * read as one range, so the kernel pins their pages once, not once
-	 * per record; IOV_BATCH runs per system call. */
+	 * per record; IOV_BATCH runs, RAW_BATCH bytes per system call, each
+	 * batch compared while the copy is still in the cache (all read,
+	 * then all compared, missed it for every record). */
 	struct iovec l[IOV_BATCH], r[IOV_BATCH];
-	size_t i = 0, pos = 0;
+	size_t i = 0;
 	while (i < len) {
-		size_t k = 0, first = i, b0 = pos;
+		size_t k = 0, first = i, pos = 0;
 		uint64_t start = 0, end = 0;
 		for (; i < len; i++) {
 			uint32_t idx = gs->order[i];
@@ -408,7 +438,8 @@ int goroutines__scan(struct goroutines *gs, const struct go_rec **recs, size_t *
 			if (k && at >= end && at - end <= RUN_GAP && at + gs->span_len - start <= RUN_MAX) {
 				end = at + gs->span_len;
 			} else {
-				if (k == IOV_BATCH)
+				/* The run begun here may grow to RUN_MAX bytes. */
+				if (k == IOV_BATCH || (k && pos + (end - start) + RUN_MAX > RAW_BATCH))
 					break;
 				if (k) {
 					l[k - 1] = (struct iovec){ gs->raw + pos, end - start };
@@ -432,22 +463,20 @@ int goroutines__scan(struct goroutines *gs, const struct go_rec **recs, size_t *
 			uint32_t idx = gs->order[j];
 			struct go_rec *rec = &gs->recs[idx];
 			const unsigned char *raw = gs->raw + gs->offs[idx];
-			rec->read = gs->offs[idx] + gs->span_len - b0 <= (size_t)rd;
+			rec->read = gs->offs[idx] + gs->span_len <= (size_t)rd;
 			rec->unchanged = false;
 			if (!rec->read) {
 				gs->prev_g[idx] = 0;
 				continue;
 			}
-			struct key now;
-			key_of(gs, raw, &now);
 			/* Most goroutines wait where they waited: same bytes,
 			 * nothing to decode. */
-			if (gs->prev_g[idx] == gs->gptrs[idx] && memcmp(&gs->prev[idx], &now, sizeof(now)) == 0) {
+			if (gs->prev_g[idx] == gs->gptrs[idx] && key_same(gs, raw, &gs->prev[idx])) {
 				rec->unchanged = true;
 				continue;
 			}
 			decode(gs, gs->gptrs[idx], raw, rec);
-			gs->prev[idx] = now;
+			key_of(gs, raw, &gs->prev[idx]);
 			gs->prev_g[idx] = gs->gptrs[idx];
 		}
 	}

@@ -40,6 +40,8 @@ struct go_rec {
 	uint64_t lo, hi;                /* g.stack */
 	uint64_t m;                     /* the M running it, or 0 */
 	uint64_t startpc;               /* its function */
+	uint64_t gopc;                  /* after the go statement that made it (a return
+					   address: look up gopc - 1), or 0 */
 	bool read;                      /* goroutines__scan(): read at this scan */
 	bool unchanged;                 /* ... and every byte read is as at the last */
 };
@@ -54,9 +56,10 @@ void goroutines__free(struct goroutines *gs);    /* accepts NULL */
 
 /* Reads every goroutine's record into an array owned by GS, indexed as
  * runtime.allgs is (a g keeps its index: allgs only grows), its length in
- * *N; records not read this time have .read false.  A record whose bytes
- * are all as at the previous scan has .unchanged (its fields are then
- * as they were).  Returns 0, or a negative errno (the process is gone, or
+ * *N; records not read this time have .read false.  A record whose fields
+ * are all as at the previous scan (those set with its goid, startpc and
+ * gopc, are not compared) has .unchanged (its fields are then as they
+ * were).  Returns 0, or a negative errno (the process is gone, or
  * allgs could not be read). */
 int goroutines__scan(struct goroutines *gs, const struct go_rec **recs, size_t *n);
 

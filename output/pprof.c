@@ -129,10 +129,10 @@ static uint64_t location_id(struct builder *b, uint32_t loc)
 	return l->id;
 }
 
-/* The sample's labels, in LB (6 at most); returns how many. */
+/* The sample's labels, in LB (7 at most); returns how many. */
 static size_t labels(struct builder *b, const struct frame_stack *st, Label *lb)
 {
-	struct label_text { const char *key, *s; int64_t num; } l[6];
+	struct label_text { const char *key, *s; int64_t num; } l[7];
 	size_t n = 0;
 	l[n++] = (struct label_text){ "state", st->go_state ? st->go_state :
 						stacks__state_name(st->state), 0 };
@@ -143,6 +143,8 @@ static size_t labels(struct builder *b, const struct frame_stack *st, Label *lb)
 		l[n++] = (struct label_text){ sl->goid ? "goroutine_function" : "thread", sl->thread, 0 };
 		if (sl->goid > 0)
 			l[n++] = (struct label_text){ "goroutine", NULL, sl->goid };
+		if (sl->creator)
+			l[n++] = (struct label_text){ "created_by", sl->creator, 0 };
 		else if (sl->tid)       /* 0: many threads of that name */
 			l[n++] = (struct label_text){ "tid", NULL, sl->tid };
 		if (sl->pid) {
@@ -167,8 +169,8 @@ static void pack_sample(struct builder *b, const struct profile_info *info,
 			const struct frame_stack *st, struct strbuf *out)
 {
 	Sample s;
-	Label lb[6];
-	Label *lbp[6];
+	Label lb[7];
+	Label *lbp[7];
 	int64_t value[3] = { (int64_t)st->count, (int64_t)(st->count * info->period_ns),
 			     (int64_t)st->cpu_ns };
 	perftools__profiles__sample__init(&s);

@@ -44,6 +44,7 @@ void stacks__free(struct stacks *st)
 	for (size_t i = 0; i < st->nlabels; i++) {
 		free((char *)st->labels[i].process);
 		free((char *)st->labels[i].thread);
+		free((char *)st->labels[i].creator);
 	}
 	free(st->labels);
 	free(st->has_label);
@@ -130,8 +131,10 @@ void stacks__set_label(struct stacks *st, uint32_t slot, const struct stack_labe
 	struct stack_label *d = &st->labels[slot];
 	free((char *)d->process);
 	free((char *)d->thread);
+	free((char *)d->creator);
 	*d = (struct stack_label){ l->pid, l->tid, l->goid, xstrdup(l->process ? l->process : ""),
-				   xstrdup(l->thread ? l->thread : "") };
+				   xstrdup(l->thread ? l->thread : ""),
+				   l->creator ? xstrdup(l->creator) : NULL };
 	st->has_label[slot] = 1;
 }
 

@@ -48,6 +48,8 @@ struct stack_label {
 					   goroutine of a function; 0 for a thread */
 	const char *process;            /* the process's command name */
 	const char *thread;             /* the thread's name */
+	const char *creator;            /* a goroutine's: the function whose go statement
+					   made it ("created by"), or NULL */
 };
 
 struct stacks *stacks__new(void);

@@ -67,9 +67,11 @@ struct goview {
 	struct { pid_t tid; uint32_t slot; } *running;  /* this tick's */
 	size_t nrunning, running_cap;
 	uint32_t nslots;
-	struct { const char *fn; uint32_t slot; } pooled[256];
+	struct { const char *fn, *creator; uint32_t slot; } pooled[256];
 	size_t npooled;
 	uint32_t go_running;            /* stacks__go_state("running") */
+	int64_t again_id;               /* this tick's run of reused stacks of one id */
+	uint64_t again_n;
 	unsigned char *stack;
 	char comm[64];
 };
@@ -115,26 +117,46 @@ static struct go_entry *go_find(struct goview *v, int64_t goid)
 	return &v->tab[j];
 }
 
-/* The label slot of goroutine E: its own (label: its function and id)
- * for the first GO_MAX_SLOTS, then one per goroutine function. */
+/* The function holding the go statement that made goroutine R (Go's
+ * "created by"), or NULL: none for the main goroutine, which the runtime's
+ * assembly starts, as in Go's own tracebacks. */
+static const char *go_creator(struct goview *v, const struct go_rec *r)
+{
+	if (r->gopc == 0 || r->goid == 1)
+		return NULL;
+	return goroutines__func_name(v->gs, r->gopc - 1);      /* a return address */
+}
+
+static bool same_name(const char *a, const char *b)
+{
+	return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+/* The label slot of goroutine E: its own (label: its function, creator
+ * and id) for the first GO_MAX_SLOTS, then one per goroutine function and
+ * creator.  Names are looked up once per slot, not per sample. */
 static uint32_t go_slot(struct sampler *s, struct goview *v, struct go_entry *e,
 			const struct go_rec *r)
 {
 	if (e->slot != UINT32_MAX)
 		return e->slot;
 	const char *fn = goroutines__func_name(v->gs, r->startpc);
+	const char *creator = go_creator(v, r);
 	fn = fn ? fn : "?";
-	struct stack_label l = { v->pid, 0, e->goid, v->comm, fn };
+	struct stack_label l = { v->pid, 0, e->goid, v->comm, fn, creator };
 	if (v->nslots < GO_MAX_SLOTS) {
 		e->slot = GO_SLOT_BASE + v->nslots++;
 		stacks__set_label(s->st, e->slot, &l);
 		return e->slot;
 	}
 	size_t i = 0;
-	while (i < v->npooled && strcmp(v->pooled[i].fn, fn) != 0)
+	while (i < v->npooled && (strcmp(v->pooled[i].fn, fn) != 0 ||
+				  !same_name(v->pooled[i].creator, creator)))
 		i++;
 	if (i == v->npooled && v->npooled < 256) {
-		v->pooled[i].fn = fn;   /* points into the program's .gopclntab, kept mapped */
+		/* Both point into the program's .gopclntab, kept mapped. */
+		v->pooled[i].fn = fn;
+		v->pooled[i].creator = creator;
 		v->pooled[i].slot = GO_SLOT_BASE + GO_MAX_SLOTS + (uint32_t)i;
 		l.goid = -1;    /* "other goroutines" */
 		stacks__set_label(s->st, v->pooled[i].slot, &l);
@@ -259,6 +281,14 @@ static void go_running_add(struct goview *v, pid_t tid, uint32_t slot)
 	v->running[v->nrunning++].slot = slot;
 }
 
+/* Counts the run of reused stacks go_again() has gathered. */
+static void go_again_flush(struct sampler *s, struct goview *v)
+{
+	if (v->again_n)
+		stacks__add_again(s->st, v->again_id, v->again_n, 0);
+	v->again_n = 0;
+}
+
 /* A goroutine whose record is as at the last scan: what was decided then
  * holds.  Returns false when it must be looked at again. */
 static bool go_again(struct sampler *s, struct goview *v, const struct go_idx *x)
@@ -270,7 +300,12 @@ static bool go_again(struct sampler *s, struct goview *v, const struct go_idx *x
 		go_running_add(v, x->tid, x->slot);
 		return true;
 	case GX_REUSE:
-		stacks__add_again(s->st, x->id, 1, 0);
+		/* Thousands of goroutines parked alike share a stack: one
+		 * count for a run of them. */
+		if (v->again_n && v->again_id != x->id)
+			go_again_flush(s, v);
+		v->again_id = x->id;
+		v->again_n++;
 		if (s->tl)
 			timeline__add(s->tl, x->slot, (uint32_t)x->id, 1);
 		s->stats.go_reused++;
@@ -345,6 +380,7 @@ void go_tick(struct sampler *s)
 			continue;
 		go_look(s, v, &recs[i], &v->idx[i]);
 	}
+	go_again_flush(s, v);
 	if (v->scan % GO_SWEEP_TICKS == 0 && v->cap && v->scan > 2)
 		go_rebuild(v, v->cap, v->scan - 2);     /* drops the ended */
 }

@@ -7,13 +7,16 @@
 #     time.Sleep, two main.locker contending on a sync.Mutex: each goroutine
 #     is 20% of the samples (+-5 points), every stack rooted at
 #     runtime.goexit, the waits labelled with Go's reason (pprof label
-#     "state"), the goroutine id as label "goroutine", no thread left
-#     stopped or traced;
+#     "state"), the goroutine id as label "goroutine", the function with
+#     the go statement as "created_by", no thread left stopped or traced;
 #   parked 10000: every goroutine counted at every tick (samples / ticks
 #     = 10,002 within 1%: main and main.sleeper too), most of them counted
 #     again unchanged (no copy);
 #   churn 10000: 10,000 goroutines a second come and go: no crash, the
 #     stacks counted are rooted;
+#   timers 10: the target's 10 ms time.Ticker, beside split's goroutines,
+#     keeps >= 80% of its ticks and no gap over 100 ms while profiled
+#     (compared with the target alone when it misses that: a loaded CI);
 #   -w (no DWARF): a one-line note, and the threads are sampled instead;
 #   --os-threads: the threads, as before.
 . "$(dirname "$0")/lib.sh"
@@ -74,10 +77,15 @@ if start_target goroutines; then
 	check_ran "split pprof" "$TMP/splitp" "$pp"
 	raw=$("$GO" tool pprof -raw "$pp" 2>/dev/null)
 	for want in 'state:\[select \(no cases\)\]' 'state:\[sleep\]' 'state:\[(semacquire|sync\.Mutex\.Lock)\]' \
-		'state:\[running\]' 'goroutine:\[1\]' 'goroutine_function:\[main\.compute\]'; do
-		DETAIL="$(grep -E 'state:|goroutine:' <<<"$raw" | sort | uniq -c | head -12 | tr '\n' '|')" \
+		'state:\[running\]' 'goroutine:\[1\]' 'goroutine_function:\[main\.compute\]' \
+		'created_by:\[main\.main\]'; do
+		DETAIL="$(grep -E 'state:|goroutine:|created_by:' <<<"$raw" | sort | uniq -c | head -12 | tr '\n' '|')" \
 			check "split pprof: a label $want" "grep -qE '$want' <<<\"\$raw\""
 	done
+	# pprof -raw: a sample's string labels, then its numeric ones, a line each
+	main_labels=$(grep -B1 -E '^ +goroutine:\[1\] ' <<<"$raw" | grep -v 'goroutine:\[1\]' | sort -u)
+	DETAIL="$main_labels" check "split pprof: the main goroutine has no created_by (as in Go's tracebacks)" \
+		"[ -n \"\$main_labels\" ] && ! grep -q created_by <<<\"\$main_labels\""
 	# --os-threads: the thread view, as for any program
 	prof "$TMP/threads" "$pid" --duration 1 --threads --os-threads -o "$TMP/threads.folded"
 	check_ran "--os-threads" "$TMP/threads" "$TMP/threads.folded"
@@ -125,6 +133,46 @@ if start_target goroutines churn 10000; then
 	diag "churn: $(grep -oE 'goroutines: .*' "$TMP/churn.err")"
 	check "churn: target alive" alive "$pid"
 	check "churn: no thread left traced" untraced "$pid"
+	stop_target "$pid"
+fi
+
+# --- timers: the target's own timers keep time while it is profiled ----------------
+# main.ticker receives from a 10 ms time.Ticker (split's goroutines run
+# beside it); each SIGUSR1 ends a window, whose ticks, length and longest
+# gap between two ticks the target writes to READY.ticks.
+if start_target goroutines timers 10; then
+	pid=$TARGET_PID
+	ticks=$TARGET_READY.ticks
+	# window SEQ: ends the target's window number SEQ; prints "TICKS US GAP_US".
+	window() {
+		kill -USR1 "$pid" && wait_until 10 grep -q "^$1 " "$ticks" && cut -d' ' -f2- "$ticks"
+	}
+	window 1 >/dev/null
+	prof "$TMP/timers" "$pid" --duration 2 -o "$TMP/timers.folded"
+	read -r n us gap <<<"$(window 2)"
+	check_ran "timers" "$TMP/timers" "$TMP/timers.folded"
+	expected=$(( ${us:-0} / 10000 ))
+	# Lenient, for a loaded machine: 80% of the ticks, no gap over 100 ms;
+	# or, if the target misses as much alone, 80% of its ticks alone and a
+	# longest gap at most twice its own.  Only then is it measured alone,
+	# for as long (the sleep is that measurement, not a wait for anything).
+	base="not measured"
+	if [ "$expected" -le 0 ] || [ $((${n:-0} * 100)) -lt $((expected * 80)) ] || [ "${gap:-0}" -gt 100000 ]; then
+		window 3 >/dev/null
+		sleep "$(awk -v us="${us:-2000000}" 'BEGIN { print us / 1e6 }')"
+		read -r bn bus bgap <<<"$(window 4)"
+		base="alone: $bn ticks in $bus us, longest gap $bgap us"
+		expected=$(awk -v n="$bn" -v bus="$bus" -v us="$us" 'BEGIN { printf "%d", n * us / bus }')
+		[ "${gap:-0}" -le $((2 * ${bgap:-0})) ] && gap=0
+	fi
+	DETAIL="$n ticks in $us us; $base" \
+		check "timers: the target's 10 ms ticker kept >= 80% of its ticks while profiled" \
+		"[ '$expected' -gt 0 ] && [ \$(( ${n:-0} * 100 )) -ge \$(( expected * 80 )) ]"
+	DETAIL="longest gap between two ticks ${gap:-?} us; $base" \
+		check "timers: no tick later than 100 ms while profiled" "[ '${gap:-999999999}' -le 100000 ]"
+	diag "timers: profiled: $n ticks in $us us (10 ms ticker), longest gap $gap us; $base"
+	check "timers: target alive" alive "$pid"
+	check "timers: no thread left traced" untraced "$pid"
 	stop_target "$pid"
 fi
 

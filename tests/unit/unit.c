@@ -359,7 +359,7 @@ static void test_pprof(void)
 	add(st, 0, 'S', a, 2, 1, 0);
 	add(st, 1, 'R', b, 3, 1, 7000000);
 	add(st, 1, 'R', b, 3, 1, 3000000);
-	struct stack_label threads[] = { { 0, 10, 0, "", "main" }, { 0, 11, 0, "", "worker" } };
+	struct stack_label threads[] = { { 0, 10, 0, "", "main", NULL }, { 0, 11, 0, "", "worker", NULL } };
 	stacks__set_label(st, 0, &threads[0]);
 	stacks__set_label(st, 1, &threads[1]);
 	const struct modules *spaces[] = { ms };
@@ -625,7 +625,7 @@ static void test_svg(void)
 	struct frame_line work = { "work", NULL, 0 }, nap = { "nap", NULL, 0 };
 	uint32_t locs[2] = { frames__add_loc(fr, 0x1100, mod, &work, 1),
 			     frames__add_loc(fr, 0x1200, mod, &nap, 1) };
-	struct stack_label l = { 42, 42, 0, "prog", "prog" };
+	struct stack_label l = { 42, 42, 0, "prog", "prog", NULL };
 	uint32_t label = frames__add_label(fr, &l);
 	frames__add_stack(fr, &(struct frame_stack){ label, 'R', -1, NULL, &locs[0], 1, 1, 10000000 });
 	frames__add_stack(fr, &(struct frame_stack){ label, 'S', -1, NULL, &locs[1], 1, 2, 0 });
@@ -646,7 +646,7 @@ static void test_svg(void)
 	      !strstr(t, "off CPU"), "svg: --cpu: the title says CPU time; nothing is off CPU");
 	free(t);
 	info.weight_cpu = 0;
-	struct stack_label l2 = { 43, 43, 0, "other", "other" };
+	struct stack_label l2 = { 43, 43, 0, "other", "other", NULL };
 	frames__add_stack(fr, &(struct frame_stack){ frames__add_label(fr, &l2), 'R', -1, NULL, &locs[0], 1,
 						     1, 0 });
 	t = svg_text(fr, &info);

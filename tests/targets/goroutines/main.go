@@ -1,5 +1,5 @@
-// goroutines READY [split | parked N | churn RATE]: a Go program with a
-// known goroutine split, for the goroutine view (tests/t_goroutines.sh).
+// goroutines READY [split | parked N | churn RATE | timers MS]: a Go program
+// with a known goroutine split, for the goroutine view (tests/t_goroutines.sh).
 //   split (default): 5 user goroutines, each 20% of the wall time:
 //     main in select{}; main.compute computing; main.sleeper in time.Sleep;
 //     two main.locker goroutines contending on one sync.Mutex (each holds it
@@ -8,6 +8,12 @@
 //     main.sleeper and main in select{}.
 //   churn RATE: RATE goroutines a second (main.brief, each asleep 1 ms),
 //     started by main.spawner, plus main in select{}.
+//   timers MS: split's goroutines, and main.ticker receiving from a
+//     time.Ticker of MS milliseconds.  Each SIGUSR1 ends a window (the
+//     first one starts at the first tick) and writes READY.ticks, "SEQ
+//     TICKS ELAPSED_US WORST_GAP_US": the signal's number (1, 2, ...), the
+//     ticks received in the window, its length, the longest time between
+//     two ticks received in it.
 // Writes READY (its PID) once every long-lived goroutine has started.
 package main
 
@@ -15,8 +21,10 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"os"
+	"os/signal"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -61,6 +69,59 @@ func parked() {
 	<-never
 }
 
+// What main.ticker saw in the current window.
+var ticks struct {
+	sync.Mutex
+	n          int
+	start      time.Time
+	last       time.Time
+	worst      time.Duration
+}
+
+//go:noinline
+func ticker(period time.Duration) {
+	t := time.NewTicker(period)
+	<-t.C
+	ticks.Lock()
+	ticks.start = time.Now()
+	ticks.last = ticks.start
+	ticks.Unlock()
+	started.Done()
+	for {
+		<-t.C
+		now := time.Now()
+		ticks.Lock()
+		ticks.n++
+		if gap := now.Sub(ticks.last); gap > ticks.worst {
+			ticks.worst = gap
+		}
+		ticks.last = now
+		ticks.Unlock()
+	}
+}
+
+// windows ends a window of main.ticker's at each signal from SIG and
+// writes it to PATH (whole: a rename).
+//
+//go:noinline
+func windows(path string, sig chan os.Signal) {
+	for seq := 1; ; seq++ {
+		<-sig
+		ticks.Lock()
+		now := time.Now()
+		line := fmt.Sprintf("%d %d %d %d\n", seq, ticks.n, now.Sub(ticks.start).Microseconds(),
+			ticks.worst.Microseconds())
+		ticks.n, ticks.start, ticks.worst = 0, now, 0
+		ticks.Unlock()
+		if err := os.WriteFile(path+".tmp", []byte(line), 0o644); err != nil {
+			os.Exit(99)
+		}
+		if err := os.Rename(path+".tmp", path); err != nil {
+			os.Exit(99)
+		}
+	}
+}
+
 //go:noinline
 func brief(done chan struct{}) {
 	time.Sleep(time.Millisecond)
@@ -87,7 +148,7 @@ func spawner(rate int) {
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: goroutines READY [split | parked N | churn RATE]")
+		fmt.Fprintln(os.Stderr, "usage: goroutines READY [split | parked N | churn RATE | timers MS]")
 		os.Exit(2)
 	}
 	mode, n := "split", 0
@@ -107,6 +168,17 @@ func main() {
 	case "churn":
 		started.Add(1)
 		go spawner(n)
+	case "timers":
+		started.Add(5)
+		// Before READY: SIGUSR1 would end the program until then.
+		sig := make(chan os.Signal, 8)
+		signal.Notify(sig, syscall.SIGUSR1)
+		go windows(os.Args[1]+".ticks", sig)
+		go ticker(time.Duration(n) * time.Millisecond)
+		go compute()
+		go sleeper()
+		go locker()
+		go locker()
 	default:
 		started.Add(4)
 		go compute()
