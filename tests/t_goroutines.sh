@@ -138,8 +138,9 @@ fi
 
 # --- timers: the target's own timers keep time while it is profiled ----------------
 # main.ticker receives from a 10 ms time.Ticker (split's goroutines run
-# beside it); each SIGUSR1 ends a window, whose ticks, length and longest
-# gap between two ticks the target writes to READY.ticks.
+# beside it, and main.epoller in epoll_wait on a thread of its own); each
+# SIGUSR1 ends a window, whose ticks, length, longest gap between two ticks
+# and the epoll_waits that ended with EINTR the target writes to READY.ticks.
 if start_target goroutines timers 10; then
 	pid=$TARGET_PID
 	ticks=$TARGET_READY.ticks
@@ -149,7 +150,7 @@ if start_target goroutines timers 10; then
 	}
 	window 1 >/dev/null
 	prof "$TMP/timers" "$pid" --duration 2 -o "$TMP/timers.folded"
-	read -r n us gap <<<"$(window 2)"
+	read -r n us gap eintr <<<"$(window 2)"
 	check_ran "timers" "$TMP/timers" "$TMP/timers.folded"
 	expected=$(( ${us:-0} / 10000 ))
 	# Lenient, for a loaded machine: 80% of the ticks, no gap over 100 ms;
@@ -160,7 +161,7 @@ if start_target goroutines timers 10; then
 	if [ "$expected" -le 0 ] || [ $((${n:-0} * 100)) -lt $((expected * 80)) ] || [ "${gap:-0}" -gt 100000 ]; then
 		window 3 >/dev/null
 		sleep "$(awk -v us="${us:-2000000}" 'BEGIN { print us / 1e6 }')"
-		read -r bn bus bgap <<<"$(window 4)"
+		read -r bn bus bgap _ <<<"$(window 4)"
 		base="alone: $bn ticks in $bus us, longest gap $bgap us"
 		expected=$(awk -v n="$bn" -v bus="$bus" -v us="$us" 'BEGIN { printf "%d", n * us / bus }')
 		[ "${gap:-0}" -le $((2 * ${bgap:-0})) ] && gap=0
@@ -170,7 +171,9 @@ if start_target goroutines timers 10; then
 		"[ '$expected' -gt 0 ] && [ \$(( ${n:-0} * 100 )) -ge \$(( expected * 80 )) ]"
 	DETAIL="longest gap between two ticks ${gap:-?} us; $base" \
 		check "timers: no tick later than 100 ms while profiled" "[ '${gap:-999999999}' -le 100000 ]"
-	diag "timers: profiled: $n ticks in $us us (10 ms ticker), longest gap $gap us; $base"
+	DETAIL="${eintr:-?} waits ended with EINTR" \
+		check "timers: a thread of the target in epoll_wait saw no EINTR while profiled" "[ '${eintr:-x}' = 0 ]"
+	diag "timers: profiled: $n ticks in $us us (10 ms ticker), longest gap $gap us, $eintr EINTR; $base"
 	check "timers: target alive" alive "$pid"
 	check "timers: no thread left traced" untraced "$pid"
 	stop_target "$pid"

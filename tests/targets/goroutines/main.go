@@ -8,12 +8,14 @@
 //     main.sleeper and main in select{}.
 //   churn RATE: RATE goroutines a second (main.brief, each asleep 1 ms),
 //     started by main.spawner, plus main in select{}.
-//   timers MS: split's goroutines, and main.ticker receiving from a
-//     time.Ticker of MS milliseconds.  Each SIGUSR1 ends a window (the
-//     first one starts at the first tick) and writes READY.ticks, "SEQ
-//     TICKS ELAPSED_US WORST_GAP_US": the signal's number (1, 2, ...), the
-//     ticks received in the window, its length, the longest time between
-//     two ticks received in it.
+//   timers MS: split's goroutines, main.ticker receiving from a
+//     time.Ticker of MS milliseconds, and main.epoller in epoll_wait on a
+//     thread of its own.  Each SIGUSR1 ends a window (the first one starts
+//     at the first tick) and writes READY.ticks, "SEQ TICKS ELAPSED_US
+//     WORST_GAP_US EINTR": the signal's number (1, 2, ...), the ticks
+//     received in the window, its length, the longest time between two
+//     ticks received in it, and how many of main.epoller's waits ended with
+//     EINTR in it.
 // Writes READY (its PID) once every long-lived goroutine has started.
 package main
 
@@ -22,10 +24,13 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
+	"unsafe"
 )
 
 var (
@@ -69,6 +74,36 @@ func parked() {
 	<-never
 }
 
+// eintr counts main.epoller's waits that ended with EINTR.
+var eintr atomic.Int64
+
+// epoller waits in epoll_wait (1 s at a time, on an epoll set with nothing
+// in it) on a thread of its own, where SIGUSR1 is blocked (the windows'
+// signals go to another thread), and counts the waits that end with EINTR:
+// a profiler that stopped this thread would cause them (Go retries its own
+// waits, so its programs never show them).
+//
+//go:noinline
+func epoller() {
+	runtime.LockOSThread()
+	set := uint64(1) << (uint(syscall.SIGUSR1) - 1)
+	if _, _, e := syscall.RawSyscall6(syscall.SYS_RT_SIGPROCMASK, 0 /* SIG_BLOCK */,
+		uintptr(unsafe.Pointer(&set)), 0, 8, 0, 0); e != 0 {
+		os.Exit(99)
+	}
+	epfd, err := syscall.EpollCreate1(0)
+	if err != nil {
+		os.Exit(99)
+	}
+	events := make([]syscall.EpollEvent, 1)
+	started.Done()
+	for {
+		if _, err := syscall.EpollWait(epfd, events, 1000); err == syscall.EINTR {
+			eintr.Add(1)
+		}
+	}
+}
+
 // What main.ticker saw in the current window.
 var ticks struct {
 	sync.Mutex
@@ -109,8 +144,8 @@ func windows(path string, sig chan os.Signal) {
 		<-sig
 		ticks.Lock()
 		now := time.Now()
-		line := fmt.Sprintf("%d %d %d %d\n", seq, ticks.n, now.Sub(ticks.start).Microseconds(),
-			ticks.worst.Microseconds())
+		line := fmt.Sprintf("%d %d %d %d %d\n", seq, ticks.n, now.Sub(ticks.start).Microseconds(),
+			ticks.worst.Microseconds(), eintr.Swap(0))
 		ticks.n, ticks.start, ticks.worst = 0, now, 0
 		ticks.Unlock()
 		if err := os.WriteFile(path+".tmp", []byte(line), 0o644); err != nil {
@@ -169,7 +204,8 @@ func main() {
 		started.Add(1)
 		go spawner(n)
 	case "timers":
-		started.Add(5)
+		started.Add(6)
+		go epoller()
 		// Before READY: SIGUSR1 would end the program until then.
 		sig := make(chan os.Signal, 8)
 		signal.Notify(sig, syscall.SIGUSR1)
