@@ -510,7 +510,9 @@ static int walk(struct modules *ms, pid_t pid, int apply, int files_only)
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", pid);
 	if (apply && stat(exe, &st) == 0)
 		ms->exe_inode = st.st_ino;
-	struct map_entry *run = xmalloc(sizeof(*run)), *e = xmalloc(sizeof(*e));
+	/* E zeroed: the ioctl writes the name through a pointer, which tools
+	 * such as valgrind cannot see. */
+	struct map_entry *run = xmalloc(sizeof(*run)), *e = xcalloc(1, sizeof(*e));
 	int have_run = 0, run_exec = 0, change = MODULES_SAME, got;
 	uint64_t run_end = 0;
 	for (;;) {
