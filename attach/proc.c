@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include "util/text.h"
@@ -189,13 +188,6 @@ int proc__kernel_stack(pid_t pid, pid_t tid, char names[][64], int max)
 		names[k++][len] = '\0';
 	}
 	return k;
-}
-
-int proc__read_mem(pid_t pid, uint64_t addr, void *buf, size_t len)
-{
-	struct iovec local = { buf, len }, remote = { (void *)addr, len };
-	ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
-	return n == (ssize_t)len ? 0 : n < 0 ? -errno : -EIO;
 }
 
 /* Parsed by hand: it is read for every thread at every check, and

@@ -59,8 +59,6 @@ double proc__exec_start_ms(pid_t pid, pid_t tid);
  * -errno. */
 int proc__kernel_stack(pid_t pid, pid_t tid, char names[][64], int max);
 
-/* Copies LEN bytes at ADDR of process PID's memory into BUF: 0 or -errno. */
-int proc__read_mem(pid_t pid, uint64_t addr, void *buf, size_t len);
 
 /* /proc/PID/task/TID/schedstat: CPU time (ns) and times scheduled in. */
 int proc__parse_schedstat(const char *buf, uint64_t *cpu_ns, uint64_t *runs);

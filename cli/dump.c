@@ -19,6 +19,7 @@
 #include "cli/run.h"
 #include "output/frames.h"
 #include "sample/sampler.h"
+#include "util/remote.h"
 #include "util/xalloc.h"
 
 #define DUMP_TIMEOUT_MS 10000
@@ -89,7 +90,7 @@ static void find_owner(struct dump *d, struct tinfo *ti)
 	if (!ti->blocked || ti->nr != SYS_futex || !ti->have_stack ||
 	    (op != 0 /* WAIT */ && op != 9 /* WAIT_BITSET */ && op != 6 /* LOCK_PI */) ||
 	    !has_func(d->fr, &ti->stack, lock_funcs) ||
-	    proc__read_mem(ti->label->pid, ti->args[0], word, sizeof(word)) < 0)
+	    remote__read(ti->label->pid, ti->args[0], word, sizeof(word)) < 0)
 		return;
 	pid_t owner = op == 6 ? (pid_t)(word[0] & 0x3fffffff) : (pid_t)word[2];
 	ti->mutex = ti->args[0];

@@ -11,6 +11,7 @@
 
 #include "module/gopclntab.h"
 #include "module/modules.h"
+#include "util/remote.h"
 #include "util/xalloc.h"
 
 #define MAX_GOROUTINES (1u << 22)       /* a bound on allglen, against a torn read */
@@ -58,15 +59,6 @@ struct goroutines {
 		pid_t tid;
 	} mtid[64];                     /* M -> TID: an M keeps its thread */
 };
-
-int goroutines__read_mem(struct goroutines *gs, uint64_t addr, void *buf, size_t len)
-{
-	struct iovec l = { buf, len }, r = { (void *)(uintptr_t)addr, len };
-	ssize_t n = process_vm_readv(gs->pid, &l, 1, &r, 1, 0);
-	if (n == (ssize_t)len)
-		return 0;
-	return n < 0 ? -errno : -EFAULT;
-}
 
 /* ---- the layout, from DWARF ---------------------------------------------- */
 
@@ -231,11 +223,11 @@ static void read_reasons(struct goroutines *gs, uint64_t addr, size_t n)
 	if (n > MAX_REASONS)
 		n = MAX_REASONS;
 	uint64_t *strs = xcalloc(n ? n : 1, 16);
-	if (n && goroutines__read_mem(gs, addr, strs, n * 16) == 0) {
+	if (n && remote__read(gs->pid, addr, strs, n * 16) == 0) {
 		for (size_t i = 0; i < n; i++) {
 			uint64_t p = strs[2 * i], len = strs[2 * i + 1];
 			char buf[REASON_MAX_LEN + 1] = { 0 };
-			if (len == 0 || len > REASON_MAX_LEN || goroutines__read_mem(gs, p, buf, len) != 0)
+			if (len == 0 || len > REASON_MAX_LEN || remote__read(gs->pid, p, buf, len) != 0)
 				continue;
 			for (size_t k = 0; k < len; k++)      /* Go's own text, but from the target */
 				if (buf[k] < 0x20 || buf[k] > 0x7e)
@@ -367,7 +359,7 @@ int goroutines__read(struct goroutines *gs, uint64_t g, struct go_rec *r)
 	unsigned char raw[MAX_SPAN];
 	if (gs->span_len > sizeof(raw))
 		return -EINVAL;
-	int e = goroutines__read_mem(gs, g + gs->span_lo, raw, gs->span_len);
+	int e = remote__read(gs->pid, g + gs->span_lo, raw, gs->span_len);
 	if (e == 0)
 		decode(gs, g, raw, r);
 	return e;
@@ -397,8 +389,8 @@ int goroutines__scan(struct goroutines *gs, const struct go_rec **recs, size_t *
 	uint64_t slice[2], len;
 	int e;
 	*n = 0;
-	if ((e = goroutines__read_mem(gs, gs->allgs, slice, sizeof(slice))) < 0 ||
-	    (e = goroutines__read_mem(gs, gs->allglen, &len, sizeof(len))) < 0)
+	if ((e = remote__read(gs->pid, gs->allgs, slice, sizeof(slice))) < 0 ||
+	    (e = remote__read(gs->pid, gs->allglen, &len, sizeof(len))) < 0)
 		return e;
 	/* allglen is what the runtime publishes first; the slice may be longer. */
 	if (len > slice[1])
@@ -419,7 +411,7 @@ int goroutines__scan(struct goroutines *gs, const struct go_rec **recs, size_t *
 			gs->raw = xmalloc(RAW_BATCH);
 		gs->sorted_len = 0;
 	}
-	if (len && (e = goroutines__read_mem(gs, slice[0], gs->gptrs, len * 8)) < 0)
+	if (len && (e = remote__read(gs->pid, slice[0], gs->gptrs, len * 8)) < 0)
 		return e;
 	sort_order(gs, len);
 	/* Runs: records close to each other (g's are allocated together) are
@@ -492,7 +484,7 @@ pid_t goroutines__m_tid(struct goroutines *gs, uint64_t m)
 		return 0;
 	if (gs->mtid[slot].m != m) {
 		uint64_t procid = 0;
-		if (goroutines__read_mem(gs, m + gs->m_procid, &procid, sizeof(procid)) < 0 ||
+		if (remote__read(gs->pid, m + gs->m_procid, &procid, sizeof(procid)) < 0 ||
 		    procid == 0 || procid > INT32_MAX)
 			return 0;
 		gs->mtid[slot].m = m;

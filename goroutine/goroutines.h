@@ -80,7 +80,4 @@ int goroutines__is_system(struct goroutines *gs, const struct go_rec *r);
 /* The name of the Go function holding runtime address PC, or NULL. */
 const char *goroutines__func_name(struct goroutines *gs, uint64_t pc);
 
-/* Copies LEN bytes at ADDR of the target into BUF.  0 or a negative errno. */
-int goroutines__read_mem(struct goroutines *gs, uint64_t addr, void *buf, size_t len);
-
 #endif

@@ -14,10 +14,10 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include "module/cfi.h"
+#include "util/remote.h"
 #include "util/strbuf.h"
 #include "util/text.h"
 #include "util/xalloc.h"
@@ -271,8 +271,7 @@ static void load_vdso_image(struct module *m, pid_t pid)
 {
 	size_t len = m->end - m->start;
 	unsigned char *buf = xmalloc(len);
-	struct iovec local = { buf, len }, remote = { (void *)m->start, len };
-	if (process_vm_readv(pid, &local, 1, &remote, 1, 0) != (ssize_t)len) {
+	if (remote__read(pid, m->start, buf, len) < 0) {
 		free(buf);
 		return;
 	}

@@ -10,6 +10,7 @@
 #include "profile/stacks.h"
 #include "profile/timeline.h"
 #include "unwind/unwinder.h"
+#include "util/remote.h"
 #include "util/xalloc.h"
 
 /* The goroutine view of a Go program (see sample/internal.h).
@@ -196,7 +197,7 @@ static size_t go_copy(struct goview *v, struct go_rec *r)
 		return 0;
 	size_t len = r->hi - r->sp < GO_STACK_MAX ? (size_t)(r->hi - r->sp) : GO_STACK_MAX;
 	struct go_rec again;
-	if (goroutines__read_mem(v->gs, r->sp, v->stack, len) < 0 ||
+	if (remote__read(v->pid, r->sp, v->stack, len) < 0 ||
 	    goroutines__read(v->gs, r->g, &again) < 0)
 		return 0;
 	bool same = go_same(r, &again);

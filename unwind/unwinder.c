@@ -6,10 +6,10 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 
 #include "unwind/cfi.h"
 #include "util/strbuf.h"
+#include "util/remote.h"
 #include "util/xalloc.h"
 
 /* Exported by libunwind but not declared in its headers. */
@@ -527,9 +527,8 @@ static int py_trampoline(struct unwinder *u, uint64_t pc, bool ret_addr)
 		u->tramp = xcalloc(TRAMP_SLOTS, sizeof(*u->tramp));
 	if (u->tramp[slot].key != pc + 1) {
 		unsigned char code[sizeof(py_tramp) + 10];
-		struct iovec l = { code, sizeof(code) }, r = { (void *)(uintptr_t)(pc - 10), sizeof(code) };
 		int off = -1;
-		if (pc >= 10 && process_vm_readv(modules__pid(u->ms), &l, 1, &r, 1, 0) == (ssize_t)sizeof(code))
+		if (pc >= 10 && remote__read(modules__pid(u->ms), pc - 10, code, sizeof(code)) == 0)
 			for (size_t i = 0; i < sizeof(py_tramp_at) && off < 0; i++)
 				if (memcmp(code + 10 - py_tramp_at[i], py_tramp, sizeof(py_tramp)) == 0)
 					off = py_tramp_at[i];
