@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "util/intern.h"
+#include "util/sparse.h"
 #include "util/xalloc.h"
 
 struct frames {
@@ -178,8 +179,7 @@ struct namer {
 	size_t nhomes;
 	struct intern *locs;            /* (space, pc) -> loc id */
 	struct intern *mods;            /* module pointer -> module id */
-	uint32_t *labels;               /* stack slot -> label id */
-	size_t nlabels;
+	struct sparse labels;           /* stack slot -> label id + 1 (0: none yet) */
 	uint32_t *buf;
 	size_t cap;
 };
@@ -271,16 +271,10 @@ static uint32_t label_id(struct namer *nm, const struct stacks *st, uint32_t slo
 	const struct stack_label *l = stacks__label(st, slot);
 	if (!l)
 		return FRAMES_NO_LABEL;
-	if (slot >= nm->nlabels) {
-		size_t n = (size_t)slot + 1;
-		nm->labels = xrealloc(nm->labels, n * sizeof(*nm->labels));
-		for (size_t i = nm->nlabels; i < n; i++)
-			nm->labels[i] = FRAMES_NO_LABEL;
-		nm->nlabels = n;
-	}
-	if (nm->labels[slot] == FRAMES_NO_LABEL)
-		nm->labels[slot] = frames__add_label(nm->fr, l);
-	return nm->labels[slot];
+	uint32_t *id = sparse__put(&nm->labels, slot);
+	if (!*id)
+		*id = frames__add_label(nm->fr, l) + 1;
+	return *id - 1;
 }
 
 static void name_stack(struct namer *nm, const struct stacks *st, const struct stack *s)
@@ -304,6 +298,7 @@ struct frames *frames__from_stacks(const struct stacks *st, const struct modules
 			    .syms = xcalloc(nspaces + 1, sizeof(*nm.syms)), .dirs = dirs,
 			    .ndirs = ndirs, .files = intern__new(), .locs = intern__new(),
 			    .mods = intern__new() };
+	sparse__init(&nm.labels, sizeof(uint32_t));
 	if (!nm.fr || !nm.locs || !nm.mods || !nm.files) {
 		frames__free(nm.fr);
 		nm.fr = NULL;
@@ -325,7 +320,7 @@ out:
 	intern__free(nm.files);
 	intern__free(nm.locs);
 	intern__free(nm.mods);
-	free(nm.labels);
+	sparse__free(&nm.labels);
 	free(nm.buf);
 	return nm.fr;
 }

@@ -171,7 +171,8 @@ static void add_stack(struct builder *b, const struct profile_info *info, uint32
 static void add_in_order(struct builder *b, const struct profile_info *info,
 			 const struct timeline *tl)
 {
-	for (uint32_t slot = 0; slot < timeline__nslots(tl); slot++) {
+	for (uint32_t slot = timeline__next_slot(tl, 0); slot != UINT32_MAX;
+	     slot = timeline__next_slot(tl, slot + 1)) {
 		size_t n;
 		const struct timeline_run *r = timeline__runs(tl, slot, &n);
 		for (size_t i = 0; i < n; i++) {

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "util/intern.h"
+#include "util/sparse.h"
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 
@@ -21,15 +22,20 @@ struct stacks {
 	size_t key_cap;
 	struct intern *kernel;          /* kernel function names (STACKS_PC_KERNEL) */
 	struct intern *go_states;       /* goroutine states (stacks__go_state) */
-	struct stack_label *labels;     /* by slot; pid 0 and tid 0 and no names: none */
-	unsigned char *has_label;
-	size_t nlabels;
+	struct sparse labels;           /* struct label_slot by slot: thread slots count
+					   from 0, goroutine slots from far above */
+};
+
+struct label_slot {
+	struct stack_label l;
+	unsigned char set;
 };
 
 struct stacks *stacks__new(void)
 {
 	struct stacks *st = xcalloc(1, sizeof(*st));
 	st->in = intern__new();
+	sparse__init(&st->labels, sizeof(struct label_slot));
 	if (!st->in) {
 		free(st);
 		return NULL;
@@ -41,13 +47,13 @@ void stacks__free(struct stacks *st)
 {
 	if (!st)
 		return;
-	for (size_t i = 0; i < st->nlabels; i++) {
-		free((char *)st->labels[i].process);
-		free((char *)st->labels[i].thread);
-		free((char *)st->labels[i].creator);
+	for (uint32_t i = sparse__next(&st->labels, 0); i != UINT32_MAX; i = sparse__next(&st->labels, i + 1)) {
+		struct label_slot *d = sparse__get(&st->labels, i);
+		free((char *)d->l.process);
+		free((char *)d->l.thread);
+		free((char *)d->l.creator);
 	}
-	free(st->labels);
-	free(st->has_label);
+	sparse__free(&st->labels);
 	intern__free(st->kernel);
 	intern__free(st->go_states);
 	intern__free(st->in);
@@ -120,32 +126,20 @@ void stacks__get(const struct stacks *st, size_t i, struct stack *out)
 
 void stacks__set_label(struct stacks *st, uint32_t slot, const struct stack_label *l)
 {
-	if (slot >= st->nlabels) {
-		size_t n = (size_t)slot + 1 > st->nlabels * 2 ? (size_t)slot + 1 : st->nlabels * 2;
-		st->labels = xrealloc(st->labels, n * sizeof(*st->labels));
-		st->has_label = xrealloc(st->has_label, n);
-		memset(st->labels + st->nlabels, 0, (n - st->nlabels) * sizeof(*st->labels));
-		memset(st->has_label + st->nlabels, 0, n - st->nlabels);
-		st->nlabels = n;
-	}
-	struct stack_label *d = &st->labels[slot];
-	free((char *)d->process);
-	free((char *)d->thread);
-	free((char *)d->creator);
-	*d = (struct stack_label){ l->pid, l->tid, l->goid, xstrdup(l->process ? l->process : ""),
-				   xstrdup(l->thread ? l->thread : ""),
-				   l->creator ? xstrdup(l->creator) : NULL };
-	st->has_label[slot] = 1;
+	struct label_slot *d = sparse__put(&st->labels, slot);
+	free((char *)d->l.process);
+	free((char *)d->l.thread);
+	free((char *)d->l.creator);
+	d->l = (struct stack_label){ l->pid, l->tid, l->goid, xstrdup(l->process ? l->process : ""),
+				     xstrdup(l->thread ? l->thread : ""),
+				     l->creator ? xstrdup(l->creator) : NULL };
+	d->set = 1;
 }
 
 const struct stack_label *stacks__label(const struct stacks *st, uint32_t slot)
 {
-	return slot < st->nlabels && st->has_label[slot] ? &st->labels[slot] : NULL;
-}
-
-size_t stacks__nlabels(const struct stacks *st)
-{
-	return st->nlabels;
+	const struct label_slot *d = sparse__get(&st->labels, slot);
+	return d && d->set ? &d->l : NULL;
 }
 
 uint64_t stacks__kernel_pc(struct stacks *st, const char *name)

@@ -74,7 +74,6 @@ void stacks__get(const struct stacks *st, size_t i, struct stack *out);
 void stacks__set_label(struct stacks *st, uint32_t slot, const struct stack_label *l);
 /* The label of SLOT, or NULL. */
 const struct stack_label *stacks__label(const struct stacks *st, uint32_t slot);
-size_t stacks__nlabels(const struct stacks *st);
 
 /* The PC standing for kernel function NAME (interned: one id per name),
  * or STACKS_PC_TRUNCATED when out of memory. */

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/sparse.h"
 #include "util/xalloc.h"
 
 struct slot_runs {
@@ -11,36 +12,32 @@ struct slot_runs {
 };
 
 struct timeline {
-	struct slot_runs *slots;
-	size_t nslots;
+	struct sparse slots;            /* struct slot_runs by slot (sparse: goroutine
+					   slots start far above thread slots) */
 	size_t total;                   /* runs in all slots */
 	int full;
 };
 
 struct timeline *timeline__new(void)
 {
-	return xcalloc(1, sizeof(struct timeline));
+	struct timeline *tl = xcalloc(1, sizeof(struct timeline));
+	sparse__init(&tl->slots, sizeof(struct slot_runs));
+	return tl;
 }
 
 void timeline__free(struct timeline *tl)
 {
 	if (!tl)
 		return;
-	for (size_t i = 0; i < tl->nslots; i++)
-		free(tl->slots[i].runs);
-	free(tl->slots);
+	for (uint32_t i = sparse__next(&tl->slots, 0); i != UINT32_MAX; i = sparse__next(&tl->slots, i + 1))
+		free(((struct slot_runs *)sparse__get(&tl->slots, i))->runs);
+	sparse__free(&tl->slots);
 	free(tl);
 }
 
 void timeline__add(struct timeline *tl, uint32_t slot, uint32_t stack, uint32_t count)
 {
-	if (slot >= tl->nslots) {
-		size_t n = (size_t)slot + 1 > tl->nslots * 2 ? (size_t)slot + 1 : tl->nslots * 2;
-		tl->slots = xrealloc(tl->slots, n * sizeof(*tl->slots));
-		memset(tl->slots + tl->nslots, 0, (n - tl->nslots) * sizeof(*tl->slots));
-		tl->nslots = n;
-	}
-	struct slot_runs *s = &tl->slots[slot];
+	struct slot_runs *s = sparse__put(&tl->slots, slot);
 	if (s->n && s->runs[s->n - 1].stack == stack && s->runs[s->n - 1].count <= UINT32_MAX - count) {
 		s->runs[s->n - 1].count += count;
 		return;
@@ -59,13 +56,14 @@ void timeline__add(struct timeline *tl, uint32_t slot, uint32_t stack, uint32_t 
 
 const struct timeline_run *timeline__runs(const struct timeline *tl, uint32_t slot, size_t *n)
 {
-	*n = slot < tl->nslots ? tl->slots[slot].n : 0;
-	return *n ? tl->slots[slot].runs : NULL;
+	const struct slot_runs *s = sparse__get(&tl->slots, slot);
+	*n = s ? s->n : 0;
+	return *n ? s->runs : NULL;
 }
 
-size_t timeline__nslots(const struct timeline *tl)
+uint32_t timeline__next_slot(const struct timeline *tl, uint32_t slot)
 {
-	return tl->nslots;
+	return sparse__next(&tl->slots, slot);
 }
 
 int timeline__full(const struct timeline *tl)

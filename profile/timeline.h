@@ -27,7 +27,8 @@ void timeline__add(struct timeline *tl, uint32_t slot, uint32_t stack, uint32_t 
 
 /* Slot SLOT's runs, in time order; *N gets how many (0: none). */
 const struct timeline_run *timeline__runs(const struct timeline *tl, uint32_t slot, size_t *n);
-size_t timeline__nslots(const struct timeline *tl);
+/* The first slot at or after SLOT that may have runs, or UINT32_MAX. */
+uint32_t timeline__next_slot(const struct timeline *tl, uint32_t slot);
 int timeline__full(const struct timeline *tl);   /* the bound was reached */
 
 #endif

@@ -18,7 +18,9 @@
 #include "dwarf/symbolizer.h"
 #include "output/output.h"
 #include "profile/stacks.h"
+#include "profile/timeline.h"
 #include "util/intern.h"
+#include "util/sparse.h"
 #include "util/text.h"
 #include "unwind/cfi.h"
 #include <dwarf.h>
@@ -344,7 +346,52 @@ static void test_stacks(void)
 	      s.count == 100000 + 2 + 1 + 7, "stacks: add returns the id; add_again counts it again");
 	check(strcmp(stacks__state_name('D'), "disk wait") == 0 &&
 	      strcmp(stacks__state_name('t'), "stopped") == 0, "stacks: state names");
+	/* Labels of thread slots (from 0) and goroutine slots (from 1 << 20). */
+	st = stacks__new();
+	struct stack_label l1 = { 10, 11, 0, "p", "t", NULL }, l2 = { 10, 0, 7, "p", "g", "main.main" };
+	stacks__set_label(st, 3, &l1);
+	stacks__set_label(st, (1u << 20) + 5, &l2);
+	stacks__set_label(st, 3, &l1);
+	const struct stack_label *r1 = stacks__label(st, 3), *r2 = stacks__label(st, (1u << 20) + 5);
+	check(r1 && r1->tid == 11 && strcmp(r1->thread, "t") == 0 && r2 && r2->goid == 7 &&
+	      strcmp(r2->creator, "main.main") == 0 && !stacks__label(st, 4) &&
+	      !stacks__label(st, 1u << 19) && !stacks__label(st, UINT32_MAX),
+	      "stacks: labels of slots far apart, set, replaced and read back; none elsewhere");
 	stacks__free(st);
+}
+
+static void test_sparse(void)
+{
+	struct sparse a;
+	sparse__init(&a, sizeof(uint64_t));
+	check(!sparse__get(&a, 0) && sparse__next(&a, 0) == UINT32_MAX, "sparse: empty");
+	*(uint64_t *)sparse__put(&a, 5) = 55;
+	*(uint64_t *)sparse__put(&a, (1u << 20) + 1) = 77;
+	uint64_t *x = sparse__get(&a, 5), *y = sparse__get(&a, (1u << 20) + 1), *z = sparse__get(&a, 6);
+	check(x && *x == 55 && y && *y == 77 && z && *z == 0 && !sparse__get(&a, 1u << 19) &&
+	      !sparse__get(&a, UINT32_MAX), "sparse: written, zeroed neighbour, unwritten far away");
+	size_t pages = 0;
+	for (size_t p = 0; p < a.npages; p++)
+		pages += a.pages[p] != NULL;
+	check(pages == 2, "sparse: two pages for two indices a million apart");
+	check(sparse__next(&a, 0) == 0 && sparse__next(&a, 6) == 6 &&
+	      sparse__next(&a, SPARSE_PAGE) == 1u << 20 &&
+	      sparse__next(&a, (1u << 20) + SPARSE_PAGE) == UINT32_MAX, "sparse: next skips the gap");
+	sparse__free(&a);
+	sparse__free(&a);
+
+	struct timeline *tl = timeline__new();
+	timeline__add(tl, 2, 9, 1);
+	timeline__add(tl, 2, 9, 3);
+	timeline__add(tl, (1u << 20) + 4, 8, 1);
+	size_t n, m;
+	const struct timeline_run *r = timeline__runs(tl, 2, &n), *q = timeline__runs(tl, (1u << 20) + 4, &m);
+	uint32_t slots = 0;
+	for (uint32_t s = timeline__next_slot(tl, 0); s != UINT32_MAX; s = timeline__next_slot(tl, s + 1))
+		slots += timeline__runs(tl, s, &m) != NULL;
+	check(n == 1 && r[0].stack == 9 && r[0].count == 4 && q && q[0].stack == 8 && slots == 2,
+	      "timeline: runs by slot, slots far apart walked");
+	timeline__free(tl);
 }
 
 /* Writes a pprof of fake stacks (no modules: every address is unknown)
@@ -740,6 +787,7 @@ int main(void)
 	test_options_habits();
 	test_options_formats();
 	test_stacks();
+	test_sparse();
 	test_pprof();
 	test_text();
 	test_outfile();
