@@ -346,6 +346,8 @@ static void test_stacks(void)
 	      s.count == 100000 + 2 + 1 + 7, "stacks: add returns the id; add_again counts it again");
 	check(strcmp(stacks__state_name('D'), "disk wait") == 0 &&
 	      strcmp(stacks__state_name('t'), "stopped") == 0, "stacks: state names");
+	stacks__free(st);
+
 	/* Labels of thread slots (from 0) and goroutine slots (from 1 << 20). */
 	st = stacks__new();
 	struct stack_label l1 = { 10, 11, 0, "p", "t", NULL }, l2 = { 10, 0, 7, "p", "g", "main.main" };
