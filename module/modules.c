@@ -359,9 +359,6 @@ static enum run_kind classify(const struct modules *ms, const struct map_entry *
 	return RUN_NEW;
 }
 
-/* Reads PID's maps; with APPLY, adds each module not in the table (and
- * drops those it overlaps).  Returns the largest change seen (0 same,
- * 1 added, 2 replaced), or -errno. */
 /* ---- reading the maps -----------------------------------------------------
  * A scan (modules__scan) runs every SCAN_INTERVAL of sampling, and a
  * process with a thousand threads has over two thousand lines of maps,
@@ -496,6 +493,10 @@ static int reader_next(struct maps_reader *r, struct map_entry *e)
 	return maps__parse_line(r->line, e) == 0 ? 1 : -1;
 }
 
+/* Reads PID's maps (FILES_ONLY: the file-backed mappings, through the
+ * ioctl where the kernel has it); with APPLY, adds each module not in the
+ * table (and drops those it overlaps).  Returns the largest change seen
+ * (0 same, 1 added, 2 replaced), or -errno. */
 static int walk(struct modules *ms, pid_t pid, int apply, int files_only)
 {
 	struct maps_reader *r = xmalloc(sizeof(*r));
