@@ -341,6 +341,7 @@ int gopclntab__lookup(const struct gopclntab *g, uint64_t pc, const char **func,
 
 struct go_elf {
 	uint64_t tab_off, tab_size;     /* the section, as file offsets */
+	uint64_t tab_addr;              /* ... and its link-time address */
 	bool have_tab;
 	uint64_t text;                  /* .text's address */
 	uint64_t sym_text, sym_tab, sym_etab;   /* from .symtab, 0 if absent */
@@ -389,6 +390,7 @@ static void scan_sections(Elf *elf, size_t shstrndx, struct go_elf *ge)
 			 sh.sh_type == SHT_PROGBITS && !(sh.sh_flags & SHF_COMPRESSED)) {
 			ge->tab_off = sh.sh_offset;
 			ge->tab_size = sh.sh_size;
+			ge->tab_addr = sh.sh_addr;
 			ge->have_tab = ge->go = true;
 		}
 	}
@@ -418,6 +420,70 @@ static bool vaddr_to_off(Elf *elf, uint64_t vaddr, uint64_t size, uint64_t *off)
 	return false;
 }
 
+/* Whether [ADDR, ADDR + 1) is in an executable PT_LOAD segment. */
+static bool in_text(Elf *elf, uint64_t addr)
+{
+	size_t nph;
+	if (elf_getphdrnum(elf, &nph) != 0)
+		return false;
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X) &&
+		    addr >= ph.p_vaddr && addr - ph.p_vaddr < ph.p_memsz)
+			return true;
+	}
+	return false;
+}
+
+/* The addend of the R_X86_64_RELATIVE relocation (R_AARCH64_RELATIVE)
+ * that the dynamic linker applies at link-time address AT, or 0. */
+static uint64_t relative_reloc(Elf *elf, uint64_t at)
+{
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !(sh.sh_flags & SHF_ALLOC) ||
+		    sh.sh_entsize == 0 || !(d = elf_getdata(scn, NULL)))
+			continue;
+		size_t n = d->d_size / sh.sh_entsize;
+		for (size_t i = 0; i < n; i++) {
+			GElf_Rela r;
+			if (!gelf_getrela(d, (int)i, &r))
+				break;
+			unsigned type = GELF_R_TYPE(r.r_info);
+			if (r.r_offset == at && (type == 8 /* x86-64 */ || type == 1027 /* aarch64 */))
+				return (uint64_t)r.r_addend;
+		}
+	}
+	return 0;
+}
+
+/* Go 1.18+: where the function offsets count from.  Go's runtime takes it
+ * from its module data (moduledata.text), and the table's header keeps a
+ * copy of the same value (pcHeader.textStart, the header's third word).
+ * Go's own linker puts runtime.text at the start of .text, but with an
+ * external linker (cgo, -linkmode=external: Debian's Go programs) the C
+ * start-up code comes first, and .text's address is off by its size; so
+ * the header's word is read: as the file holds it (a position-dependent
+ * executable), or as the dynamic linker would write it (a PIE keeps 0 in
+ * the file and an R_*_RELATIVE relocation whose addend is the value).
+ * It must be in executable code, or it is not used. */
+static uint64_t header_text(Elf *elf, const struct go_elf *ge, const unsigned char *tab)
+{
+	unsigned ptrsize = tab[7];
+	uint64_t v = 0;
+	if (ptrsize != 8 || ge->tab_size < 8 + 3 * 8)
+		return 0;
+	uint32_t magic = tab[0] | tab[1] << 8 | tab[2] << 16 | (uint32_t)tab[3] << 24;
+	if (magic != 0xfffffff0 && magic != 0xfffffff1)
+		return 0;
+	memcpy(&v, tab + 8 + 2 * 8, 8);         /* little-endian hosts only read this */
+	if (v == 0 && ge->tab_addr)
+		v = relative_reloc(elf, ge->tab_addr + 8 + 2 * 8);
+	return v && in_text(elf, v) ? v : 0;
+}
+
 struct gopclntab *gopclntab__from_elf(const void *image, size_t len)
 {
 	struct go_elf ge = { 0 };
@@ -430,12 +496,16 @@ struct gopclntab *gopclntab__from_elf(const void *image, size_t len)
 	scan_sections(elf, shstrndx, &ge);
 	if (!ge.have_tab && ge.sym_tab && ge.sym_etab > ge.sym_tab) {
 		ge.tab_size = ge.sym_etab - ge.sym_tab;
+		ge.tab_addr = ge.sym_tab;
 		ge.have_tab = vaddr_to_off(elf, ge.sym_tab, ge.tab_size, &ge.tab_off);
 	}
 	if (!ge.have_tab || ge.tab_off > len || ge.tab_size > len - ge.tab_off)
 		goto out;
-	g = gopclntab__new((const unsigned char *)image + ge.tab_off, (size_t)ge.tab_size,
-			   ge.sym_text ? ge.sym_text : ge.text);
+	const unsigned char *tab = (const unsigned char *)image + ge.tab_off;
+	uint64_t text = ge.sym_text;
+	if (!text)
+		text = header_text(elf, &ge, tab);
+	g = gopclntab__new(tab, (size_t)ge.tab_size, text ? text : ge.text);
 out:
 	if (elf)
 		elf_end(elf);
