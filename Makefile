@@ -54,7 +54,7 @@ SRCS += cli/watchdog.c
 SRCS += module/gopclntab.c
 SRCS += dwarf/debuginfod.c
 SRCS += unwind/cfi.c
-SRCS += goroutine/goroutines.c
+SRCS += goroutine/goroutines.c goroutine/curg.c
 SRCS += sample/goroutines.c
 MAIN := cli/main.c
 OBJS := $(SRCS:%.c=build/%.o) build/output/profile.pb-c.o

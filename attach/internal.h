@@ -29,6 +29,8 @@
 struct process {
 	pid_t pid;
 	uint32_t space;                 /* see capture.space */
+	uint32_t probe_space;           /* the space the probe is for */
+	struct target_probe probe;      /* len 0: none (target__set_probe) */
 	char comm[16];
 	struct process *next;
 };

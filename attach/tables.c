@@ -389,8 +389,10 @@ void target__free(struct target *t)
 		thread_free(th);
 	while (t->procs)
 		target_process_remove(t, t->procs);
-	for (size_t i = 0; i < t->caps_cap; i++)
+	for (size_t i = 0; i < t->caps_cap; i++) {
 		free(t->caps[i].stack);
+		free(t->caps[i].probe_stack);
+	}
 	for (size_t i = 0; i < t->nnotes; i++)
 		free(t->notes[i]);
 	free(t->notes);

@@ -36,6 +36,39 @@ static struct capture *next_capture(struct target *t)
 	return &t->caps[t->ncaps];
 }
 
+/* The probe of the thread's process (see target__set_probe), while it is
+ * stopped; a pointer that cannot be read leaves probe_len 0. */
+static void read_probe(struct thread *th, struct capture *c, const struct target_probe *p)
+{
+	uint64_t ptr = c->regs.fs_base + (uint64_t)p->tls;
+	for (int i = 0; i < 3; i++) {
+		struct iovec local = { &ptr, sizeof(ptr) }, remote = { (void *)ptr, sizeof(ptr) };
+		if (ptr == 0 || ptr % 8 || process_vm_readv(th->tid, &local, 1, &remote, 1, 0) != 8)
+			return;
+		c->probe_ptr[i] = ptr;
+		if (i < 2)
+			ptr += p->hop[i];
+	}
+	struct iovec local = { c->probe, p->len }, remote = { (void *)ptr, p->len };
+	if (!ptr || process_vm_readv(th->tid, &local, 1, &remote, 1, 0) != (ssize_t)p->len)
+		return;
+	c->probe_len = p->len;
+	uint64_t sp, hi;
+	if (!p->stack_max || c->probe_ptr[2] == c->probe_ptr[0] || p->sp_off + 8 > p->len ||
+	    p->hi_off + 8 > p->len)
+		return;
+	memcpy(&sp, c->probe + p->sp_off, 8);
+	memcpy(&hi, c->probe + p->hi_off, 8);
+	if (sp == 0 || sp >= hi)
+		return;
+	size_t n = hi - sp < p->stack_max ? (size_t)(hi - sp) : p->stack_max;
+	if (!c->probe_stack)
+		c->probe_stack = xmalloc(TARGET_PROBE_STACK_MAX);
+	struct iovec l2 = { c->probe_stack, n }, r2 = { (void *)sp, n };
+	ssize_t got = process_vm_readv(th->tid, &l2, 1, &r2, 1, 0);
+	c->probe_stack_len = got > 0 ? (size_t)got : 0;
+}
+
 /* The hot path: the thread is stopped while this runs.  Registers, one
  * process_vm_readv of the stack from SP - 128 (the red zone a leaf may
  * use), nothing else.  Returns 0 if a capture was recorded. */
@@ -62,6 +95,9 @@ static int capture(struct target *t, struct thread *th)
 	c->slot = th->slot;
 	c->space = th->proc->space;
 	c->pause_ns = th->interrupt_ns;  /* turned into the pause once resumed */
+	c->probe_len = c->probe_stack_len = 0;
+	if (th->proc->probe.len && th->proc->probe_space == th->proc->space)
+		read_probe(th, c, &th->proc->probe);
 	return 0;
 }
 
@@ -509,11 +545,34 @@ void target__interrupt(struct target *t)
 	t->nstop = t->nvisit = t->visit_i = 0;
 }
 
-void target__stack_too_small(struct target *t, pid_t tid)
+int target__set_probe(struct target *t, pid_t pid, uint32_t space, const struct target_probe *p)
+{
+	struct process *proc = target_process_find(t, pid);
+	if (!proc)
+		return -ESRCH;
+	proc->probe = *p;
+	if (proc->probe.len > TARGET_PROBE_MAX)
+		proc->probe.len = TARGET_PROBE_MAX;
+	if (proc->probe.stack_max > TARGET_PROBE_STACK_MAX)
+		proc->probe.stack_max = TARGET_PROBE_STACK_MAX;
+	proc->probe_space = space;
+	return 0;
+}
+
+void target__stack_too_small(struct target *t, pid_t tid, size_t need)
 {
 	struct thread *th = target_thread_find(t, tid);
-	if (th && th->stack_size < TARGET_STACK_COPY_MAX)
-		th->stack_size *= 2;
+	if (!th || th->stack_size >= TARGET_STACK_COPY_MAX)
+		return;
+	size_t want = need > TARGET_STACK_COPY_MAX ? TARGET_STACK_COPY_MAX : need;
+	want = (want + want / 2 + 4095) & ~(size_t)4095;
+	if (want < 2 * th->stack_size)
+		want = 2 * th->stack_size;
+	th->stack_size = want < TARGET_STACK_COPY_MAX ? want : TARGET_STACK_COPY_MAX;
+	/* The sizing window starts again from this need, not from the
+	 * smaller ones before it (size_stack() would shrink it back). */
+	if (need > th->need_max)
+		th->need_max = need < TARGET_STACK_COPY_MAX ? need : TARGET_STACK_COPY_MAX;
 }
 
 void target__release(struct target *t)

@@ -49,6 +49,28 @@ struct target;
 /* One thread's sample: taken while it was stopped, or, for a thread
  * blocked in a system call, while it stayed blocked (then only SP and PC
  * are known: partial_regs). */
+#define TARGET_PROBE_MAX 192
+#define TARGET_PROBE_STACK_MAX (64 * 1024)
+
+/* A read made while a stopped thread is captured, for state of a runtime
+ * that changes as soon as the thread runs again (a Go thread on its system
+ * stack: the goroutine it works for, sample/goroutines.c): the word at the
+ * thread's FS base + TLS, then the word at that pointer + HOP[0], then at
+ * that + HOP[1], then LEN bytes (at most TARGET_PROBE_MAX) at the pointer
+ * reached.  When that pointer is not the first one (the thread is not
+ * running what it points to) and the block's words at SP_OFF and HI_OFF
+ * are an SP and the top of its stack, up to STACK_MAX bytes of that stack
+ * from SP are copied too: a second stack, frozen as the first.  A few
+ * small reads (and that copy): the price is paid in the pause, so a
+ * process gets a probe only once it is known to need one. */
+struct target_probe {
+	int64_t tls;
+	uint32_t hop[2];
+	uint32_t len;
+	uint32_t sp_off, hi_off;
+	uint32_t stack_max;             /* 0: no second stack */
+};
+
 struct capture {
 	pid_t pid, tid;
 	uint32_t slot;                  /* the thread's label: target__slot() */
@@ -75,6 +97,13 @@ struct capture {
 					   these ticks (checked less often: see
 					   attach/blocked.c): counted at its last stack */
 	uint64_t cookie;
+	/* The process's probe (target__set_probe), read while stopped:
+	 * the pointers followed and the bytes copied; probe_len 0: none. */
+	uint64_t probe_ptr[3];
+	unsigned char probe[TARGET_PROBE_MAX];
+	size_t probe_len;
+	unsigned char *probe_stack;     /* the second stack, from the SP at sp_off */
+	size_t probe_stack_len;         /* 0: none copied */
 };
 
 struct target_stats {
@@ -154,8 +183,15 @@ void target__interrupt(struct target *t);
  * call. */
 const struct capture *target__next_stopped(struct target *t);
 
-/* The stack copy of TID ran out before its root: copy more next time. */
-void target__stack_too_small(struct target *t, pid_t tid);
+/* Gives process PID the probe P for the captures of its threads made
+ * while they are stopped, as long as its address space is SPACE (an exec
+ * ends it).  Returns 0, or -ESRCH for a process not sampled. */
+int target__set_probe(struct target *t, pid_t pid, uint32_t space, const struct target_probe *p);
+
+/* The stack copy of TID ran out before its root: copy more next time, at
+ * once as much as NEED bytes (the unwind's furthest read) and half as much
+ * again for the frames beyond, at least twice the copy; 0: twice. */
+void target__stack_too_small(struct target *t, pid_t tid, size_t need);
 
 /* The caller counted capture C (the last one it was given; not an
  * unchanged one) and its unwind read STACK_USED bytes of the copy (0:

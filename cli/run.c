@@ -296,6 +296,12 @@ static void print_summary(const struct run *r, const struct sampler_stats *ss)
 	const struct target_stats *ts = &ss->target;
 	uint64_t total = ss->samples;
 	double secs = (double)(ss->end_ns - ss->start_ns) / 1e9;
+	if (ss->go_jump_lost)
+		fprintf(stderr, "cprof-attach: note: %llu %s of Go threads on their system stack "
+			"(runtime.systemstack, runtime.morestack) lack the frames of the goroutine "
+			"they worked for (it had moved on when read, or its context is unreadable): "
+			"counted as not fully unwound\n", (unsigned long long)ss->go_jump_lost,
+			plural(ss->go_jump_lost, "sample", "samples"));
 	fprintf(stderr, "cprof-attach: %llu %s, %llu %s, %llu %s, %.2f s, %s, wrote %s%s\n",
 		(unsigned long long)total, plural(total, "sample", "samples"),
 		(unsigned long long)ts->threads_seen, plural(ts->threads_seen, "thread", "threads"),
@@ -304,10 +310,11 @@ static void print_summary(const struct run *r, const struct sampler_stats *ss)
 		r->stop_reason ? r->stop_reason : "stopped",
 		outfile__is_stream(r->out) ? "to " : "", outfile__path(r->out));
 	fprintf(stderr, "cprof-attach: %.1f of %d Hz, %llu %s, %.1f%% reached their root, "
-		"%llu not fully unwound\n", secs > 0 ? (double)ts->ticks / secs : 0.0, r->o->hz,
+		"%llu not fully unwound", secs > 0 ? (double)ts->ticks / secs : 0.0, r->o->hz,
 		(unsigned long long)ss->missed, plural(ss->missed, "missed tick", "missed ticks"),
 		total ? 100.0 * (double)ss->rooted / (double)total : 0.0,
 		(unsigned long long)ss->partial);
+	fputc('\n', stderr);
 }
 
 /* What sampling cost, for benchmarks and the curious: the pause each

@@ -8,6 +8,7 @@
 #include "module/gopclntab.h"
 #include "module/modules.h"
 
+#include <errno.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <gelf.h>
@@ -28,7 +29,7 @@
 
 struct range {
 	uint64_t lo, hi;                /* runtime addresses, [lo, hi) */
-	int kind;                       /* roots: MODULE_ROOT_TOP or _SWITCH */
+	int kind;                       /* roots: MODULE_ROOT_* */
 };
 
 struct row_slot {
@@ -51,6 +52,7 @@ struct module_cfi {
 	bool musl;                      /* a static musl program */
 	struct range *code, *roots;
 	size_t ncode, nroots;
+	struct range systemstack;       /* Go's runtime.systemstack, or 0s */
 	struct row_slot *rows;          /* ROW_SLOTS, direct-mapped */
 };
 
@@ -439,8 +441,8 @@ static const struct {
 } go_roots[] = {
 	{ "runtime.goexit", MODULE_ROOT_TOP },       { "runtime.mstart", MODULE_ROOT_TOP },
 	{ "runtime.rt0_go", MODULE_ROOT_TOP },       { "runtime.sigtramp", MODULE_ROOT_TOP },
-	{ "runtime.mcall", MODULE_ROOT_SWITCH },     { "runtime.systemstack", MODULE_ROOT_SWITCH },
-	{ "runtime.morestack", MODULE_ROOT_SWITCH }, { "runtime.asmcgocall", MODULE_ROOT_SWITCH },
+	{ "runtime.mcall", MODULE_ROOT_SWITCH },     { "runtime.systemstack", MODULE_ROOT_JUMP },
+	{ "runtime.morestack", MODULE_ROOT_JUMP },   { "runtime.asmcgocall", MODULE_ROOT_SWITCH },
 };
 
 static int go_root_kind(const char *name)
@@ -454,8 +456,11 @@ static int go_root_kind(const char *name)
 	return 0;
 }
 
-static void add_root(struct module_cfi *c, size_t *cap, uint64_t lo, uint64_t hi, int kind)
+static void add_root(struct module_cfi *c, size_t *cap, uint64_t lo, uint64_t hi, int kind,
+		     const char *name)
 {
+	if (kind == MODULE_ROOT_JUMP && strncmp(name, "runtime.systemstack", 19) == 0)
+		c->systemstack = (struct range){ lo, hi, kind };
 	if (c->nroots == *cap) {
 		*cap = *cap ? 2 * *cap : 8;
 		c->roots = xrealloc(c->roots, *cap * sizeof(*c->roots));
@@ -474,7 +479,7 @@ static void load_go_roots_pclntab(const struct module *m, struct module_cfi *c)
 		if (gopclntab__entry(c->go, i, &pc) == 0 &&
 		    gopclntab__lookup(c->go, pc, &name, NULL, NULL) == 0 && (kind = go_root_kind(name)) &&
 		    gopclntab__frame(c->go, pc, &lo, &hi, NULL) == 0)
-			add_root(c, &cap, lo + m->bias, hi + m->bias, kind);
+			add_root(c, &cap, lo + m->bias, hi + m->bias, kind, name);
 	}
 }
 
@@ -510,7 +515,7 @@ static bool load_roots(const struct module *m, struct module_cfi *c, Elf_Scn *sy
 		    !(name = elf_strptr(c->elf, sh.sh_link, sym.st_name)) || !(kind = kind_of(name)))
 			continue;
 		uint64_t lo = sym.st_value + m->bias;
-		add_root(c, &cap, lo, lo + (sym.st_size ? sym.st_size : 1), kind);
+		add_root(c, &cap, lo, lo + (sym.st_size ? sym.st_size : 1), kind, name);
 		found |= required && strcmp(name, required) == 0;
 	}
 	return found;
@@ -678,6 +683,16 @@ bool module__no_frame_pointers(const struct module *m)
 {
 	struct module_cfi *c = own_cfi(m);
 	return c && c->musl;
+}
+
+int module__go_systemstack(const struct module *m, uint64_t *lo, uint64_t *hi)
+{
+	struct module_cfi *c = own_cfi(m);
+	if (!c || c->systemstack.hi <= c->systemstack.lo)
+		return -ENOENT;
+	*lo = c->systemstack.lo;
+	*hi = c->systemstack.hi;
+	return 0;
 }
 
 int module__stack_root(const struct module *m, uint64_t pc)

@@ -160,8 +160,12 @@ bool module__is_code(const struct module *m, uint64_t addr);
  *                       runtime.sigtramp;
  *   MODULE_ROOT_SWITCH  those that switched to the system stack, above
  *                       which the stack is not this one: runtime.mcall,
- *                       runtime.systemstack, runtime.morestack,
  *                       runtime.asmcgocall.
+ *   MODULE_ROOT_JUMP    the same for runtime.systemstack and
+ *                       runtime.morestack, but there the goroutine the
+ *                       thread runs is still its own: Go's tracebacks go
+ *                       on from its saved context (g.sched), and so must
+ *                       a sample to be whole (see unwinder__jumped()).
  *                       Also, in a static musl program, musl's frames
  *                       that call main and a thread's function
  *                       (libc_start_main_stage2, start, start_c11):
@@ -169,7 +173,7 @@ bool module__is_code(const struct module *m, uint64_t addr);
  * Found by name in .symtab, in Go programs (.note.go.buildid or
  * .gopclntab; in .gopclntab when .symtab is stripped) and in static
  * programs that have libc_start_main_stage2.  Returns 0 elsewhere. */
-enum { MODULE_ROOT_TOP = 1, MODULE_ROOT_SWITCH = 2 };
+enum { MODULE_ROOT_TOP = 1, MODULE_ROOT_SWITCH = 2, MODULE_ROOT_JUMP = 3 };
 
 /* Whether M's code without unwind info keeps no frame pointers either, so
  * that RBP says nothing there: musl's code in a static musl program
@@ -177,5 +181,10 @@ enum { MODULE_ROOT_TOP = 1, MODULE_ROOT_SWITCH = 2 };
  * would need a stop for RBP (EINTR for a blocked thread) for nothing. */
 bool module__no_frame_pointers(const struct module *m);
 int module__stack_root(const struct module *m, uint64_t pc);
+
+/* Where Go's runtime.systemstack is in M (runtime addresses, [*LO, *HI)),
+ * found as the roots above are: its code says where the runtime keeps the
+ * goroutine a thread runs (goroutine/curg.h).  -ENOENT if M has none. */
+int module__go_systemstack(const struct module *m, uint64_t *lo, uint64_t *hi);
 
 #endif

@@ -1,10 +1,12 @@
 #include "sample/internal.h"
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "goroutine/curg.h"
 #include "goroutine/goroutines.h"
 #include "module/modules.h"
 #include "profile/stacks.h"
@@ -32,6 +34,7 @@
 #define GO_MAX_SLOTS 4096               /* then one slot per goroutine function */
 #define GO_STACK_MAX (256u << 10)
 #define GO_SWEEP_TICKS 64
+#define GO_PROBE_STACK (16u << 10)  /* of a goroutine behind a system stack, copied in the stop */
 
 struct go_entry {
 	int64_t goid;                   /* 0: empty */
@@ -54,6 +57,7 @@ struct go_idx {
 	uint32_t slot;
 	int64_t id;                     /* GX_REUSE: the stack id */
 	pid_t tid;                      /* GX_RUNNING: its thread */
+	uint64_t g;                     /* GX_RUNNING: its g */
 };
 
 struct goview {
@@ -65,7 +69,7 @@ struct goview {
 	struct go_entry *tab;           /* open addressing by goid */
 	size_t cap, n;
 	uint64_t scan;
-	struct { pid_t tid; uint32_t slot; } *running;  /* this tick's */
+	struct { pid_t tid; uint32_t slot; uint64_t g; } *running;      /* this tick's */
 	size_t nrunning, running_cap;
 	uint32_t nslots;
 	struct { const char *fn, *creator; uint32_t slot; } pooled[256];
@@ -272,13 +276,14 @@ static void go_take(struct sampler *s, struct goview *v, const struct go_rec *re
 	e->status = r.status, e->reason = r.reason;
 }
 
-static void go_running_add(struct goview *v, pid_t tid, uint32_t slot)
+static void go_running_add(struct goview *v, pid_t tid, uint32_t slot, uint64_t g)
 {
 	if (v->nrunning == v->running_cap) {
 		v->running_cap = v->running_cap ? v->running_cap * 2 : 16;
 		v->running = xrealloc(v->running, v->running_cap * sizeof(*v->running));
 	}
 	v->running[v->nrunning].tid = tid;
+	v->running[v->nrunning].g = g;
 	v->running[v->nrunning++].slot = slot;
 }
 
@@ -298,7 +303,7 @@ static bool go_again(struct sampler *s, struct goview *v, const struct go_idx *x
 	case GX_SKIP:
 		return true;
 	case GX_RUNNING:
-		go_running_add(v, x->tid, x->slot);
+		go_running_add(v, x->tid, x->slot, x->g);
 		return true;
 	case GX_REUSE:
 		/* Thousands of goroutines parked alike share a stack: one
@@ -343,9 +348,10 @@ static void go_look(struct sampler *s, struct goview *v, const struct go_rec *r,
 			return;
 		x->slot = go_slot(s, v, e, r);
 		x->tid = tid;
+		x->g = r->g;
 		x->kind = GX_RUNNING;
 		e->id = -1;
-		go_running_add(v, tid, x->slot);
+		go_running_add(v, tid, x->slot, r->g);
 		return;
 	}
 	go_take(s, v, r, e);
@@ -384,6 +390,127 @@ void go_tick(struct sampler *s)
 	go_again_flush(s, v);
 	if (v->scan % GO_SWEEP_TICKS == 0 && v->cap && v->scan > 2)
 		go_rebuild(v, v->cap, v->scan - 2);     /* drops the ended */
+}
+
+/* The layout of the Go runtime that PC (in runtime.systemstack) is in,
+ * read from its code once per address space (goroutine/curg.h). */
+static const struct gocurg *curg_layout(struct sampler *s, struct space *sp, uint64_t pc)
+{
+	if (sp->curg_known == 0) {
+		const struct module *m = modules__find(sp->ms, pc);
+		unsigned char code[160];
+		uint64_t lo, hi;
+		size_t len;
+		sp->curg_known = -1;
+		if (m && module__go_systemstack(m, &lo, &hi) == 0 &&
+		    (len = hi - lo < sizeof(code) ? (size_t)(hi - lo) : sizeof(code)) &&
+		    module__read(m, lo, code, len) == 0 && gocurg__layout(code, len, &sp->curg) == 0)
+			sp->curg_known = 1;
+	}
+	return sp->curg_known > 0 ? &sp->curg : NULL;
+}
+
+/* Has the target read the goroutine a Go thread on its system stack works
+ * for, and STACK bytes of its stack, while the thread is stopped.  The
+ * goroutine does not run while its M is on the system stack for it, but
+ * it may as soon as the M is resumed. */
+static void set_probe(struct sampler *s, struct space *sp, const struct capture *c,
+		      const struct gocurg *l, uint32_t stack)
+{
+	struct target_probe p = { l->tls_g, { l->g_m, l->m_curg }, (uint32_t)gocurg__g_len(l),
+				  l->g_sched, 8, stack };
+	if (target__set_probe(s->t, c->pid, c->space, &p) == 0)
+		sp->curg_probe = stack;
+}
+
+/* The thread of capture C ended on its system stack (runtime.systemstack,
+ * runtime.morestack): its stack, s->pcs[0 .. *DEPTH), is the system
+ * stack's, and the frames of the goroutine it works for, the ones that
+ * called it, are unwound from the context the goroutine saved when it
+ * switched (g.sched: systemstack_switch for systemstack, the function that
+ * needed a larger stack for morestack) and put after them, as Go's own
+ * tracebacks and CPU profiler do.  That goroutine is the M's curg, found
+ * through the thread's TLS (goroutine/curg.h) with or without the
+ * goroutine view, and read while the thread was stopped: the process's
+ * capture probe (target__set_probe), given to it at its first such
+ * sample.  Until then, or for a thread sampled without a stop, it is read
+ * now, after the thread was resumed, and checked against the capture: the
+ * function systemstack called (newstack, for morestack) saved the RBP it
+ * was called with, the goroutine's, just below JUMP_SP (the systemstack
+ * frame's SP), and the switch saved the same RBP in g.sched.bp; a
+ * goroutine whose saved RBP is another has moved on since the capture, and
+ * the sample is not made whole with frames from another moment.  Its
+ * stack is copied, then its saved context read again: it must not have
+ * moved meanwhile either (a goroutine does not run while its M is on the
+ * system stack for it, so a probe's context holds).  Returns how the
+ * goroutine's part ended: UNWIND_PARTIAL when it could not be read,
+ * UNWIND_NEED_REGS for a capture made without a stop. */
+enum unwind_status go_jumped(struct sampler *s, const struct capture *c, uint32_t space,
+			     uint64_t jump_sp, size_t *depth)
+{
+	struct space *sp = &s->spaces[space];
+	const struct gocurg *l;
+	size_t max = (size_t)s->cfg.max_depth, n = 0;
+	struct go_rec r, again;
+	if (*depth == 0 || *depth >= max || !sp->uw || !(l = curg_layout(s, sp, s->pcs[*depth - 1])))
+		return UNWIND_PARTIAL;
+	if (!sp->curg_probe)
+		set_probe(s, sp, c, l, GO_PROBE_STACK);
+	if (c->probe_len) {
+		int e = gocurg__parse(l, c->probe_ptr[0], c->probe_ptr[1], c->probe_ptr[2], c->probe,
+				      c->probe_len, &r);
+		/* No goroutine: the M has dropped it (a preempted goroutine's
+		 * morestack -> newstack -> gopreempt_m -> schedule leaves the
+		 * M in the scheduler, as mcall does); the system stack is
+		 * the whole stack, as Go's tracebacks see it. */
+		if (e == -ESRCH)
+			return UNWIND_COMPLETE;
+		if (e < 0)
+			return UNWIND_PARTIAL;
+	} else {
+		uint64_t saved_bp, at = jump_sp - 16;
+		/* A blocked capture has no FS base (nor one whose other
+		 * registers came from an earlier stop): a stop gives it. */
+		if (c->partial_regs || !c->regs.fs_base)
+			return UNWIND_NEED_REGS;
+		if (jump_sp < 16 || at < c->stack_addr || at - c->stack_addr + 8 > c->stack_len ||
+		    gocurg__read(c->pid, l, c->regs.fs_base, &r) < 0)
+			return UNWIND_PARTIAL;
+		memcpy(&saved_bp, c->stack + (at - c->stack_addr), 8);
+		if (saved_bp != r.bp)
+			return UNWIND_PARTIAL;
+	}
+	const unsigned char *stack = c->probe_stack;
+	size_t len = c->probe_len ? c->probe_stack_len : 0, want = len;
+	if (!len) {
+		/* Not copied while stopped: copied now, and the context read
+		 * again after. */
+		if (!s->go_stack)
+			s->go_stack = xmalloc(GO_STACK_MAX);
+		stack = s->go_stack;
+		len = r.hi - r.sp < GO_STACK_MAX ? (size_t)(r.hi - r.sp) : GO_STACK_MAX;
+		want = len == GO_STACK_MAX ? len : len + 1;
+		unsigned char gb[TARGET_PROBE_MAX];
+		if (remote__read(c->pid, r.sp, s->go_stack, len) < 0 ||
+		    remote__read(c->pid, r.g, gb, gocurg__g_len(l)) < 0 ||
+		    gocurg__parse(l, 0, r.m, r.g, gb, gocurg__g_len(l), &again) < 0 ||
+		    again.sp != r.sp || again.pc != r.pc)
+			return UNWIND_PARTIAL;
+	} else if (len < r.hi - r.sp) {
+		want = len;     /* cut at GO_PROBE_STACK: a read past it is [truncated] */
+	} else {
+		want = len + 1;
+	}
+	struct user_regs_struct regs = { 0 };
+	regs.rip = r.pc;
+	regs.rsp = r.sp;
+	regs.rbp = r.bp;
+	struct unwind_input in = { &regs, false, r.sp, stack, len, want };
+	enum unwind_status st = unwinder__unwind(sp->uw, &in, s->pcs + *depth, max - *depth, &n);
+	*depth += n;
+	if (st == UNWIND_STACK_SHORT && c->probe_stack_len && sp->curg_probe < TARGET_PROBE_STACK_MAX)
+		set_probe(s, sp, c, l, 2 * sp->curg_probe);     /* deeper: larger copies */
+	return st == UNWIND_STACK_SHORT ? UNWIND_TRUNCATED : st == UNWIND_NO_MODULE ? UNWIND_PARTIAL : st;
 }
 
 /* The slot of the goroutine thread TID runs at this tick, or UINT32_MAX. */

@@ -10,7 +10,9 @@
 #include <sys/types.h>
 
 #include "attach/target.h"
+#include "goroutine/curg.h"
 #include "sample/sampler.h"
+#include "unwind/unwinder.h"
 
 #define MAX_NOTES 64
 
@@ -20,6 +22,10 @@ struct goview;
 struct space {
 	struct modules *ms;
 	struct unwinder *uw;
+	struct gocurg curg;             /* its Go runtime's layout (sample/goroutines.c) */
+	int curg_known;                 /* 1: curg read, -1: none, 0: not looked at */
+	uint32_t curg_probe;            /* the target reads it at each stop, and this
+					   much of its stack (0: not yet) */
 	uint32_t index;                 /* in spaces[]: what stacks are counted with */
 	uint64_t born_ns, last_refresh_ns, last_scan_ns;
 };
@@ -60,6 +66,7 @@ struct sampler {
 	char *notes[MAX_NOTES];
 	size_t nnotes, notes_taken;
 	struct goview *go;              /* cfg.goroutines, for a Go program */
+	unsigned char *go_stack;        /* go_jumped()'s copy of a goroutine's stack */
 };
 
 /* The current generation of space ID, its module table read from PID's
@@ -78,6 +85,8 @@ struct space *sampler_due_scan(struct sampler *s, struct space *sp, uint32_t id,
 void go_start(struct sampler *s);               /* sets s->go, or a note */
 void go_tick(struct sampler *s);                /* before the threads' captures */
 uint32_t go_running_slot(const struct goview *v, pid_t tid);   /* or UINT32_MAX */
+enum unwind_status go_jumped(struct sampler *s, const struct capture *c, uint32_t space,
+			     uint64_t jump_sp, size_t *depth);    /* see sample/goroutines.c */
 pid_t go_pid(const struct goview *v);           /* the Go program's process */
 uint32_t go_running_state(const struct goview *v);     /* stacks__go_state("running") */
 void go_free(struct goview *v);                 /* accepts NULL */

@@ -214,6 +214,18 @@ static int take(struct sampler *s, const struct capture *c)
 	}
 	uint32_t space;
 	enum unwind_status r = unwind(s, c, &depth, &space);
+	struct unwinder *uw = s->spaces[space].uw;
+	size_t used = uw ? unwinder__stack_used(uw) : 0;
+	size_t need = uw && r == UNWIND_STACK_SHORT ? unwinder__stack_need(uw) : 0;
+	uint64_t jump_sp;
+	if (r == UNWIND_COMPLETE && uw && unwinder__jumped(uw, &jump_sp)) {
+		/* A Go thread on its system stack: the goroutine's frames go
+		 * on from its saved context; a sample without them is not
+		 * whole, and says so. */
+		r = go_jumped(s, c, space, jump_sp, &depth);
+		if (r == UNWIND_PARTIAL)
+			s->stats.go_jump_lost += c->ticks;
+	}
 	if (r == UNWIND_NEED_REGS)
 		return -EAGAIN;
 	/* Counted in samples (a capture can stand for several ticks), as the
@@ -228,7 +240,7 @@ static int take(struct sampler *s, const struct capture *c)
 		s->pcs[depth++] = STACKS_PC_TRUNCATED;
 	if (r == UNWIND_STACK_SHORT) {
 		s->stats.short_copies++;
-		target__stack_too_small(s->t, c->tid);
+		target__stack_too_small(s->t, c->tid, need);
 	}
 	if (s->cfg.kernel_stacks && c->syscall >= 0)
 		depth = add_kernel_frames(s, c, depth);
@@ -245,8 +257,7 @@ static int take(struct sampler *s, const struct capture *c)
 	 * better once the maps are re-read, a short copy once it is larger. */
 	uint64_t ck = id < 0 ? 0 : r == UNWIND_COMPLETE ? cookie(id, COOKIE_ROOTED) :
 		      r == UNWIND_TRUNCATED ? cookie(id, COOKIE_TRUNCATED) : 0;
-	struct unwinder *uw = s->spaces[space].uw;
-	target__counted(s->t, c, ck, uw ? unwinder__stack_used(uw) : 0);
+	target__counted(s->t, c, ck, used);
 	return 0;
 }
 
@@ -725,6 +736,7 @@ void sampler__free(struct sampler *s)
 	for (size_t i = 0; i < s->nnotes; i++)
 		free(s->notes[i]);
 	go_free(s->go);
+	free(s->go_stack);
 	free(s->spaces);
 	free(s->gen);
 	target__free(s->t);

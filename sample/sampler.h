@@ -48,6 +48,8 @@ struct sampler_stats {
 	uint64_t missed;                /* ticks whose whole period went by while late */
 	uint64_t partial, truncated, rooted;    /* samples, by how their unwind ended */
 	uint64_t short_copies;          /* stacks deeper than their copy (copy grown) */
+	uint64_t go_jump_lost;          /* samples of a Go thread on its system stack
+					   whose goroutine's frames could not be read */
 	uint64_t idle_dropped;          /* samples dropped by no_idle */
 	uint64_t refreshes;             /* re-reads of a process's maps */
 	uint64_t generations;           /* libraries replaced at the same address */

@@ -113,6 +113,35 @@ ifneq ($(wildcard $(GO_BIN)),)
 TEST_BINS += tests/bin/gounwind tests/bin/gounwind-sw
 endif
 
+# Go as distributions ship it (tests/t_goshipped.sh): cgo, linked by the
+# system linker (C start-up code before Go's text), with and without
+# .symtab and DWARF; and a program whose goroutines assist the garbage
+# collector, stripped (no DWARF: the goroutine found through the thread's
+# TLS) and not (the goroutine view).
+GO_EXT := CGO_ENABLED=1 $(GO_BIN) build -ldflags='-linkmode=external
+tests/bin/gounwind-ext: tests/targets/gounwind/main.go tests/targets/gounwind/cgo.go tests/tests.mk
+	@mkdir -p tests/bin build/go
+	@echo "  GO      $< [cgo, -linkmode=external]"
+	$(Q)$(GO_ENV) $(GO_EXT)' -o $@ $(filter %.go,$^)
+
+tests/bin/gounwind-ext-sw: tests/targets/gounwind/main.go tests/targets/gounwind/cgo.go tests/tests.mk
+	@mkdir -p tests/bin build/go
+	@echo "  GO      $< [cgo, -linkmode=external -s -w]"
+	$(Q)$(GO_ENV) $(GO_EXT) -s -w' -o $@ $(filter %.go,$^)
+
+tests/bin/goalloc: tests/targets/goalloc/main.go tests/tests.mk
+	@mkdir -p tests/bin build/go
+	@echo "  GO      $<"
+	$(Q)$(GO_ENV) $(GO_BIN) build -o $@ $<
+
+tests/bin/goalloc-sw: tests/targets/goalloc/main.go tests/tests.mk
+	@mkdir -p tests/bin build/go
+	@echo "  GO      $< [-s -w]"
+	$(Q)$(GO_ENV) $(GO_BIN) build -ldflags='-s -w' -o $@ $<
+ifneq ($(wildcard $(GO_BIN)),)
+TEST_BINS += tests/bin/gounwind-ext tests/bin/gounwind-ext-sw tests/bin/goalloc tests/bin/goalloc-sw
+endif
+
 # The goroutine view (tests/t_goroutines.sh): a known split of goroutines,
 # built normally (DWARF says where the goroutines are) and with -w (none).
 tests/bin/goroutines: tests/targets/goroutines/main.go tests/tests.mk

@@ -25,6 +25,9 @@ struct unwinder {
 	unw_addr_space_t as;
 	const struct modules *ms;
 	size_t stack_used;      /* bytes of the last unwind's stack copy it read */
+	size_t stack_need;      /* ... and how many it wanted, if more (0: no more) */
+	bool jumped;            /* it ended at a MODULE_ROOT_JUMP function */
+	uint64_t jump_sp;       /* ... whose SP this was (0: unknown) */
 	struct tramp_slot {
 		uint64_t key;   /* PC + 1; 0: empty */
 		int8_t off;     /* its offset in a CPython trampoline, or -1 */
@@ -120,8 +123,11 @@ static int read_stack(struct ctx *x, uint64_t addr, uint64_t *val, bool flag)
 		return 0;
 	}
 	if (flag && addr >= c->stack_addr && addr - c->stack_addr < STACK_SPAN &&
-	    c->stack_len == c->stack_want && !modules__find(x->u->ms, addr))
+	    c->stack_len == c->stack_want && !modules__find(x->u->ms, addr)) {
 		x->stack_short = 1;
+		if (addr - c->stack_addr + sizeof(*val) > x->u->stack_need)
+			x->u->stack_need = addr - c->stack_addr + sizeof(*val);
+	}
 	return -1;
 }
 
@@ -275,6 +281,17 @@ void unwinder__free(struct unwinder *u)
 size_t unwinder__stack_used(const struct unwinder *u)
 {
 	return u->stack_used;
+}
+
+size_t unwinder__stack_need(const struct unwinder *u)
+{
+	return u->stack_need;
+}
+
+bool unwinder__jumped(const struct unwinder *u, uint64_t *sp)
+{
+	*sp = u->jump_sp;
+	return u->jumped;
 }
 
 void unwinder__flush(struct unwinder *u)
@@ -496,6 +513,17 @@ static enum step step_cfi(struct walk *w, const struct cfi_row *row, uint64_t ip
 		*st = early_end(w);
 		return STEP_END;
 	}
+	/* The code these rows describe (Go's, a static program's) is called
+	 * from code of a module, never from JIT code: a return address that
+	 * is not in a module's executable segment is a wrong row's reading
+	 * of a data word (Go's vDSO calls switch stacks under the row:
+	 * [unknown]+0xc000... was a heap address), not a frame. */
+	uint64_t ra = caller.v[UREG_RIP];
+	const struct module *rm = row->signal || ra == 0 ? NULL : modules__find(w->u->ms, ra - 1);
+	if (!row->signal && ra && (!rm || !module__is_code(rm, ra - 1))) {
+		*st = early_end(w);
+		return STEP_END;
+	}
 	if (row->signal && w->ret_addr)
 		w->pcs[w->n - 1] = ip;
 	w->ret_addr = !row->signal;
@@ -602,7 +630,9 @@ static enum step step_other(struct walk *w, const struct module *m, uint64_t ip,
 	const struct cfi_row *row;
 	int root = m ? module__stack_root(m, look) : 0;
 	w->x.no_fde = 0;
-	if (root == MODULE_ROOT_TOP || (root == MODULE_ROOT_SWITCH && w->n > 1)) {
+	if (root == MODULE_ROOT_TOP || ((root == MODULE_ROOT_SWITCH || root == MODULE_ROOT_JUMP) && w->n > 1)) {
+		w->u->jumped = root == MODULE_ROOT_JUMP;
+		w->u->jump_sp = w->r.known & UREG_BIT(UREG_RSP) ? w->r.v[UREG_RSP] : 0;
 		*st = end(w, UNWIND_COMPLETE);
 		return STEP_END;
 	}
@@ -646,7 +676,9 @@ static enum unwind_status unwind(struct unwinder *u, const struct unwind_input *
 	enum unwind_status st = UNWIND_PARTIAL;
 	uregs_from_user(&w.r, c->regs,
 			c->partial_regs ? UREG_BIT(UREG_RSP) | UREG_BIT(UREG_RIP) : UREG_ALL);
-	u->stack_used = 0;
+	u->stack_used = u->stack_need = 0;
+	u->jumped = false;
+	u->jump_sp = 0;
 	*n = 0;
 	if (max < 1)
 		return UNWIND_TRUNCATED;

@@ -64,6 +64,18 @@ enum unwind_status unwinder__unwind(struct unwinder *u, const struct unwind_inpu
 /* How many bytes of its stack copy (from stack_addr) the last unwind read. */
 size_t unwinder__stack_used(const struct unwinder *u);
 
+/* After UNWIND_STACK_SHORT: how many bytes from stack_addr the last unwind
+ * asked for (the furthest word it wanted past the copy's end): the least
+ * copy that would have gone one frame further.  0 otherwise. */
+size_t unwinder__stack_need(const struct unwinder *u);
+
+/* Whether the last unwind, complete, ended at a MODULE_ROOT_JUMP function
+ * (Go's runtime.systemstack or runtime.morestack): the stack it gave is
+ * the thread's system stack (g0), and the frames that called it are the
+ * goroutine's, to be unwound from its saved context (g.sched).  *SP is
+ * that frame's stack pointer (0 if unknown). */
+bool unwinder__jumped(const struct unwinder *u, uint64_t *sp);
+
 /* Forget cached unwind info: the module table changed. */
 void unwinder__flush(struct unwinder *u);
 

@@ -14,6 +14,7 @@
 #include "build/output/profile.pb-c.h"
 #include "cli/options.h"
 #include "cli/outfile.h"
+#include "goroutine/curg.h"
 #include "module/gopclntab.h"
 #include "dwarf/symbolizer.h"
 #include "output/output.h"
@@ -605,6 +606,52 @@ static int ends_with(const char *s, const char *end)
 	return s && a >= b && strcmp(s + a - b, end) == 0;
 }
 
+
+/* goroutine/curg.c: the layout read from runtime.systemstack's code (the
+ * first 0x2a bytes as Go 1.19's linker writes them, amd64), and the
+ * checks on what a probe read. */
+static void test_gocurg(void)
+{
+	static const unsigned char code[] = {
+		0x48, 0x8b, 0x7c, 0x24, 0x08,                           /* mov 0x8(%rsp),%rdi */
+		0x64, 0x48, 0x8b, 0x04, 0x25, 0xf8, 0xff, 0xff, 0xff,   /* mov %fs:-8,%rax */
+		0x48, 0x8b, 0x58, 0x30,                                 /* mov 0x30(%rax),%rbx */
+		0x48, 0x3b, 0x43, 0x50,                                 /* cmp 0x50(%rbx),%rax */
+		0x74, 0x5b, 0x48, 0x8b, 0x13, 0x48, 0x39, 0xd0, 0x74, 0x53,
+		0x48, 0x3b, 0x83, 0xc0, 0x00, 0x00, 0x00,               /* cmp 0xc0(%rbx),%rax */
+		0x75, 0x52, 0xe8, 0xd2, 0xf1, 0xff, 0xff,               /* call gosave_systemstack_switch */
+		0x64, 0x48, 0x89, 0x14, 0x25, 0xf8, 0xff, 0xff, 0xff,
+		0x49, 0x89, 0xd6, 0x48, 0x8b, 0x5a, 0x38,               /* mov 0x38(%rdx),%rbx */
+	};
+	struct gocurg l;
+	check(gocurg__layout(code, sizeof(code), &l) == 0 && l.tls_g == -8 && l.g_m == 0x30 &&
+	      l.m_curg == 0xc0 && l.g_sched == 0x38, "gocurg: systemstack's code gives tls -8, g.m 0x30, m.curg 0xc0, g.sched 0x38");
+	check(gocurg__layout(code, sizeof(code) - 4, &l) == -ENOENT, "gocurg: code cut short has no layout");
+	check(gocurg__layout(code + 20, sizeof(code) - 20, &l) == -ENOENT, "gocurg: code without the TLS load has no layout");
+	gocurg__layout(code, sizeof(code), &l);
+	unsigned char g[192] = { 0 };
+	uint64_t lo = 0xc000100000, hi = 0xc000108000, m = 0xc000050000, sp = 0xc000107f00, pc = 0x45ad8e, bp = 0xc000107f40;
+	memcpy(g + 0, &lo, 8);
+	memcpy(g + 8, &hi, 8);
+	memcpy(g + 0x30, &m, 8);
+	memcpy(g + 0x38, &sp, 8);
+	memcpy(g + 0x40, &pc, 8);
+	memcpy(g + 0x38 + 48, &bp, 8);
+	struct go_rec r;
+	size_t len = gocurg__g_len(&l);
+	check(len == 0x38 + 56, "gocurg: a g is read up to the end of g.sched");
+	check(gocurg__parse(&l, 0x52b760, m, 0xc000007040, g, len, &r) == 0 && r.sp == sp && r.pc == pc &&
+	      r.bp == bp && r.lo == lo && r.hi == hi && r.g == 0xc000007040, "gocurg: a goroutine behind the system stack is read");
+	check(gocurg__parse(&l, 0x52b760, m, 0, g, len, &r) == -ESRCH, "gocurg: an M with no goroutine has none");
+	check(gocurg__parse(&l, 0xc000007040, m, 0xc000007040, g, len, &r) == -ESRCH,
+	      "gocurg: a thread running its goroutine is not behind a system stack");
+	check(gocurg__parse(&l, 0x52b760, m + 8, 0xc000007040, g, len, &r) == -EINVAL, "gocurg: a goroutine of another M is refused");
+	uint64_t out = hi + 8;
+	memcpy(g + 0x38, &out, 8);
+	check(gocurg__parse(&l, 0x52b760, m, 0xc000007040, g, len, &r) == -EINVAL, "gocurg: a saved SP outside the goroutine's stack is refused");
+	check(gocurg__parse(&l, 0x52b760, m, 0xc000007040, g, len - 1, &r) == -EINVAL, "gocurg: a short read is refused");
+}
+
 static void test_gopclntab(void)
 {
 	static const char *const seeds[] = { "go12", "go116", "go118", "go120", "go118-be" };
@@ -794,6 +841,7 @@ int main(void)
 	test_text();
 	test_outfile();
 	test_gopclntab();
+	test_gocurg();
 	test_svg();
 	test_cfi();
 	printf("1..%d\n", n_tests);

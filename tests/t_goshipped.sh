@@ -1,0 +1,251 @@
+#!/usr/bin/env bash
+# Issue 24: Go as distributions ship it.  Most Go programs a host runs are
+# built with cgo and linked by the system linker, then stripped: .gopclntab
+# and a small .eh_frame for the C part, no .symtab, no DWARF.  There the C
+# start-up code comes before Go's text, so .gopclntab's function offsets do
+# not count from .text's start (they count from the runtime's own text
+# start, which the table's header keeps); every name and frame size was
+# shifted, and most samples were cut short or carried invented frames
+# ([unknown]+0xc000...: a heap address taken as a return address).
+#   1. gounwind built here with cgo and -linkmode=external, with and without
+#      -s -w: the checks the internally linked build passes
+#      (tests/t_gounwind.sh) hold, no [unknown] frame, and every frame of
+#      the stripped build is named as the unstripped build's .symtab names
+#      it (both link Go's code at the same addresses);
+#   2. goalloc (GOGC=10: goroutines assist the garbage collector on the
+#      system stack): every sample in runtime.gcAssistAlloc1 goes on, past
+#      runtime.systemstack, to the goroutine that allocated (main.deep,
+#      rooted at runtime.goexit), stripped or not; no sample whose root is
+#      runtime.systemstack is counted as reaching its root;
+#   3. Debian's own prometheus (scraping itself), restic (backup),
+#      rclone (md5sum) and hugo (building a site): >= 95% of samples rooted,
+#      no [unknown] frame in the Go binary, a blocked thread's innermost
+#      function is the one its system call (/proc/PID/task/TID/syscall)
+#      says (futex -> runtime.futex, ...), and rclone's frames are named as
+#      its .dynsym names them (>= 95%).
+. "$(dirname "$0")/lib.sh"
+
+GO_ROOT='runtime\.(goexit|mstart|rt0_go|sigtramp|mcall|systemstack|morestack|asmcgocall)(\.abi0)?'
+
+# samples FILE ERE: samples whose line matches ERE (grep -E).
+samples() { grep -E "$2" "$1" | awk '{ n += $NF } END { print n + 0 }'; }
+
+# names_match BINARY PPROF: "N M": of the N locations of PPROF in BINARY's
+# mapping (the first, M=1) that fall in a function of BINARY's symbol
+# table (nm; .dynsym with -D in NM_FLAGS), M are named as it names them
+# (Go's ABI suffix .abi0 aside).  Addresses and symbols are merged in one
+# sorted stream (fixed-width hex sorts as text), so any awk will do.
+names_match() {
+	local bin=$1 prof=$2
+	{
+		nm $NM_FLAGS -S --defined-only "$bin" 2>/dev/null |
+			awk 'NF == 4 && ($3 == "T" || $3 == "t") { print $1, "S", $4, $2 }'
+		"$GO" tool pprof -raw "$prof" 2>/dev/null | sed -n '/^Locations/,/^Mappings/p' |
+			awk '$1 ~ /^[0-9]+:$/ && $3 == "M=1" && $4 != "" {
+				a = substr($2, 3); while (length(a) < 16) a = "0" a; print a, "L", $4 }'
+	} | sort | awk '
+		function hex(s,  i, v) { v = 0; s = tolower(s)
+			for (i = 1; i <= length(s); i++) v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
+			return v }
+		$2 == "S" { lo = hex($1); hi = lo + hex($4); name = $3; sub(/\.abi0$/, "", name); next }
+		$2 == "L" { a = hex($1); if (a >= lo && a < hi) { n++; if ($3 == name) ok++ } }
+		END { print n + 0, ok + 0 }'
+}
+
+# no_unknown FILE: no frame "[unknown]" (an address outside every module).
+no_unknown() { ! grep -qF '[unknown]' "$1"; }
+
+# syscall_leaves FILE: with --threads --syscalls, every stack that ends in
+# a futex, epoll or sleep system call has Go's wrapper of that call as its
+# innermost function.  Prints "checked right".
+syscall_leaves() {
+	awk '{ line = $0; sub(/ [0-9]+$/, "", line); n = split(line, f, ";")
+		if (n < 2) next
+		want = ""
+		if (f[n] == "[syscall futex]") want = "runtime.futex"
+		else if (f[n] ~ /^\[syscall epoll_(p)?wait\]$/) want = "runtime.epollwait"
+		else if (f[n] == "[syscall nanosleep]") want = "runtime.usleep"
+		if (want == "") next
+		c++; if (f[n - 1] == want || f[n - 1] == want ".abi0") r++ }
+		END { print c + 0, r + 0 }' "$1"
+}
+
+have_go=1
+for b in gounwind-ext gounwind-ext-sw goalloc goalloc-sw; do
+	[ -x "$BIN/$b" ] || have_go=0
+done
+if [ $have_go = 0 ] && [ -x "$GO" ] && command -v gcc >/dev/null; then
+	make -C "$ROOT" --no-print-directory -s GO_BIN="$GO" tests/bin/gounwind-ext \
+		tests/bin/gounwind-ext-sw tests/bin/goalloc tests/bin/goalloc-sw >/dev/null 2>&1 && have_go=1
+fi
+
+# --- 1. externally linked, with and without symbols ---------------------------
+# busy LABEL TARGET: what tests/t_gounwind.sh asks of the internal build.
+busy() {
+	local label=$1 target=$2 pid out total rooted at_root work chain
+	start_target "$target" || return
+	pid=$TARGET_PID
+	out=$TMP/$label.folded
+	prof "$TMP/$label" "$pid" --duration 2 --threads --os-threads -o "$out"
+	check_ran "$label" "$TMP/$label" "$out"
+	prof "$TMP/$label-p" "$pid" --duration 1 --os-threads -o "$TMP/$label.pprof"
+	total=$(folded_total "$out")
+	rooted=$(summary_field "$TMP/$label.err" rooted)
+	DETAIL="$(summary "$TMP/$label.err")" check "$label: >= 95% of samples reached their root" \
+		"ge '${rooted:-0}' 95"
+	at_root=$(samples "$out" "^[^;]+;$GO_ROOT[; ]")
+	DETAIL="$at_root of $total; $(grep -vE "^[^;]+;$GO_ROOT[; ]" "$out" | head -3 | cut -c1-200 | tr '\n' '|')" \
+		check "$label: >= 95% of samples start at one of Go's roots" \
+		"[ \$((at_root * 100)) -ge \$((total * 95)) ]"
+	work=$(samples "$out" ';main\.work[; ]')
+	chain=$(samples "$out" '^[^;]+;runtime\.goexit(\.abi0)?;main\.work;main\.hashLoop;crypto/sha256\.')
+	DETAIL="$chain of $work; $(grep -F ';main.work' "$out" | head -3 | cut -c1-250 | tr '\n' '|')" \
+		check "$label: the computing goroutine: runtime.goexit;main.work;main.hashLoop;crypto/sha256... (>= 95%)" \
+		"[ '$work' -gt 0 ] && [ \$((chain * 100)) -ge \$((work * 95)) ]"
+	DETAIL="$(grep -F '[unknown]' "$out" | head -3 | cut -c1-200 | tr '\n' '|')" \
+		check "$label: no [unknown] frame" no_unknown "$out"
+	check "$label: target alive" alive "$pid"
+	check "$label: every thread untraced" untraced "$pid"
+	stop_target "$pid"
+}
+
+if [ $have_go = 0 ]; then
+	skip "externally linked Go" "no Go toolchain at $GO (golang-1.19-go) or no gcc to build the cgo targets"
+else
+	check "ext: the cgo build starts .text with C code (runtime.text is past .text's start)" \
+		"[ \"\$(readelf -SW '$BIN/gounwind-ext' | awk '\$2 == \".text\" { print \$4 }')\" != \
+		   \"\$(nm '$BIN/gounwind-ext' | awk '\$3 == \"runtime.text\" { print \$1 }')\" ]"
+	check "ext-sw: stripped (no .symtab, no DWARF) and with .eh_frame_hdr" \
+		"! readelf -SW '$BIN/gounwind-ext-sw' | grep -qE '\\.symtab|\\.debug_' &&
+		 readelf -SW '$BIN/gounwind-ext-sw' | grep -qF .eh_frame_hdr"
+	busy ext gounwind-ext
+	busy ext-sw gounwind-ext-sw
+	if have_pprof && [ -s "$TMP/ext-sw.pprof" ]; then
+		read -r n ok <<<"$(NM_FLAGS= names_match "$BIN/gounwind-ext" "$TMP/ext-sw.pprof")"
+		DETAIL="$ok of $n" check "ext-sw: every frame named as the unstripped build's .symtab names it" \
+			"[ '$n' -ge 10 ] && [ '$ok' = '$n' ]"
+	fi
+
+	# --- 2. past the system stack --------------------------------------------
+	for target in goalloc goalloc-sw; do
+		for view in goroutines os-threads; do
+			label=$target-$view
+			GOGC=10 start_target "$target" || continue
+			pid=$TARGET_PID
+			out=$TMP/$label.folded
+			args=(--duration 3)
+			[ $view = os-threads ] && args+=(--os-threads)
+			prof "$TMP/$label" "$pid" "${args[@]}" -o "$out"
+			check_ran "$label" "$TMP/$label" "$out"
+			assist=$(samples "$out" ';runtime\.gcAssistAlloc1[; ]')
+			user=$(samples "$out" '^runtime\.goexit;.*main\.deep;.*;runtime\.gcAssistAlloc1[; ]')
+			DETAIL="$user of $assist; $(grep -E ';runtime\.gcAssistAlloc1[; ]' "$out" | grep -v main.deep | head -2 | cut -c1-250 | tr '\n' '|')" \
+				check "$label: GC assists go on past runtime.systemstack to the goroutine that allocated (>= 90%)" \
+				"[ '$assist' -gt 0 ] && [ \$((user * 100)) -ge \$((assist * 90)) ]"
+			at_sys=$(samples "$out" '^runtime\.systemstack(\.abi0)?;')
+			partial=$(summary_field "$TMP/$label.err" partial)
+			DETAIL="$at_sys samples start at runtime.systemstack; $(summary "$TMP/$label.err" | tail -1)" \
+				check "$label: a stack that starts at runtime.systemstack is not counted as rooted" \
+				"[ '$at_sys' -le '${partial:-0}' ]"
+			stop_target "$pid"
+		done
+	done
+fi
+
+# --- 3. Debian's own Go programs -------------------------------------------------
+missing=
+for p in prometheus restic rclone hugo; do
+	command -v "$p" >/dev/null || missing="$missing $p"
+done
+if [ -n "$missing" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+	diag "installing$missing (Debian's packages, one time)"
+	DEBIAN_FRONTEND=noninteractive timeout 300 apt-get install -y -qq --no-install-recommends \
+		$missing >/dev/null 2>&1
+fi
+
+# shipped LABEL BINARY OUT ERR: the checks every shipped program passes.
+shipped() {
+	local label=$1 bin=$2 out=$3 base=$4 rooted
+	check_ran "$label" "$base" "$out"
+	rooted=$(summary_field "$base.err" rooted)
+	DETAIL="$(summary "$base.err")" check "$label: >= 95% of samples reached their root" \
+		"ge '${rooted:-0}' 95"
+	DETAIL="$(grep -F '[unknown]' "$out" | head -3 | cut -c1-200 | tr '\n' '|')" \
+		check "$label: no [unknown] frame" no_unknown "$out"
+	check "$label: stripped as shipped (no .symtab), and linked by the system linker (.eh_frame_hdr)" \
+		"! readelf -SW '$bin' | grep -qF .symtab && readelf -SW '$bin' | grep -qF .eh_frame_hdr"
+}
+
+if ! command -v prometheus >/dev/null; then
+	skip "prometheus" "not installed (Debian package prometheus) and could not be installed"
+else
+	port=$((20000 + RANDOM % 20000))
+	cat >"$TMP/prom.yml" <<EOF
+global:
+  scrape_interval: 1s
+scrape_configs:
+  - job_name: self
+    static_configs:
+      - targets: ['127.0.0.1:$port']
+EOF
+	prometheus --config.file="$TMP/prom.yml" --web.listen-address="127.0.0.1:$port" \
+		--storage.tsdb.path="$TMP/promdata" >"$TMP/prom.log" 2>&1 &
+	ppid=$!
+	PIDS+=("$ppid")
+	if wait_until 20 grep -q 'Server is ready to receive web requests' "$TMP/prom.log"; then
+		out=$TMP/prom.folded
+		prof "$TMP/prom" "$ppid" --duration 3 --threads --syscalls -o "$out"
+		shipped prometheus "$(command -v prometheus)" "$out" "$TMP/prom"
+		read -r n r <<<"$(syscall_leaves "$out")"
+		DETAIL="$r of $n" check "prometheus: a thread blocked in futex/epoll_wait/nanosleep is in runtime.futex/epollwait/usleep" \
+			"[ '$n' -gt 0 ] && [ '$r' = '$n' ]"
+		check "prometheus: still serving after" alive "$ppid"
+	else
+		DETAIL="$(tail -c 300 "$TMP/prom.log")" check "prometheus starts" false
+	fi
+	stop_target "$ppid"
+fi
+
+if ! command -v restic >/dev/null; then
+	skip "restic" "not installed (Debian package restic) and could not be installed"
+else
+	export RESTIC_PASSWORD=cprof-test
+	restic init --repo "$TMP/repo" -q >/dev/null 2>&1
+	out=$TMP/restic.folded
+	prof "$TMP/restic" --duration 3 -o "$out" -- restic --repo "$TMP/repo" backup /usr/share -q
+	shipped restic "$(command -v restic)" "$out" "$TMP/restic"
+fi
+
+if ! command -v rclone >/dev/null; then
+	skip "rclone" "not installed (Debian package rclone) and could not be installed"
+else
+	out=$TMP/rclone.folded
+	prof "$TMP/rclone" --duration 3 -o "$out" -- rclone --config /dev/null md5sum /usr/share
+	shipped rclone "$(command -v rclone)" "$out" "$TMP/rclone"
+	if have_pprof; then
+		prof "$TMP/rclone-p" --duration 2 -o "$TMP/rclone.pprof" -- rclone --config /dev/null md5sum /usr/share
+		read -r n ok <<<"$(NM_FLAGS=-D names_match "$(command -v rclone)" "$TMP/rclone.pprof")"
+		DETAIL="$ok of $n" check "rclone: >= 95% of frames named as its .dynsym names them" \
+			"[ '$n' -ge 20 ] && [ $((ok * 100)) -ge $((n * 95)) ]"
+	fi
+fi
+
+if ! command -v hugo >/dev/null; then
+	skip "hugo" "not installed (Debian package hugo) and could not be installed"
+else
+	site=$TMP/site
+	mkdir -p "$site/content/posts" "$site/layouts/_default"
+	printf 'baseURL = "http://127.0.0.1/"\ntitle = "t"\n' >"$site/config.toml"
+	printf '<html><body>{{ .Content }}{{ range .Site.RegularPages }}{{ .Title }}{{ end }}</body></html>\n' \
+		>"$site/layouts/_default/single.html"
+	printf '<html><body>{{ range .Pages }}{{ .Title }}{{ end }}</body></html>\n' >"$site/layouts/_default/list.html"
+	for i in $(seq 1 400); do
+		printf -- '---\ntitle: "post %d"\n---\n# Post %d\n\n%s\n' "$i" "$i" \
+			"$(printf 'Some *text* and a [link](http://127.0.0.1/) %.0s' $(seq 1 40))" >"$site/content/posts/p$i.md"
+	done
+	out=$TMP/hugo.folded
+	prof "$TMP/hugo" --duration 3 -o "$out" -- sh -c \
+		"for i in 1 2 3 4 5 6 7 8 9 10; do hugo --quiet -s '$site' -d '$TMP/public' || exit 1; done"
+	shipped hugo "$(command -v hugo)" "$out" "$TMP/hugo"
+fi
+done_testing
