@@ -46,6 +46,7 @@ static void read_probe(struct thread *th, struct capture *c, const struct target
 		if (ptr == 0 || ptr % 8 || process_vm_readv(th->tid, &local, 1, &remote, 1, 0) != 8)
 			return;
 		c->probe_ptr[i] = ptr;
+		c->probe_ptrs = i + 1;
 		if (i < 2)
 			ptr += p->hop[i];
 	}
@@ -96,6 +97,7 @@ static int capture(struct target *t, struct thread *th)
 	c->space = th->proc->space;
 	c->pause_ns = th->interrupt_ns;  /* turned into the pause once resumed */
 	c->probe_len = c->probe_stack_len = 0;
+	c->probe_ptrs = 0;
 	if (th->proc->probe.len && th->proc->probe_space == th->proc->space)
 		read_probe(th, c, &th->proc->probe);
 	return 0;

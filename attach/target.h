@@ -100,6 +100,7 @@ struct capture {
 	/* The process's probe (target__set_probe), read while stopped:
 	 * the pointers followed and the bytes copied; probe_len 0: none. */
 	uint64_t probe_ptr[3];
+	int probe_ptrs;                 /* how many of them were read */
 	unsigned char probe[TARGET_PROBE_MAX];
 	size_t probe_len;
 	unsigned char *probe_stack;     /* the second stack, from the SP at sp_off */

@@ -456,6 +456,8 @@ enum unwind_status go_jumped(struct sampler *s, const struct capture *c, uint32_
 		return UNWIND_PARTIAL;
 	if (!sp->curg_probe)
 		set_probe(s, sp, c, l, GO_PROBE_STACK);
+	if (c->probe_ptrs == 3 && c->probe_ptr[2] == 0)
+		return UNWIND_COMPLETE;         /* no goroutine: see below */
 	if (c->probe_len) {
 		int e = gocurg__parse(l, c->probe_ptr[0], c->probe_ptr[1], c->probe_ptr[2], c->probe,
 				      c->probe_len, &r);
