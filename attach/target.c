@@ -615,6 +615,7 @@ void target__release(struct target *t)
 
 int target__ready(const struct target *t) { return t->ready; }
 size_t target__alive(const struct target *t) { return t->nprocs; }
+size_t target__pending(const struct target *t) { return t->npending; }
 pid_t target__first_pid(const struct target *t) { return t->first_pid; }
 int target__exit_status(const struct target *t) { return t->first_status; }
 size_t target__nslots(const struct target *t) { return t->nslots; }

@@ -212,6 +212,9 @@ void target__release(struct target *t);
 /* ---- state ---- */
 int target__ready(const struct target *t);       /* launch mode: exec done */
 size_t target__alive(const struct target *t);    /* processes still running */
+/* Threads asked to stop that have not yet been captured and resumed: while
+ * any is, the target is held and the tracer must not wait on anything. */
+size_t target__pending(const struct target *t);
 pid_t target__first_pid(const struct target *t); /* the first process attached or launched */
 /* waitpid status of the first process, once it has exited (else -1). */
 int target__exit_status(const struct target *t);

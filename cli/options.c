@@ -31,6 +31,12 @@ const char options__usage[] =
 	"  -d, --duration TIME\n"
 	"                    stop after TIME: seconds (2, 0.5) or 500ms, 2s, 1.5m\n"
 	"                    (default: Ctrl-C, SIGTERM, or the target's exit)\n"
+	"      --period TIME a profile per TIME (10s, 1m), sampling without end; FILE\n"
+	"                    may hold %p (PID), %t (the period's start, UTC), %n (0, 1,\n"
+	"                    ...) or %n{MAX} (a ring of MAX files); without them it is\n"
+	"                    replaced at each period\n"
+	"      --history TIME  keep the samples of the last TIME (10m): SIGUSR1 writes\n"
+	"                    them to FILE at once, sampling going on\n"
 	"  -t, --threads     folded and svg: the thread, \"NAME (TID)\", as the root frame\n"
 	"      --processes   folded and svg: the process, \"NAME (PID)\", as the root\n"
 	"                    frame (with --threads: above the thread)\n"
@@ -78,7 +84,7 @@ enum {
 	OPT_VERSION = 'V',
 	OPT_MAX_DEPTH = 256, OPT_STATS, OPT_CPU, OPT_IDLE, OPT_NO_IDLE, OPT_TID,
 	OPT_THREADS_MATCHING, OPT_DEBUG_DIR, OPT_CONVERT, OPT_PROCESSES, OPT_SYSCALLS, OPT_KERNEL_STACKS, OPT_OS_THREADS, OPT_GO_SYSTEM, OPT_SUBPROCESSES,
-	OPT_NO_SUBPROCESSES, OPT_DUMP,
+	OPT_NO_SUBPROCESSES, OPT_DUMP, OPT_PERIOD, OPT_HISTORY,
 };
 
 static const char short_opts[] = ":o:hqp:F:d:f:tV";
@@ -90,6 +96,8 @@ static const struct option long_opts[] = {
 	{ "output", required_argument, NULL, 'o' },
 	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "duration", required_argument, NULL, OPT_DURATION },
+	{ "period", required_argument, NULL, OPT_PERIOD },
+	{ "history", required_argument, NULL, OPT_HISTORY },
 	{ "threads", no_argument, NULL, OPT_THREADS },
 	{ "processes", no_argument, NULL, OPT_PROCESSES },
 	{ "syscalls", no_argument, NULL, OPT_SYSCALLS },
@@ -325,6 +333,16 @@ static int parse_one(struct options *o, int c, const char *arg, char *err, size_
 		if (parse_duration(arg, &o->duration) < 0) {
 			snprintf(err, errlen, "--duration must be a time above 0: seconds, or with "
 				 "s, ms or m (2, 0.5, 500ms, 1.5m), not '%s'", arg);
+			return -EINVAL;
+		}
+		return 0;
+	case OPT_PERIOD:
+	case OPT_HISTORY:
+		if (parse_duration(arg, c == OPT_PERIOD ? &o->period : &o->history) < 0 ||
+		    (c == OPT_PERIOD ? o->period : o->history) < 0.1) {
+			snprintf(err, errlen, "--%s must be a time of at least 0.1 s: seconds, or "
+				 "with s, ms or m (10s, 1m), not '%s'",
+				 c == OPT_PERIOD ? "period" : "history", arg);
 			return -EINVAL;
 		}
 		return 0;
@@ -617,6 +635,11 @@ static int check_combination(struct options *o, int first, int nopts, char **arg
 {
 	if (first < nopts && check_subcommand(argv[first], err, errlen) < 0)
 		return -EINVAL;
+	if ((o->period > 0 || o->history > 0) && (o->convert || o->dump)) {
+		snprintf(err, errlen, "--%s is for sampling without end; not with --%s",
+			 o->period > 0 ? "period" : "history", o->convert ? "convert" : "dump");
+		return -EINVAL;
+	}
 	if (o->convert)
 		return check_convert(o, first, nopts, err, errlen);
 	if (o->command) {
@@ -654,6 +677,13 @@ static int check_combination(struct options *o, int first, int nopts, char **arg
 	}
 	if (o->format == FORMAT_AUTO)
 		o->format = FORMAT_PPROF;
+	if ((o->period > 0 || o->history > 0) && o->output &&
+	    (strcmp(o->output, "-") == 0 || stream_name(o->output))) {
+		snprintf(err, errlen, "--%s writes a file per %s: -o needs a file name (with %%n, "
+			 "%%t or %%p for one file each), not %s", o->period > 0 ? "period" : "history",
+			 o->period > 0 ? "period" : "SIGUSR1", o->output);
+		return -EINVAL;
+	}
 	if (!o->output && !o->command) {
 		options__default_output(o->format, o->pid, o->default_output,
 					sizeof(o->default_output));

@@ -29,6 +29,8 @@ struct options {
 	char default_output[32];        /* storage behind output when -o is not given */
 	enum out_format format;         /* never FORMAT_AUTO, except with --dump */
 	double duration;                /* seconds; 0: until stopped */
+	double period;                  /* --period: seconds; 0: one profile at the end */
+	double history;                 /* --history: seconds kept for SIGUSR1; 0: none */
 	int thread_root;                /* --threads */
 	int processes;                  /* --processes: "NAME (PID)" as the root frame */
 	int syscall_leaf;               /* --syscalls: "[syscall NAME]" as the leaf frame */

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cli/outfile.h"
+#include "cli/periods.h"
 #include "cli/watchdog.h"
 #include "dwarf/symbolizer.h"
 #include "output/output.h"
@@ -37,6 +38,8 @@ struct run {
 	int status_shown;
 	const char *stop_reason;
 	pid_t watchdog;                 /* see cli/watchdog.h */
+	struct periods *periods;        /* --period, --history (cli/periods.h) */
+	char default_name[64];          /* launch mode without -o: cprof-PID.EXT */
 	int code;                       /* exit code */
 	char err[512];
 };
@@ -65,6 +68,7 @@ static int setup_signals(struct run *r)
 	sigaddset(&set, SIGHUP);
 	sigaddset(&set, SIGTSTP);
 	sigaddset(&set, SIGUSR2);       /* the watchdog: we were stopped */
+	sigaddset(&set, SIGUSR1);       /* --history: write it now */
 	if (sigprocmask(SIG_BLOCK, &set, &r->old_mask) < 0)
 		return -errno;
 	/* A stopped tracer stops its target's signal delivery: no job
@@ -186,6 +190,11 @@ static void read_signals(struct run *r)
 		}
 		if (si.ssi_signo == SIGUSR2 && si.ssi_pid != (uint32_t)r->watchdog)
 			continue;
+		if (si.ssi_signo == SIGUSR1) {
+			if (r->periods && r->o->history > 0)
+				periods__dump(r->periods);
+			continue;       /* without --history: nothing to write, not an end */
+		}
 		if (!r->stop_reason)
 			r->stop_reason = si.ssi_signo == SIGUSR2 ? "stopped (SIGSTOP): ended rather than "
 							       "hold the target" :
@@ -211,6 +220,11 @@ static void wait_for_end(struct run *r)
 		}
 		uint64_t left_ms = (deadline - now + 999999) / 1000000;
 		int timeout = deadline == UINT64_MAX ? 1000 : (int)(left_ms > 1000 ? 1000 : left_ms);
+		if (r->periods) {
+			int due = periods__poll(r->periods);
+			if (due < timeout)
+				timeout = due;
+		}
 		if (poll(fds, 2, timeout) < 0 && errno != EINTR)
 			break;
 		if (fds[0].revents)
@@ -302,13 +316,26 @@ static void print_summary(const struct run *r, const struct sampler_stats *ss)
 			"they worked for (it had moved on when read, or its context is unreadable): "
 			"counted as not fully unwound\n", (unsigned long long)ss->go_jump_lost,
 			plural(ss->go_jump_lost, "sample", "samples"));
+	struct periods_stats ps = { 0 };
+	if (r->periods) {
+		periods__stats(r->periods, &ps);
+		fprintf(stderr, "cprof-attach: %llu %s and %llu %s of the history: %llu %s written, "
+			"%llu not written, %llu dropped (the writer fell behind); naming paused "
+			"sampling %.1f ms at most\n",
+			(unsigned long long)ps.periods, plural(ps.periods, "period", "periods"),
+			(unsigned long long)ps.dumps, plural(ps.dumps, "dump", "dumps"),
+			(unsigned long long)ps.written, plural(ps.written, "file", "files"),
+			(unsigned long long)ps.failed, (unsigned long long)ps.dropped, ps.name_ms_max);
+	}
+	const char *wrote = r->o->period > 0 ? (ps.written ? ps.last : "no file") :
+			    outfile__path(r->out);
 	fprintf(stderr, "cprof-attach: %llu %s, %llu %s, %llu %s, %.2f s, %s, wrote %s%s\n",
 		(unsigned long long)total, plural(total, "sample", "samples"),
 		(unsigned long long)ts->threads_seen, plural(ts->threads_seen, "thread", "threads"),
 		(unsigned long long)ts->processes_seen,
 		plural(ts->processes_seen, "process", "processes"), secs,
 		r->stop_reason ? r->stop_reason : "stopped",
-		outfile__is_stream(r->out) ? "to " : "", outfile__path(r->out));
+		r->o->period <= 0 && outfile__is_stream(r->out) ? "to " : "", wrote);
 	fprintf(stderr, "cprof-attach: %.1f of %d Hz, %llu %s, %.1f%% reached their root, "
 		"%llu not fully unwound", secs > 0 ? (double)ts->ticks / secs : 0.0, r->o->hz,
 		(unsigned long long)ss->missed, plural(ss->missed, "missed tick", "missed ticks"),
@@ -383,6 +410,7 @@ static int child_status(struct run *r)
 
 static void run_free(struct run *r)
 {
+	periods__free(r->periods);
 	outfile__free(r->out);
 	sampler__free(r->sampler);
 	if (r->sig_fd >= 0)
@@ -417,9 +445,9 @@ static int start_sampler(struct run *r)
 		return e;
 	}
 	if (!o->output) {       /* launch mode: named after the command's PID */
-		char name[64];
+		char *name = r->default_name;
 		options__default_output(o->format, sampler__first_pid(r->sampler), name,
-					sizeof(name));
+					sizeof(r->default_name));
 		if (outfile__set_path(r->out, name, r->err, sizeof(r->err)) < 0) {
 			errorf("%s", r->err);
 			return -EINVAL;
@@ -440,6 +468,13 @@ int run__profile(const struct options *o, int argc, char **argv)
 	}
 	if (o->ntids && check_tids(o) < 0)
 		goto out;
+	if ((o->period > 0 || o->history > 0) && o->output) {
+		char pat[4096];       /* a bad pattern is refused before anything attaches */
+		if (periods__expand(o->output, 1, 0, 0, pat, sizeof(pat), r.err, sizeof(r.err)) < 0) {
+			errorf("%s", r.err);
+			goto out;
+		}
+	}
 	/* Signals are blocked before the sampler's thread starts, so every
 	 * thread has them blocked and only the signalfds see them. */
 	if (setup_signals(&r) < 0) {
@@ -450,6 +485,17 @@ int run__profile(const struct options *o, int argc, char **argv)
 	r.watchdog = watchdog__start();
 	if (start_sampler(&r) < 0)
 		goto out;
+	char *cmdline = command_line(argc, argv);
+	if ((o->period > 0 || o->history > 0) &&
+	    periods__new(&r.periods, o, o->output ? o->output : r.default_name, r.sampler,
+			 sampler__first_pid(r.sampler), writer_for(o->format), cmdline, r.err,
+			 sizeof(r.err)) < 0) {
+		free(cmdline);
+		sampler__stop(r.sampler);
+		errorf("%s", r.err);
+		goto out;
+	}
+	free(cmdline);
 	wait_for_end(&r);
 	sampler__stop(r.sampler);
 	if (sampler__targets_exited(r.sampler) && (!r.stop_reason || !strcmp(r.stop_reason, "duration reached")))
@@ -459,7 +505,20 @@ int run__profile(const struct options *o, int argc, char **argv)
 	show_status(&r, 1);
 	print_notes(&r);
 	sampler__stats(r.sampler, &ss);
-	if (write_profile(&r, &ss, argc, argv) < 0)
+	if (r.periods)
+		periods__finish(r.periods);
+	/* With --period the periods' files are the profile; with --history
+	 * alone the whole run's goes to the pattern's next name. */
+	if (r.periods && o->period <= 0 && o->output && periods__is_pattern(o->output)) {
+		char final_name[4096];
+		if (periods__next_name(r.periods, final_name, sizeof(final_name), r.err,
+				       sizeof(r.err)) < 0 ||
+		    outfile__set_path(r.out, final_name, r.err, sizeof(r.err)) < 0) {
+			errorf("%s", r.err);
+			goto out;
+		}
+	}
+	if (o->period <= 0 && write_profile(&r, &ss, argc, argv) < 0)
 		goto out;
 	print_summary(&r, &ss);
 	if (o->stats)

@@ -166,17 +166,28 @@ struct home {
 	const struct module *m;
 };
 
-struct namer {
-	struct frames *fr;
-	const struct stacks *st;
-	const struct modules *const *spaces;
-	size_t nspaces;
+/* What naming keeps from one call to the next (a run that writes a
+ * profile per period): each space's symbolizer, which caches every
+ * address it named, and where each file was first seen.  A space whose
+ * table has grown since its symbolizer was made (a library loaded) gets
+ * a new one. */
+struct names {
 	struct symbolizer **syms;       /* by space, made on first use */
+	size_t *built;                  /* ... the modules its table had then */
+	size_t nsyms;
 	const char *const *dirs;
 	size_t ndirs;
 	struct intern *files;           /* module file identity -> homes[] */
 	struct home *homes;
 	size_t nhomes;
+};
+
+struct namer {
+	struct frames *fr;
+	const struct stacks *st;
+	const struct modules *const *spaces;
+	size_t nspaces;
+	struct names *nc;
 	struct intern *locs;            /* (space, pc) -> loc id */
 	struct intern *mods;            /* module pointer -> module id */
 	struct sparse labels;           /* stack slot -> label id + 1 (0: none yet) */
@@ -200,12 +211,28 @@ static int32_t module_id(struct namer *nm, const struct module *m)
 static struct symbolizer *sym_for(struct namer *nm, uint32_t space)
 {
 	char err[256];
+	struct names *nc = nm->nc;
 	if (space >= nm->nspaces || !nm->spaces[space])
 		return NULL;
-	if (!nm->syms[space])
-		nm->syms[space] = symbolizer__new(nm->spaces[space], nm->dirs, nm->ndirs, err,
+	if (space >= nc->nsyms) {
+		size_t n = (size_t)space + 1 > 2 * nc->nsyms ? (size_t)space + 1 : 2 * nc->nsyms;
+		nc->syms = xrealloc(nc->syms, n * sizeof(*nc->syms));
+		nc->built = xrealloc(nc->built, n * sizeof(*nc->built));
+		memset(nc->syms + nc->nsyms, 0, (n - nc->nsyms) * sizeof(*nc->syms));
+		memset(nc->built + nc->nsyms, 0, (n - nc->nsyms) * sizeof(*nc->built));
+		nc->nsyms = n;
+	}
+	size_t count = modules__count(nm->spaces[space]);
+	if (nc->syms[space] && nc->built[space] != count) {
+		symbolizer__free(nc->syms[space]);
+		nc->syms[space] = NULL;
+	}
+	if (!nc->syms[space]) {
+		nc->syms[space] = symbolizer__new(nm->spaces[space], nc->dirs, nc->ndirs, err,
 						  sizeof(err));
-	return nm->syms[space];
+		nc->built[space] = count;
+	}
+	return nc->syms[space];
 }
 
 /* The space where M's file was first seen, and PC moved there. */
@@ -216,16 +243,20 @@ static struct symbolizer *home_of(struct namer *nm, uint32_t space, const struct
 	int len = snprintf(key, sizeof(key), "%s%c%llu%c%s", m->path, 0,
 			   (unsigned long long)m->inode, 0, m->build_id);
 	int added;
-	int64_t id = intern__add(nm->files, key, (size_t)len < sizeof(key) ? (size_t)len :
+	struct names *nc = nm->nc;
+	int64_t id = intern__add(nc->files, key, (size_t)len < sizeof(key) ? (size_t)len :
 				 sizeof(key) - 1, &added);
 	if (id < 0)
 		return sym_for(nm, space);
 	if (added) {
-		nm->homes = xrealloc(nm->homes, ((size_t)id + 1) * sizeof(*nm->homes));
-		nm->homes[id] = (struct home){ space, m };
-		nm->nhomes = (size_t)id + 1;
+		nc->homes = xrealloc(nc->homes, ((size_t)id + 1) * sizeof(*nc->homes));
+		nc->homes[id] = (struct home){ space, m };
+		nc->nhomes = (size_t)id + 1;
 	}
-	const struct home *h = &nm->homes[id];
+	const struct home *h = &nc->homes[id];
+	/* A home in a space this call was not given is not used. */
+	if (h->space >= nm->nspaces || !nm->spaces[h->space])
+		return sym_for(nm, space);
 	*pc = *pc - m->bias + h->m->bias;
 	return sym_for(nm, h->space);
 }
@@ -291,15 +322,39 @@ static void name_stack(struct namer *nm, const struct stacks *st, const struct s
 	frames__add_stack(nm->fr, &fs);
 }
 
-struct frames *frames__from_stacks(const struct stacks *st, const struct modules *const *spaces,
-				   size_t nspaces, const char *const *dirs, size_t ndirs)
+struct names *names__new(const char *const *dirs, size_t ndirs)
+{
+	struct names *nc = xcalloc(1, sizeof(*nc));
+	nc->dirs = dirs;
+	nc->ndirs = ndirs;
+	nc->files = intern__new();
+	if (!nc->files) {
+		free(nc);
+		return NULL;
+	}
+	return nc;
+}
+
+void names__free(struct names *nc)
+{
+	if (!nc)
+		return;
+	for (size_t i = 0; i < nc->nsyms; i++)
+		symbolizer__free(nc->syms[i]);
+	free(nc->syms);
+	free(nc->built);
+	free(nc->homes);
+	intern__free(nc->files);
+	free(nc);
+}
+
+struct frames *frames__name(struct names *nc, const struct stacks *st,
+			    const struct modules *const *spaces, size_t nspaces)
 {
 	struct namer nm = { .fr = frames__new(), .st = st, .spaces = spaces, .nspaces = nspaces,
-			    .syms = xcalloc(nspaces + 1, sizeof(*nm.syms)), .dirs = dirs,
-			    .ndirs = ndirs, .files = intern__new(), .locs = intern__new(),
-			    .mods = intern__new() };
+			    .nc = nc, .locs = intern__new(), .mods = intern__new() };
 	sparse__init(&nm.labels, sizeof(uint32_t));
-	if (!nm.fr || !nm.locs || !nm.mods || !nm.files) {
+	if (!nm.fr || !nm.locs || !nm.mods) {
 		frames__free(nm.fr);
 		nm.fr = NULL;
 		goto out;
@@ -313,11 +368,6 @@ struct frames *frames__from_stacks(const struct stacks *st, const struct modules
 		name_stack(&nm, st, &s);
 	}
 out:
-	for (size_t i = 0; i < nspaces; i++)
-		symbolizer__free(nm.syms[i]);
-	free(nm.syms);
-	free(nm.homes);
-	intern__free(nm.files);
 	intern__free(nm.locs);
 	intern__free(nm.mods);
 	sparse__free(&nm.labels);
@@ -325,7 +375,14 @@ out:
 	return nm.fr;
 }
 
-/* ---- reading ------------------------------------------------------------ */
+struct frames *frames__from_stacks(const struct stacks *st, const struct modules *const *spaces,
+				   size_t nspaces, const char *const *dirs, size_t ndirs)
+{
+	struct names *nc = names__new(dirs, ndirs);
+	struct frames *fr = nc ? frames__name(nc, st, spaces, nspaces) : NULL;
+	names__free(nc);
+	return fr;
+}
 
 size_t frames__nstacks(const struct frames *fr) { return fr->nstacks; }
 size_t frames__nlocs(const struct frames *fr) { return fr->nlocs; }

@@ -70,6 +70,17 @@ void frames__free(struct frames *fr);           /* accepts NULL */
 struct frames *frames__from_stacks(const struct stacks *st, const struct modules *const *spaces,
 				   size_t nspaces, const char *const *dirs, size_t ndirs);
 
+/* The same, for a run that names many profiles (one per period): what
+ * naming learns, each space's symbolizer and its cache of every address it
+ * named, is kept in NC from one call to the next, so a profile costs the
+ * addresses it is the first to hold.  SPACES must be the same tables
+ * (grown, not replaced) at each call with NC. */
+struct names;
+struct names *names__new(const char *const *dirs, size_t ndirs);       /* DIRS must outlive it */
+void names__free(struct names *nc);             /* accepts NULL */
+struct frames *frames__name(struct names *nc, const struct stacks *st,
+			    const struct modules *const *spaces, size_t nspaces);
+
 /* Building (strings are copied).  Returns the new index. */
 int32_t frames__add_module(struct frames *fr, const struct frame_module *m);
 uint32_t frames__add_loc(struct frames *fr, uint64_t addr, int32_t module,

@@ -24,6 +24,9 @@ struct stacks {
 	struct intern *go_states;       /* goroutine states (stacks__go_state) */
 	struct sparse labels;           /* struct label_slot by slot: thread slots count
 					   from 0, goroutine slots from far above */
+	uint64_t *slice, *slice_cpu;    /* by id: since the last take (stacks__take) */
+	int64_t *touched;               /* ids whose slice count is not 0 */
+	size_t ntouched, touched_cap;
 };
 
 struct label_slot {
@@ -59,6 +62,9 @@ void stacks__free(struct stacks *st)
 	intern__free(st->in);
 	free(st->counts);
 	free(st->cpu);
+	free(st->slice);
+	free(st->slice_cpu);
+	free(st->touched);
 	free(st->key);
 	free(st);
 }
@@ -80,13 +86,15 @@ int64_t stacks__add(struct stacks *st, const struct stack *s)
 		size_t cap = st->cap ? st->cap * 2 : 256;
 		st->counts = xrealloc(st->counts, cap * sizeof(*st->counts));
 		st->cpu = xrealloc(st->cpu, cap * sizeof(*st->cpu));
+		st->slice = xrealloc(st->slice, cap * sizeof(*st->slice));
+		st->slice_cpu = xrealloc(st->slice_cpu, cap * sizeof(*st->slice_cpu));
 		memset(st->counts + st->cap, 0, (cap - st->cap) * sizeof(*st->counts));
 		memset(st->cpu + st->cap, 0, (cap - st->cap) * sizeof(*st->cpu));
+		memset(st->slice + st->cap, 0, (cap - st->cap) * sizeof(*st->slice));
+		memset(st->slice_cpu + st->cap, 0, (cap - st->cap) * sizeof(*st->slice_cpu));
 		st->cap = cap;
 	}
-	st->counts[id] += s->count;
-	st->cpu[id] += s->cpu_ns;
-	st->total += s->count;
+	stacks__add_again(st, id, s->count, s->cpu_ns);
 	return id;
 }
 
@@ -97,7 +105,77 @@ void stacks__add_again(struct stacks *st, int64_t id, uint64_t count, uint64_t c
 	st->counts[id] += count;
 	st->cpu[id] += cpu_ns;
 	st->total += count;
+	if (!st->slice[id] && !st->slice_cpu[id] && (count || cpu_ns)) {
+		if (st->ntouched == st->touched_cap) {
+			st->touched_cap = st->touched_cap ? 2 * st->touched_cap : 256;
+			st->touched = xrealloc(st->touched, st->touched_cap * sizeof(*st->touched));
+		}
+		st->touched[st->ntouched++] = id;
+	}
+	st->slice[id] += count;
+	st->slice_cpu[id] += cpu_ns;
 }
+
+void stacks__take(struct stacks *st, struct stacks_slice *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->n = st->ntouched;
+	out->ids = xmalloc((out->n + 1) * sizeof(*out->ids));
+	out->counts = xmalloc((out->n + 1) * sizeof(*out->counts));
+	out->cpu = xmalloc((out->n + 1) * sizeof(*out->cpu));
+	for (size_t i = 0; i < out->n; i++) {
+		int64_t id = st->touched[i];
+		out->ids[i] = id;
+		out->counts[i] = st->slice[id];
+		out->cpu[i] = st->slice_cpu[id];
+		out->total += st->slice[id];
+		st->slice[id] = st->slice_cpu[id] = 0;
+	}
+	st->ntouched = 0;
+}
+
+void stacks__slice_free(struct stacks_slice *sl)
+{
+	if (!sl)
+		return;
+	free(sl->ids);
+	free(sl->counts);
+	free(sl->cpu);
+	memset(sl, 0, sizeof(*sl));
+}
+
+struct stacks *stacks__view(const struct stacks *st, const struct stacks_slice *const *slices,
+			    size_t n)
+{
+	struct stacks *v = stacks__new();
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		for (size_t j = 0; j < slices[i]->n; j++) {
+			struct stack s;
+			stacks__get(st, (size_t)slices[i]->ids[j], &s);
+			s.count = slices[i]->counts[j];
+			s.cpu_ns = slices[i]->cpu[j];
+			if (stacks__add(v, &s) < 0) {
+				stacks__free(v);
+				return NULL;
+			}
+		}
+	}
+	for (uint32_t i = sparse__next(&st->labels, 0); i != UINT32_MAX; i = sparse__next(&st->labels, i + 1)) {
+		const struct label_slot *d = sparse__get(&st->labels, i);
+		if (d->set)
+			stacks__set_label(v, i, &d->l);
+	}
+	/* Kernel names and goroutine states keep their codes: the same
+	 * order of interning gives the same ids. */
+	for (size_t i = 0; st->kernel && i < intern__count(st->kernel); i++)
+		stacks__kernel_pc(v, intern__key(st->kernel, i, NULL));
+	for (size_t i = 0; st->go_states && i < intern__count(st->go_states); i++)
+		stacks__go_state(v, intern__key(st->go_states, i, NULL));
+	return v;
+}
+
 
 size_t stacks__unique(const struct stacks *st)
 {

@@ -87,6 +87,31 @@ const char *stacks__kernel_name(const struct stacks *st, uint64_t pc);
 uint32_t stacks__go_state(struct stacks *st, const char *name);
 const char *stacks__go_state_name(const struct stacks *st, uint32_t code);
 
+/* ---- always on: counts taken and zeroed while counting goes on ----
+ * Besides its count for the whole run, each stack has a count since the
+ * last take.  A take moves those counts, of the stacks counted since, into
+ * a slice and zeroes them: each sample is in exactly one slice.  Stack ids
+ * stay valid (nothing is removed), so a slice is ids and counts, and a
+ * profile of any run of slices is stacks__view() of them. */
+struct stacks_slice {
+	int64_t *ids;
+	uint64_t *counts, *cpu;
+	size_t n;
+	uint64_t total;                 /* samples */
+	uint64_t start_ns, end_ns;      /* CLOCK_REALTIME: what it covers (the taker's) */
+};
+
+/* Fills OUT (its arrays allocated) with the counts since the last take and
+ * zeroes them.  Its time range is left to the caller. */
+void stacks__take(struct stacks *st, struct stacks_slice *out);
+void stacks__slice_free(struct stacks_slice *sl);        /* its arrays; accepts NULL */
+
+/* A table of its own holding the stacks of the N slices SLICES (of ST),
+ * with their counts summed, and the labels, kernel names and goroutine
+ * states of ST: what a writer names and writes.  NULL when out of memory. */
+struct stacks *stacks__view(const struct stacks *st, const struct stacks_slice *const *slices,
+			    size_t n);
+
 /* The name of a state letter: "running", "sleeping", "disk wait", ... */
 const char *stacks__state_name(char state);
 

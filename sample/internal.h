@@ -43,6 +43,10 @@ struct sampler {
 	struct sampler_progress progress;
 	int stop_fd, done_fd;           /* eventfds: asked to stop; stopped by itself */
 	int chld_fd, timer_fd;
+	/* sampler__pause(): the caller wants the tables; the tracer parks
+	 * between ticks, with no thread held, until sampler__resume(). */
+	int park_fd;                    /* eventfd: wakes the tracer's poll */
+	int park_wanted, parked, finished;      /* under lock, signalled by cond */
 	int exited;                     /* every target process exited */
 	const char *failure;            /* why sampling stopped early, or NULL */
 	int stopped;

@@ -372,12 +372,32 @@ static void publish(struct sampler *s)
 
 static void check_realtime(struct sampler *s);
 
+/* The caller wants the tables (sampler__pause): parks here, between two
+ * ticks and with no thread of the target held (none asked to stop and not
+ * yet resumed), until it is done.  A tick due meanwhile is late (missed,
+ * as on a busy machine); a thread's event or signal waits for us. */
+static void maybe_park(struct sampler *s)
+{
+	uint64_t v;
+	if (read(s->park_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		return;
+	pthread_mutex_lock(&s->lock);
+	if (s->park_wanted && target__pending(s->t) == 0) {
+		s->parked = 1;
+		pthread_cond_broadcast(&s->cond);
+		while (s->park_wanted)
+			pthread_cond_wait(&s->cond, &s->lock);
+		s->parked = 0;
+	}
+	pthread_mutex_unlock(&s->lock);
+}
+
 static void loop(struct sampler *s)
 {
-	struct pollfd fds[3] = { { s->chld_fd, POLLIN, 0 }, { s->timer_fd, POLLIN, 0 },
-				 { s->stop_fd, POLLIN, 0 } };
+	struct pollfd fds[4] = { { s->chld_fd, POLLIN, 0 }, { s->timer_fd, POLLIN, 0 },
+				 { s->stop_fd, POLLIN, 0 }, { s->park_fd, POLLIN, 0 } };
 	while (target__alive(s->t)) {
-		if (poll(fds, 3, -1) < 0 && errno != EINTR)
+		if (poll(fds, 4, -1) < 0 && errno != EINTR)
 			break;
 		if (fds[0].revents)
 			on_sigchld(s);
@@ -388,6 +408,8 @@ static void loop(struct sampler *s)
 		publish(s);
 		if (fds[2].revents || s->failure)
 			return;
+		if (fds[3].revents || __atomic_load_n(&s->park_wanted, __ATOMIC_RELAXED))
+			maybe_park(s);
 	}
 	s->exited = 1;
 }
@@ -575,6 +597,10 @@ static void *tracer_main(void *arg)
 	take_notes(s);
 	if (s->failure)
 		s->exited = 0;
+	pthread_mutex_lock(&s->lock);
+	s->finished = 1;                /* the tables are the caller's from here */
+	pthread_cond_broadcast(&s->cond);
+	pthread_mutex_unlock(&s->lock);
 	uint64_t one = 1;
 	if (write(s->done_fd, &one, sizeof(one)) < 0)
 		abort();                /* an eventfd write cannot fail here */
@@ -592,14 +618,16 @@ static int open_fds(struct sampler *s)
 	s->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	s->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	s->done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	return s->chld_fd < 0 || s->timer_fd < 0 || s->stop_fd < 0 || s->done_fd < 0 ? -errno : 0;
+	s->park_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	return s->chld_fd < 0 || s->timer_fd < 0 || s->stop_fd < 0 || s->done_fd < 0 ||
+	       s->park_fd < 0 ? -errno : 0;
 }
 
 int sampler__start(struct sampler **out, const struct sampler_config *cfg, char *err, size_t errlen)
 {
 	struct sampler *s = xcalloc(1, sizeof(*s));
 	s->cfg = *cfg;
-	s->chld_fd = s->timer_fd = s->stop_fd = s->done_fd = -1;
+	s->chld_fd = s->timer_fd = s->stop_fd = s->done_fd = s->park_fd = -1;
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->cond, NULL);
 	s->st = stacks__new();
@@ -658,6 +686,34 @@ void sampler__stop(struct sampler *s)
 	if (s->tracer_tid)
 		wait_thread_gone(s->tracer_tid);
 	s->stopped = 1;
+}
+
+void sampler__pause(struct sampler *s)
+{
+	if (!s->thread_started)
+		return;
+	uint64_t one = 1;
+	pthread_mutex_lock(&s->lock);
+	s->park_wanted = 1;
+	if (write(s->park_fd, &one, sizeof(one)) < 0)
+		abort();                /* an eventfd write cannot fail here */
+	while (!s->parked && !s->finished)
+		pthread_cond_wait(&s->cond, &s->lock);
+	pthread_mutex_unlock(&s->lock);
+}
+
+void sampler__resume(struct sampler *s)
+{
+	pthread_mutex_lock(&s->lock);
+	s->park_wanted = 0;
+	pthread_cond_broadcast(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+}
+
+void sampler__take(struct sampler *s, struct stacks_slice *out)
+{
+	copy_labels(s);
+	stacks__take(s->st, out);
 }
 
 int sampler__targets_exited(const struct sampler *s)
@@ -743,7 +799,7 @@ void sampler__free(struct sampler *s)
 	stacks__free(s->st);
 	timeline__free(s->tl);
 	free(s->pcs);
-	int fds[] = { s->chld_fd, s->timer_fd, s->stop_fd, s->done_fd };
+	int fds[] = { s->chld_fd, s->timer_fd, s->stop_fd, s->done_fd, s->park_fd };
 	for (size_t i = 0; i < sizeof(fds) / sizeof(*fds); i++)
 		if (fds[i] >= 0)
 			close(fds[i]);

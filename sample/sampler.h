@@ -94,9 +94,22 @@ const char *sampler__failure(const struct sampler *s);
 
 void sampler__progress(struct sampler *s, struct sampler_progress *p);
 
-/* After sampler__stop(): the counted stacks (with their labels), the
- * module table of each address space (NULL for a space never sampled),
- * the figures. */
+/* Always on: while sampling goes on, the caller may take the tables for a
+ * moment.  sampler__pause() returns once the tracer thread is parked
+ * between two ticks with no thread of the target held (or has ended);
+ * until sampler__resume() the caller may call sampler__take() and read
+ * what the functions below give, as after sampler__stop().  Ticks due
+ * meanwhile are late (missed ticks, counted as such): keep it short. */
+void sampler__pause(struct sampler *s);
+void sampler__resume(struct sampler *s);
+
+/* While paused: the counts since the last take, taken and zeroed (see
+ * profile/stacks.h), and the labels of every thread seen so far. */
+void sampler__take(struct sampler *s, struct stacks_slice *out);
+
+/* After sampler__stop() (or while paused): the counted stacks (with their
+ * labels), the module table of each address space (NULL for a space never
+ * sampled), the figures. */
 const struct stacks *sampler__stacks(const struct sampler *s);
 const struct timeline *sampler__timeline(const struct sampler *s);   /* NULL unless asked */
 size_t sampler__nspaces(const struct sampler *s);

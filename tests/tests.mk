@@ -8,7 +8,7 @@
 #   cxx       g++, a namespaced method for demangling
 
 TEST_NAMES := wallclock deep inlined cxx nodebug stripped \
-              exiter latethread forker signals crowd eintr interrupter sigcount churn execer many mainexit cpuidle jit dutycycle switcher still
+              exiter latethread forker signals crowd eintr interrupter sigcount churn execer many mainexit cpuidle jit dutycycle switcher still stall
 TEST_NAMES += prefork
 TEST_NAMES += hostile
 TEST_NAMES += deadlock cloner swapper

@@ -14,6 +14,7 @@
 #include "build/output/profile.pb-c.h"
 #include "cli/options.h"
 #include "cli/outfile.h"
+#include "cli/periods.h"
 #include "goroutine/curg.h"
 #include "module/gopclntab.h"
 #include "dwarf/symbolizer.h"
@@ -316,6 +317,63 @@ static void add(struct stacks *st, uint32_t slot, char state, const uint64_t *pc
 	struct stack s = { .slot = slot, .state = state, .syscall = -1, .pcs = pcs, .n = n, .count = count,
 			   .cpu_ns = cpu };
 	stacks__add(st, &s);
+}
+
+
+/* Always on: counts taken and zeroed while counting goes on add up to the
+ * run's, a view sums its slices, and -o's patterns expand as documented. */
+static void test_slices(void)
+{
+	struct stacks *st = stacks__new();
+	uint64_t a[] = { 1, 2, 3 }, b[] = { 4 };
+	struct stacks_slice s1, s2, s3;
+	add(st, 0, 'R', a, 3, 2, 10);
+	add(st, 1, 'S', b, 1, 1, 0);
+	stacks__take(st, &s1);
+	add(st, 0, 'R', a, 3, 3, 5);
+	stacks__take(st, &s2);
+	stacks__take(st, &s3);
+	check(s1.n == 2 && s1.total == 3 && s2.n == 1 && s2.total == 3 && s2.counts[0] == 3 &&
+	      s2.cpu[0] == 5 && s3.n == 0 && s3.total == 0,
+	      "slices: each take has the counts since the last, zeroed after");
+	check(s1.total + s2.total + s3.total == stacks__total(st), "slices: the takes add up to the run");
+	stacks__set_label(st, 1, &(struct stack_label){ 7, 8, 0, "proc", "thr", NULL });
+	const struct stacks_slice *both[] = { &s1, &s2 };
+	struct stacks *v = stacks__view(st, both, 2);
+	struct stack x;
+	uint64_t ra = 0;
+	for (size_t i = 0; v && i < stacks__unique(v); i++) {
+		stacks__get(v, i, &x);
+		if (x.n == 3)
+			ra = x.count;
+	}
+	check(v && stacks__unique(v) == 2 && stacks__total(v) == 6 && ra == 5 &&
+	      stacks__label(v, 1) && stacks__label(v, 1)->tid == 8,
+	      "slices: a view of two slices sums them and keeps the labels");
+	stacks__free(v);
+	stacks__slice_free(&s1);
+	stacks__slice_free(&s2);
+	stacks__slice_free(&s3);
+	stacks__free(st);
+
+	char buf[256], err[256];
+	uint64_t t = 1790000000ull * 1000000000ull;     /* 2026-09-21 14:13:20 UTC */
+	check(periods__expand("p-%p-%n.pprof", 42, 7, t, buf, sizeof(buf), err, sizeof(err)) == 0 &&
+	      strcmp(buf, "p-42-7.pprof") == 0, "pattern: %p and %n");
+	check(periods__expand("r-%n{3}.folded", 1, 7, t, buf, sizeof(buf), err, sizeof(err)) == 0 &&
+	      strcmp(buf, "r-1.folded") == 0, "pattern: %n{3} counts modulo 3");
+	check(periods__expand("t-%t-100%%.svg", 1, 0, t, buf, sizeof(buf), err, sizeof(err)) == 0 &&
+	      strcmp(buf, "t-20260921-141320-100%.svg") == 0, "pattern: %t in UTC, %% a percent sign");
+	check(periods__expand("x-%q", 1, 0, t, buf, sizeof(buf), err, sizeof(err)) == -EINVAL &&
+	      periods__expand("x-%n{0}", 1, 0, t, buf, sizeof(buf), err, sizeof(err)) == -EINVAL &&
+	      periods__expand("x-%n{3", 1, 0, t, buf, sizeof(buf), err, sizeof(err)) == -EINVAL &&
+	      periods__expand("x-%", 1, 0, t, buf, sizeof(buf), err, sizeof(err)) == -EINVAL,
+	      "pattern: unknown sequences and bad %n{MAX} refused");
+	check(periods__expand("%n%n%n%n", 1, 123456789, t, buf, 20, err, sizeof(err)) == -ENAMETOOLONG,
+	      "pattern: a name too long for the buffer refused");
+	check(periods__is_pattern("a-%n.pprof") && periods__is_pattern("%t") &&
+	      !periods__is_pattern("a-%p.pprof") && !periods__is_pattern("100%%.pprof"),
+	      "pattern: only %n and %t change from file to file");
 }
 
 static void test_stacks(void)
@@ -836,6 +894,7 @@ int main(void)
 	test_options_habits();
 	test_options_formats();
 	test_stacks();
+	test_slices();
 	test_sparse();
 	test_pprof();
 	test_text();

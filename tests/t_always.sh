@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# Issue 22: always on.  --period writes a profile per period while sampling
+# goes on; --history keeps the last minutes and SIGUSR1 writes them.
+#   1. period files of a known split (wallclock: a third each): each file's
+#      shares, and the files' samples add up to the run's exactly (counts
+#      are taken and zeroed between two ticks: none lost, none twice);
+#      pprof periods carry their own time and duration;
+#   2. %n{3} keeps a ring of 3 files;
+#   3. the flight recorder: a stall that ended before the signal is in the
+#      file SIGUSR1 writes; sampling went on (the run's own file at the end);
+#   4. a storm of SIGUSR1: the run goes on and ends well, the target unharmed;
+#   5. a full disk in the middle of a run: one line, sampling goes on, the
+#      next period is written once there is room again;
+#   6. bad patterns and combinations are refused before anything attaches.
+. "$(dirname "$0")/lib.sh"
+
+# share FILE FUNC: percent of FILE's samples whose stack holds FUNC.
+share() {
+	local all part
+	all=$(folded_total "$1")
+	part=$(folded_count "$1" "(^|;)$2(;|\$)")
+	pct "$part" "$all"
+}
+
+# --- 1. period files ------------------------------------------------------------
+if start_target wallclock; then
+	pid=$TARGET_PID
+	mkdir -p "$TMP/p"
+	prof "$TMP/periods" "$pid" --period 1s --duration 4.5 -o "$TMP/p/w-%n.folded"
+	DETAIL="exit $PROF_RC: $(head -c 300 "$TMP/periods.err")" check "periods: profiler exits 0" "[ '$PROF_RC' = 0 ]"
+	files=$(ls "$TMP/p" | grep -c '^w-[0-9]*\.folded$')
+	DETAIL="$(ls "$TMP/p" | tr '\n' ' ')" check "periods: 4.5 s at --period 1s: 5 files (4 periods and the last part)" "[ '$files' = 5 ]"
+	sum=0
+	for f in "$TMP"/p/w-*.folded; do
+		sum=$((sum + $(folded_total "$f")))
+	done
+	total=$(summary_field "$TMP/periods.err" samples)
+	DETAIL="files $sum, summary $total" check "periods: the files' samples add up to the run's, exactly" \
+		"[ -n '$total' ] && [ '$sum' = '$total' ]"
+	bad=
+	for i in 0 1 2 3; do
+		f=$TMP/p/w-$i.folded
+		for fn in burn_cpu sleep_here; do
+			s=$(share "$f" "$fn")
+			within "$s" 33.3 12 || bad="$bad w-$i:$fn=$s%"
+		done
+	done
+	DETAIL="$bad" check "periods: each whole period has the known split (a third each, +-12 points)" "[ -z '$bad' ]"
+	check "periods: summary counts the periods" "grep -qE '^cprof-attach: 5 periods and 0 dumps of the history: 5 files written, 0 not written, 0 dropped' '$TMP/periods.err'"
+	if have_pprof; then
+		prof "$TMP/pp" "$pid" --period 1s --duration 2.5 -o "$TMP/p/w-%n.pprof"
+		d0=$("$GO" tool pprof -raw "$TMP/p/w-0.pprof" 2>/dev/null | sed -n 's/^Duration: //p')
+		d1=$("$GO" tool pprof -raw "$TMP/p/w-1.pprof" 2>/dev/null | sed -n 's/^Duration: //p')
+		t0=$("$GO" tool pprof -raw "$TMP/p/w-0.pprof" 2>/dev/null | sed -n 's/^Time: //p')
+		t1=$("$GO" tool pprof -raw "$TMP/p/w-1.pprof" 2>/dev/null | sed -n 's/^Time: //p')
+		DETAIL="durations $d0 $d1; times $t0 / $t1" \
+			check "periods: each pprof file has its period's duration (~1 s) and start" \
+			"within '${d0:-0}' 1 0.15 && within '${d1:-0}' 1 0.15 && [ -n '$t0' ] && [ '$t0' != '$t1' ]"
+	fi
+	check "periods: target alive" alive "$pid"
+	check "periods: every thread untraced" untraced "$pid"
+	stop_target "$pid"
+fi
+
+# --- 2. a ring of files -------------------------------------------------------
+if start_target wallclock; then
+	pid=$TARGET_PID
+	mkdir -p "$TMP/r"
+	prof "$TMP/ring" "$pid" --period 0.5s --duration 3.2 -o "$TMP/r/r-%n{3}.folded"
+	DETAIL="$(ls "$TMP/r" | tr '\n' ' ')" check "ring: %n{3} keeps 3 files: r-0, r-1, r-2" \
+		"[ \"\$(ls '$TMP/r' | tr '\n' ' ')\" = 'r-0.folded r-1.folded r-2.folded ' ]"
+	n=$(sed -nE 's/^cprof-attach: ([0-9]+) periods and.*/\1/p' "$TMP/ring.err")
+	DETAIL="$(head -c 300 "$TMP/ring.err")" check "ring: 7 periods written over them" "[ '${n:-0}' -ge 6 ]"
+	stop_target "$pid"
+fi
+
+# --- 3. the flight recorder ------------------------------------------------------
+if start_target stall; then
+	pid=$TARGET_PID
+	ready=$TARGET_READY
+	mkdir -p "$TMP/h"
+	prof_bg "$TMP/history" "$pid" --history 30s -o "$TMP/h/h-%n.folded"
+	if wait_attached "$pid"; then
+		sleep 1.5       # the stall: samples of stall_compute
+		: >"$ready.over"
+		wait_until 5 file_ready "$ready.quiet"
+		sleep 1         # after it: the service is quiet again
+		kill -USR1 "$PROF_PID"
+		wait_until 10 file_ready "$TMP/h/h-0.folded"
+		check "history: SIGUSR1 writes the recent past at once (h-0.folded)" "[ -s '$TMP/h/h-0.folded' ]"
+		s=$(folded_count "$TMP/h/h-0.folded" '(^|;)stall_compute(;|$)')
+		q=$(folded_count "$TMP/h/h-0.folded" '(^|;)after_stall(;|$)')
+		DETAIL="stall_compute $s, after_stall $q" \
+			check "history: the stall that had ended is in it, and the quiet after" "[ '$s' -gt 20 ] && [ '$q' -gt 20 ]"
+		check "history: sampling goes on after the dump (profiler running)" alive "$PROF_PID"
+		kill -INT "$PROF_PID"
+		prof_wait 20
+		DETAIL="exit $PROF_RC: $(head -c 300 "$TMP/history.err")" check "history: profiler exits 0" "[ '$PROF_RC' = 0 ]"
+		check "history: the whole run's profile at the end, the pattern's next name (h-1.folded)" "[ -s '$TMP/h/h-1.folded' ]"
+		check "history: summary counts the dump" "grep -qE '^cprof-attach: 0 periods and 1 dump of the history: 1 file written' '$TMP/history.err'"
+	fi
+	check "history: target alive" alive "$pid"
+	check "history: every thread untraced" untraced "$pid"
+	stop_target "$pid"
+fi
+
+# --- 4. a storm of SIGUSR1 -----------------------------------------------------------
+if start_target wallclock; then
+	pid=$TARGET_PID
+	mkdir -p "$TMP/s"
+	prof_bg "$TMP/storm" "$pid" --history 5s --period 1s -o "$TMP/s/s-%n{8}.pprof"
+	if wait_attached "$pid"; then
+		for i in $(seq 1 40); do
+			kill -USR1 "$PROF_PID" 2>/dev/null
+		done
+		check "storm: the profiler takes 40 SIGUSR1 and goes on" alive "$PROF_PID"
+		kill -INT "$PROF_PID"
+		prof_wait 30
+		DETAIL="exit $PROF_RC: $(head -c 300 "$TMP/storm.err")" check "storm: profiler exits 0" "[ '$PROF_RC' = 0 ]"
+		check "storm: dumps written or dropped, and counted" \
+			"grep -qE '^cprof-attach: [0-9]+ periods? and [1-9][0-9]* dumps? of the history: [1-9][0-9]* files? written' '$TMP/storm.err'"
+	fi
+	check "storm: target alive" alive "$pid"
+	check "storm: every thread untraced" untraced "$pid"
+	check "storm: target keeps running" progresses "$pid"
+	stop_target "$pid"
+fi
+
+# --- 5. a full disk --------------------------------------------------------------------
+if [ "$(id -u)" != 0 ]; then
+	skip "full disk" "needs root to mount a small tmpfs"
+elif mkdir -p "$TMP/small" && mount -t tmpfs -o size=256k tmpfs "$TMP/small" 2>/dev/null; then
+	MOUNTS+=("$TMP/small")
+	if start_target wallclock; then
+		pid=$TARGET_PID
+		dd if=/dev/zero of="$TMP/small/filler" bs=4k 2>/dev/null
+		prof_bg "$TMP/full" "$pid" --period 0.5s --duration 6 -o "$TMP/small/f-%n.pprof"
+		wait_until 10 grep -q 'cannot write' "$TMP/full.err"
+		nerr=$(grep -c 'cannot write' "$TMP/full.err")
+		rm -f "$TMP/small/filler"
+		prof_wait 30
+		DETAIL="exit $PROF_RC: $(head -c 400 "$TMP/full.err")" check "full disk: profiler exits 0, sampling went on" "[ '$PROF_RC' = 0 ]"
+		DETAIL="$(grep 'cannot write' "$TMP/full.err" | head -2)" \
+			check "full disk: one error line per profile that did not fit" "[ '$nerr' -ge 1 ] && ! grep -v -e '^cprof-attach' -e '^\$' '$TMP/full.err' | grep -q ."
+		written=$(ls "$TMP/small" | grep -c '^f-[0-9]*\.pprof$')
+		DETAIL="$(ls "$TMP/small" | tr '\n' ' ')" check "full disk: the periods after the room came back are written" "[ '$written' -ge 2 ]"
+		check "full disk: summary says what was not written" "grep -qE '^cprof-attach: [0-9]+ periods and 0 dumps of the history: [0-9]+ files? written, [1-9][0-9]* not written' '$TMP/full.err'"
+		check "full disk: target alive" alive "$pid"
+		check "full disk: every thread untraced" untraced "$pid"
+		stop_target "$pid"
+	fi
+else
+	skip "full disk" "cannot mount a tmpfs here"
+fi
+
+# --- 6. refused before anything attaches -----------------------------------------------
+if start_target wallclock; then
+	pid=$TARGET_PID
+	expect_error "pattern: unknown %q" "unknown pattern .%q." "" "$pid" -- "$CPROF" "$pid" --period 1s -o "$TMP/x-%q.folded"
+	expect_error "pattern: %n{0}" "%n\\{MAX\\} needs a whole number above 0" "" "$pid" -- "$CPROF" "$pid" --period 1s -o "$TMP/x-%n{0}.folded"
+	expect_error "--period 0" "period must be a time of at least 0.1 s" "" "$pid" -- "$CPROF" "$pid" --period 0
+	expect_error "--period to a stream" "o needs a file name" "" "$pid" -- "$CPROF" "$pid" --period 1s -o -
+	expect_error "--history with --dump" "history is for sampling without end" "" "$pid" -- "$CPROF" "$pid" --history 1m --dump
+	check "refused: target untraced" untraced "$pid"
+	stop_target "$pid"
+fi
+done_testing
