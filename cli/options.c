@@ -1,5 +1,7 @@
 #include "cli/options.h"
 
+#include "cli/pidfile.h"
+
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -37,6 +39,8 @@ const char options__usage[] =
 	"                    replaced at each period\n"
 	"      --history TIME  keep the samples of the last TIME (10m): SIGUSR1 writes\n"
 	"                    them to FILE at once, sampling going on\n"
+	"      --pid-file FILE  the PID written in FILE, and after it exits the next\n"
+	"                    one written there (a service that restarts); with --period\n"
 	"  -t, --threads     folded and svg: the thread, \"NAME (TID)\", as the root frame\n"
 	"      --processes   folded and svg: the process, \"NAME (PID)\", as the root\n"
 	"                    frame (with --threads: above the thread)\n"
@@ -84,7 +88,7 @@ enum {
 	OPT_VERSION = 'V',
 	OPT_MAX_DEPTH = 256, OPT_STATS, OPT_CPU, OPT_IDLE, OPT_NO_IDLE, OPT_TID,
 	OPT_THREADS_MATCHING, OPT_DEBUG_DIR, OPT_CONVERT, OPT_PROCESSES, OPT_SYSCALLS, OPT_KERNEL_STACKS, OPT_OS_THREADS, OPT_GO_SYSTEM, OPT_SUBPROCESSES,
-	OPT_NO_SUBPROCESSES, OPT_DUMP, OPT_PERIOD, OPT_HISTORY,
+	OPT_NO_SUBPROCESSES, OPT_DUMP, OPT_PERIOD, OPT_HISTORY, OPT_PID_FILE,
 };
 
 static const char short_opts[] = ":o:hqp:F:d:f:tV";
@@ -98,6 +102,7 @@ static const struct option long_opts[] = {
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "period", required_argument, NULL, OPT_PERIOD },
 	{ "history", required_argument, NULL, OPT_HISTORY },
+	{ "pid-file", required_argument, NULL, OPT_PID_FILE },
 	{ "threads", no_argument, NULL, OPT_THREADS },
 	{ "processes", no_argument, NULL, OPT_PROCESSES },
 	{ "syscalls", no_argument, NULL, OPT_SYSCALLS },
@@ -335,6 +340,13 @@ static int parse_one(struct options *o, int c, const char *arg, char *err, size_
 				 "s, ms or m (2, 0.5, 500ms, 1.5m), not '%s'", arg);
 			return -EINVAL;
 		}
+		return 0;
+	case OPT_PID_FILE:
+		if (!*arg) {
+			snprintf(err, errlen, "--pid-file needs a file name");
+			return -EINVAL;
+		}
+		o->pid_file = arg;
 		return 0;
 	case OPT_PERIOD:
 	case OPT_HISTORY:
@@ -642,10 +654,21 @@ static int check_combination(struct options *o, int first, int nopts, char **arg
 	}
 	if (o->convert)
 		return check_convert(o, first, nopts, err, errlen);
-	if (o->command) {
+	if (o->pid_file) {
+		if (o->command || first < nopts || o->npids || o->dump || o->period <= 0) {
+			snprintf(err, errlen, "--pid-file follows a service across restarts: it takes "
+				 "the PID's place (no PID, -p or -- COMMAND) and needs --period");
+			return -EINVAL;
+		}
+		pid_t pid;
+		if (pidfile__read(o->pid_file, &pid, err, errlen) < 0)
+			return -EINVAL;
+		o->pids[0] = o->pid = pid;
+		o->npids = 1;
+	} else if (o->command) {
 		if (check_command(o, first, nopts, argv, err, errlen) < 0)
 			return -EINVAL;
-	} else if (check_pids(o, first, nopts, argv, err, errlen) < 0) {
+	} else if (!o->pid_file && check_pids(o, first, nopts, argv, err, errlen) < 0) {
 		return -EINVAL;
 	}
 	if (o->dump) {          /* a text dump unless --format says; no file unless -o */

@@ -31,6 +31,7 @@ struct options {
 	double duration;                /* seconds; 0: until stopped */
 	double period;                  /* --period: seconds; 0: one profile at the end */
 	double history;                 /* --history: seconds kept for SIGUSR1; 0: none */
+	const char *pid_file;           /* --pid-file: the PID from there, again after it exits */
 	int thread_root;                /* --threads */
 	int processes;                  /* --processes: "NAME (PID)" as the root frame */
 	int syscall_leaf;               /* --syscalls: "[syscall NAME]" as the leaf frame */

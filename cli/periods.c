@@ -439,6 +439,16 @@ int periods__next_name(struct periods *p, char *buf, size_t size, char *err, siz
 	return periods__expand(p->pattern, p->pid, p->seq++, real_ns(), buf, size, err, errlen);
 }
 
+uint64_t periods__seq(const struct periods *p)
+{
+	return p->seq;
+}
+
+void periods__set_seq(struct periods *p, uint64_t seq)
+{
+	p->seq = seq;
+}
+
 void periods__stats(const struct periods *p, struct periods_stats *out)
 {
 	pthread_mutex_lock((pthread_mutex_t *)&p->mu);

@@ -68,6 +68,11 @@ void periods__finish(struct periods *p);
 
 void periods__stats(const struct periods *p, struct periods_stats *out);
 
+/* The next file's %n, and setting it (--pid-file: the files of the next
+ * process go on from there). */
+uint64_t periods__seq(const struct periods *p);
+void periods__set_seq(struct periods *p, uint64_t seq);
+
 /* The pattern's next file name (and its number taken), for the profile of
  * the whole run that --history alone writes at the end. */
 int periods__next_name(struct periods *p, char *buf, size_t size, char *err, size_t errlen);

@@ -19,6 +19,7 @@
 
 #include "cli/outfile.h"
 #include "cli/periods.h"
+#include "cli/pidfile.h"
 #include "cli/watchdog.h"
 #include "dwarf/symbolizer.h"
 #include "output/output.h"
@@ -40,6 +41,9 @@ struct run {
 	pid_t watchdog;                 /* see cli/watchdog.h */
 	struct periods *periods;        /* --period, --history (cli/periods.h) */
 	char default_name[64];          /* launch mode without -o: cprof-PID.EXT */
+	pid_t pid;                      /* --pid-file: the process sampled now */
+	uint64_t seq;                   /* --pid-file: the next file's %n, carried over */
+	unsigned restarts;              /* --pid-file: processes that followed the first */
 	int code;                       /* exit code */
 	char err[512];
 };
@@ -235,6 +239,34 @@ static void wait_for_end(struct run *r)
 	}
 }
 
+/* --pid-file: waits until the file names a new live process (checked
+ * every 200 ms: one stat and, when the file changed, one read), or for a
+ * reason to stop (a signal, --duration).  Returns 0 with r->pid set. */
+static int wait_for_pid(struct run *r)
+{
+	struct timespec last = { 0, 0 };
+	pid_t old = r->pid;
+	while (!r->stop_reason) {
+		struct stat st;
+		char err[256];
+		pid_t pid;
+		if (stat(r->o->pid_file, &st) == 0 &&
+		    (st.st_mtim.tv_sec != last.tv_sec || st.st_mtim.tv_nsec != last.tv_nsec ||
+		     kill(old, 0) != 0)) {
+			if (pidfile__read(r->o->pid_file, &pid, err, sizeof(err)) == 0 &&
+			    (pid != old || kill(old, 0) == 0)) {
+				r->pid = pid;
+				return 0;
+			}
+			last = st.st_mtim;
+		}
+		struct pollfd fd = { r->sig_fd, POLLIN, 0 };
+		if (poll(&fd, 1, 200) > 0)
+			read_signals(r);
+	}
+	return -1;
+}
+
 static char *command_line(int argc, char **argv)
 {
 	struct strbuf sb = { 0 };
@@ -327,6 +359,9 @@ static void print_summary(const struct run *r, const struct sampler_stats *ss)
 			(unsigned long long)ps.written, plural(ps.written, "file", "files"),
 			(unsigned long long)ps.failed, (unsigned long long)ps.dropped, ps.name_ms_max);
 	}
+	if (r->restarts)
+		fprintf(stderr, "cprof-attach: %u processes followed through %s; the numbers below "
+			"are the last one's\n", r->restarts + 1, r->o->pid_file);
 	const char *wrote = r->o->period > 0 ? (ps.written ? ps.last : "no file") :
 			    outfile__path(r->out);
 	fprintf(stderr, "cprof-attach: %llu %s, %llu %s, %llu %s, %.2f s, %s, wrote %s%s\n",
@@ -428,7 +463,7 @@ static int start_sampler(struct run *r)
 {
 	const struct options *o = r->o;
 	struct sampler_config cfg = {
-		.pids = o->pids, .npids = o->npids, .command = o->command,
+		.pids = o->pid_file ? &r->pid : o->pids, .npids = o->npids, .command = o->command,
 		.child_mask = &r->old_mask, .hz = o->hz, .subprocesses = o->subprocesses,
 		.max_depth = o->max_depth, .no_idle = o->no_idle,
 		.timeline = o->format == FORMAT_SPEEDSCOPE,
@@ -483,6 +518,8 @@ int run__profile(const struct options *o, int argc, char **argv)
 	}
 	/* Before the sampler's thread: fork() with one thread. */
 	r.watchdog = watchdog__start();
+	r.pid = o->pid;
+again:
 	if (start_sampler(&r) < 0)
 		goto out;
 	char *cmdline = command_line(argc, argv);
@@ -496,8 +533,37 @@ int run__profile(const struct options *o, int argc, char **argv)
 		goto out;
 	}
 	free(cmdline);
+	if (r.periods)
+		periods__set_seq(r.periods, r.seq);
 	wait_for_end(&r);
 	sampler__stop(r.sampler);
+	if (o->pid_file && sampler__targets_exited(r.sampler) &&
+	    (!r.stop_reason || !strcmp(r.stop_reason, "target exited"))) {
+		/* A service that restarts: this process's last period, then
+		 * the next process the file names, its files going on. */
+		sampler__stats(r.sampler, &ss);
+		periods__finish(r.periods);
+		r.seq = periods__seq(r.periods);
+		show_status(&r, 1);
+		fprintf(stderr, "cprof-attach: PID %d exited after %llu samples; waiting for %s to "
+			"name the next\n", (int)r.pid, (unsigned long long)ss.samples, o->pid_file);
+		periods__free(r.periods);
+		r.periods = NULL;
+		sampler__free(r.sampler);
+		r.sampler = NULL;
+		r.stop_reason = NULL;
+		if (wait_for_pid(&r) == 0) {
+			r.restarts++;
+			fprintf(stderr, "cprof-attach: attached to PID %d, from %s\n", (int)r.pid,
+				o->pid_file);
+			goto again;
+		}
+		fprintf(stderr, "cprof-attach: %s while waiting for %s: %u %s followed; the "
+			"periods' files are written\n", r.stop_reason ? r.stop_reason : "stopped",
+			o->pid_file, r.restarts + 1, plural(r.restarts + 1, "process", "processes"));
+		r.code = 0;
+		goto out;
+	}
 	if (sampler__targets_exited(r.sampler) && (!r.stop_reason || !strcmp(r.stop_reason, "duration reached")))
 		r.stop_reason = "target exited";
 	if (sampler__failure(r.sampler))

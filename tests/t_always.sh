@@ -11,7 +11,11 @@
 #   4. a storm of SIGUSR1: the run goes on and ends well, the target unharmed;
 #   5. a full disk in the middle of a run: one line, sampling goes on, the
 #      next period is written once there is room again;
-#   6. bad patterns and combinations are refused before anything attaches.
+#   6. bad patterns and combinations are refused before anything attaches;
+#   7. --pid-file across a restart of a real service (redis-server, restarted
+#      by the test): the files go on from the new process, numbered on; a
+#      PID the file names but whose process started after the file was
+#      written (a reused PID) is refused.
 . "$(dirname "$0")/lib.sh"
 
 # share FILE FUNC: percent of FILE's samples whose stack holds FUNC.
@@ -162,6 +166,64 @@ if start_target wallclock; then
 	expect_error "--period to a stream" "o needs a file name" "" "$pid" -- "$CPROF" "$pid" --period 1s -o -
 	expect_error "--history with --dump" "history is for sampling without end" "" "$pid" -- "$CPROF" "$pid" --history 1m --dump
 	check "refused: target untraced" untraced "$pid"
+	echo "$pid" >"$TMP/stale.pid"
+	touch -d '-2 min' "$TMP/stale.pid"
+	expect_error "--pid-file naming a process younger than the file" "started after the file was written" "" "$pid" -- \
+		"$CPROF" --pid-file "$TMP/stale.pid" --period 1s -o "$TMP/x-%n.folded"
+	expect_error "--pid-file without --period" "needs --period" "" "$pid" -- \
+		"$CPROF" --pid-file "$TMP/stale.pid" -o "$TMP/x.folded"
 	stop_target "$pid"
+fi
+
+# --- 7. a service that restarts -------------------------------------------------
+if ! command -v redis-server >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+	diag "installing redis-server (Debian's package, one time)"
+	DEBIAN_FRONTEND=noninteractive timeout 300 apt-get install -y -qq --no-install-recommends \
+		redis-server >/dev/null 2>&1
+fi
+if ! command -v redis-server >/dev/null || ! command -v redis-cli >/dev/null; then
+	skip "--pid-file across a restart" "no redis-server (Debian package redis-server)"
+else
+	port=$((20000 + RANDOM % 20000))
+	pidf=$TMP/redis.pid
+	mkdir -p "$TMP/rd"
+	start_redis() {
+		redis-server --port "$port" --bind 127.0.0.1 --pidfile "$pidf" --daemonize no \
+			--save '' --appendonly no --dir "$TMP/rd" >>"$TMP/redis.log" 2>&1 &
+		PIDS+=("$!")
+		wait_until 10 redis_up
+	}
+	redis_up() { redis-cli -p "$port" ping >/dev/null 2>&1; }
+	if start_redis && wait_until 5 file_ready "$pidf"; then
+		first=$(cat "$pidf")
+		prof_bg "$TMP/restart" --pid-file "$pidf" --period 0.5s --processes -o "$TMP/rd/r-%n.folded"
+		if wait_attached "$first"; then
+			wait_until 5 file_ready "$TMP/rd/r-1.folded"
+			redis-cli -p "$port" shutdown nosave >/dev/null 2>&1
+			wait_until 10 gone "$first"
+			wait_until 10 grep -q 'waiting for' "$TMP/restart.err"
+			start_redis && wait_until 5 file_ready "$pidf"
+			second=$(cat "$pidf")
+			wait_until 10 grep -q 'attached to PID' "$TMP/restart.err"
+			check "pid-file: attached to the new process" "grep -q 'attached to PID $second, from' '$TMP/restart.err'"
+			n0=$(ls "$TMP/rd" | grep -c '^r-[0-9]*\.folded$')
+			wait_until 10 file_ready "$TMP/rd/r-$((n0 + 1)).folded"
+			check "pid-file: the new process is traced" all_traced "$second"
+			redis-cli -p "$port" set k v >/dev/null 2>&1
+			check "pid-file: the new redis answers while profiled" "[ \"\$(redis-cli -p '$port' get k)\" = v ]"
+			kill -INT "$PROF_PID"
+			prof_wait 20
+			DETAIL="exit $PROF_RC: $(head -c 400 "$TMP/restart.err")" check "pid-file: profiler exits 0" "[ '$PROF_RC' = 0 ]"
+			last=$(ls "$TMP/rd" | sed -n 's/^r-\([0-9]*\)\.folded$/\1/p' | sort -n | tail -1)
+			n=$(ls "$TMP/rd" | grep -c '^r-[0-9]*\.folded$')
+			DETAIL="$(ls "$TMP/rd" | tr '\n' ' ')" check "pid-file: the files go on, numbered on, from the new process" \
+				"[ '$n' -ge 3 ] && [ \$((last + 1)) = '$n' ]"
+			check "pid-file: the first file is the first process's, the last the new one's" \
+				"grep -q '^redis-server ($first);' '$TMP/rd/r-0.folded' && grep -q '^redis-server ($second);' '$TMP/rd/r-$last.folded'"
+			check "pid-file: summary says two processes were followed" "grep -q '2 processes followed through' '$TMP/restart.err'"
+			check "pid-file: the new process is untraced after" untraced "$second"
+		fi
+	fi
+	redis-cli -p "$port" shutdown nosave >/dev/null 2>&1
 fi
 done_testing
