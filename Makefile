@@ -62,7 +62,7 @@ objs  = $(OBJS:build/%=$(1)/%)
 FLAVOURS := build $(SAN) build/fuzz
 DEPS := $(foreach f,$(FLAVOURS),$(patsubst %.o,%.d,$(call objs,$(f)) $(f)/cli/main.o))
 
-.PHONY: all check unit bench demo deps install clean fuzz FORCE
+.PHONY: all check unit bench soak demo deps install clean fuzz FORCE
 all: cprof-attach
 
 build/output/profile.pb-c.c build/output/profile.pb-c.h: output/profile.proto
@@ -142,6 +142,12 @@ demo: deps
 
 bench: cprof-attach
 	@bash bench/run.sh
+	@bash bench/always.sh $(if $(QUICK),120,600)
+
+# Always on for an hour (bench/always.sh): RSS and descriptors at 1 and 5
+# minutes and at the end, on a churning target.
+soak: cprof-attach
+	@bash bench/always.sh 3600
 
 # Unwinding cost per frame on real captures (bench/unwind_cost.c).
 build/bench/unwind_cost: bench/unwind_cost.c $(call objs,build)

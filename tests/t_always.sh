@@ -53,8 +53,11 @@ if start_target wallclock; then
 	check "periods: summary counts the periods" "grep -qE '^cprof-attach: 5 periods and 0 dumps of the history: 5 files written, 0 not written, 0 dropped' '$TMP/periods.err'"
 	if have_pprof; then
 		prof "$TMP/pp" "$pid" --period 1s --duration 2.5 -o "$TMP/p/w-%n.pprof"
-		d0=$("$GO" tool pprof -raw "$TMP/p/w-0.pprof" 2>/dev/null | sed -n 's/^Duration: //p')
-		d1=$("$GO" tool pprof -raw "$TMP/p/w-1.pprof" 2>/dev/null | sed -n 's/^Duration: //p')
+		# pprof prints the duration as Go's %.4v: "1.00" (1.00s), "999." (999.xms)
+		secs_of() { "$GO" tool pprof -raw "$1" 2>/dev/null | sed -n 's/^Duration: //p' |
+			awk '{ v = $1; sub(/s$/, "", v); if (v ~ /ms$/ || v + 0 > 10) { sub(/ms$/, "", v); v = v / 1000 } print v + 0 }'; }
+		d0=$(secs_of "$TMP/p/w-0.pprof")
+		d1=$(secs_of "$TMP/p/w-1.pprof")
 		t0=$("$GO" tool pprof -raw "$TMP/p/w-0.pprof" 2>/dev/null | sed -n 's/^Time: //p')
 		t1=$("$GO" tool pprof -raw "$TMP/p/w-1.pprof" 2>/dev/null | sed -n 's/^Time: //p')
 		DETAIL="durations $d0 $d1; times $t0 / $t1" \

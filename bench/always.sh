@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Always on (issue 22), measured, never asserted:
+#     bash bench/always.sh [SECONDS]      (make bench: 600; make soak: 3600)
+#   1. churn: tests/bin/churn, 200 threads created and ended a second, under
+#      --period 10s for SECONDS: the profiler's RSS and open descriptors at
+#      1 minute, 5 minutes (or half the run, if shorter) and the end, and
+#      its CPU share of a core;
+#   2. an idle pool: bench/build/pool, 100 idle threads + 1 computing, and
+#      1,000 idle + 1, each 60 s under --period 10s: the profiler's CPU share
+#      of a core over the whole run (start and end included);
+#   3. the periods add up: the samples of every period file of run 1 against
+#      the summary's.
+# Prints one line per figure, "always: KEY VALUE".
+set -u
+cd "$(dirname "$0")/.."
+SECS=${1:-600}
+CPROF=${CPROF:-./cprof-attach}
+TMP=$(mktemp -d /tmp/cprof-always.XXXXXX)
+PIDS=()
+cleanup() {
+	for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+. tests/lib-core.sh
+
+say() { echo "always: $*"; }
+rss_kib() { awk '/^VmRSS/ { print $2 }' "/proc/$1/status" 2>/dev/null; }
+nfds() { ls "/proc/$1/fd" 2>/dev/null | wc -l; }
+cpu_ticks_of() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null; }
+
+make -s cprof-attach tests/bin/churn >/dev/null 2>&1
+mkdir -p bench/build
+[ -x bench/build/pool ] || ${CC:-cc} -O2 -g -fomit-frame-pointer -pthread -o bench/build/pool bench/pool.c
+[ -x tests/bin/churn ] || { echo "always: no tests/bin/churn" >&2; exit 1; }
+
+# --- 1. churn ------------------------------------------------------------------
+tests/bin/churn "$TMP/churn" 200 1 200 >/dev/null 2>&1 &
+PIDS+=("$!")
+wait_until 10 file_ready "$TMP/churn" || { echo "always: churn did not start" >&2; exit 1; }
+target=$(cat "$TMP/churn")
+mkdir -p "$TMP/c"
+t0=$(date +%s)
+"$CPROF" "$target" --period 10s --duration "$SECS" -q -o "$TMP/c/c-%n.folded" 2>"$TMP/churn.err" &
+prof=$!
+PIDS+=("$prof")
+mid=$((SECS / 2 < 300 ? SECS / 2 : 300))
+for at in 60 "$mid" $((SECS - 5)); do
+	now=$(($(date +%s) - t0))
+	[ "$at" -gt "$now" ] && sleep $((at - now))
+	say "churn.rss_kib@${at}s $(rss_kib "$prof")"
+	say "churn.fds@${at}s $(nfds "$prof")"
+	ticks=$(cpu_ticks_of "$prof")
+done
+hz=$(getconf CLK_TCK)
+say "churn.cpu_share_pct $(awk -v t="$ticks" -v hz="$hz" -v s="$((SECS - 5))" 'BEGIN { printf "%.2f", 100 * t / hz / s }')"
+wait "$prof"
+sum=0
+for f in "$TMP"/c/c-*.folded; do
+	sum=$((sum + $(awk '{ n += $NF } END { print n + 0 }' "$f")))
+done
+total=$(sed -nE 's/^cprof-attach: ([0-9]+) samples?,.*/\1/p' "$TMP/churn.err" | tail -1)
+say "churn.period_files $(ls "$TMP/c" | wc -l)"
+say "churn.samples_in_files $sum"
+say "churn.samples_in_summary ${total:-?}"
+grep -E '^cprof-attach: [0-9]+ periods' "$TMP/churn.err" | sed 's/^/always: churn.summary /'
+kill -KILL "$target" 2>/dev/null
+
+# --- 2. idle pools under the always-on defaults ---------------------------------------
+if [ -x bench/build/pool ]; then
+	for n in 100 1000; do
+		bench/build/pool "$n" 1 "$TMP/pool$n" >/dev/null 2>&1 &
+		PIDS+=("$!")
+		wait_until 30 file_ready "$TMP/pool$n" || continue
+		target=$(cat "$TMP/pool$n")
+		/usr/bin/time -f '%U %S %e' -o "$TMP/pool$n.time" \
+			"$CPROF" "$target" --period 10s --duration 60 -q -o "$TMP/pool$n-%n.pprof" 2>/dev/null
+		say "pool$n.cpu_share_pct $(awk '{ printf "%.2f", 100 * ($1 + $2) / $3 }' "$TMP/pool$n.time")"
+		kill -KILL "$target" 2>/dev/null
+	done
+fi
