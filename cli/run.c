@@ -14,6 +14,7 @@
 #include <sys/signalfd.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -39,6 +40,7 @@ struct run {
 	int status_shown;
 	const char *stop_reason;
 	pid_t watchdog;                 /* see cli/watchdog.h */
+	int watchdog_gone;              /* it died during the run */
 	struct periods *periods;        /* --period, --history (cli/periods.h) */
 	char default_name[64];          /* launch mode without -o: cprof-PID.EXT */
 	pid_t pid;                      /* --pid-file: the process sampled now */
@@ -207,6 +209,23 @@ static void read_signals(struct run *r)
 	}
 }
 
+/* The state letter of process PID (/proc/PID/stat), or 0. */
+static char proc_state_of(pid_t pid)
+{
+	char fn[64], buf[512];
+	snprintf(fn, sizeof(fn), "/proc/%d/stat", (int)pid);
+	int fd = open(fn, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	const char *p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
 /* Waits for a reason to stop: a signal, --duration, or the targets gone. */
 static void wait_for_end(struct run *r)
 {
@@ -214,8 +233,12 @@ static void wait_for_end(struct run *r)
 	sampler__progress(r->sampler, &p);
 	uint64_t deadline = r->o->duration > 0 ?
 		p.start_ns + (uint64_t)llround(r->o->duration * 1e9) : UINT64_MAX;
-	struct pollfd fds[2] = { { r->sig_fd, POLLIN, 0 },
-				 { sampler__done_fd(r->sampler), POLLIN, 0 } };
+	/* The watchdog's death is noticed at once (a pidfd turns readable):
+	 * without it a SIGSTOP of the profiler would hold the target, so the
+	 * run ends (detached, written) rather than go on unguarded. */
+	int dog = r->watchdog > 0 ? (int)syscall(SYS_pidfd_open, r->watchdog, 0) : -1;
+	struct pollfd fds[3] = { { r->sig_fd, POLLIN, 0 },
+				 { sampler__done_fd(r->sampler), POLLIN, 0 }, { dog, POLLIN, 0 } };
 	while (!r->stop_reason) {
 		uint64_t now = now_ns();
 		if (now >= deadline) {
@@ -229,14 +252,24 @@ static void wait_for_end(struct run *r)
 			if (due < timeout)
 				timeout = due;
 		}
-		if (poll(fds, 2, timeout) < 0 && errno != EINTR)
+		if (poll(fds, 3, timeout) < 0 && errno != EINTR)
 			break;
 		if (fds[0].revents)
 			read_signals(r);
 		if (fds[1].revents)
 			r->stop_reason = "target exited";
+		if (fds[2].revents || (dog < 0 && r->watchdog > 0 && kill(r->watchdog, 0) < 0)) {
+			r->stop_reason = "the watchdog (cprof-watchdog) was killed: ended rather than "
+					 "run where a SIGSTOP would hold the target";
+			r->watchdog_gone = 1;
+		} else if (r->watchdog > 0 && proc_state_of(r->watchdog) == 'T') {
+			r->stop_reason = "the watchdog (cprof-watchdog) was stopped: ended rather than "
+					 "run where a SIGSTOP would hold the target";
+		}
 		show_status(r, 0);
 	}
+	if (dog >= 0)
+		close(dog);
 }
 
 /* --pid-file: waits until the file names a new live process (checked

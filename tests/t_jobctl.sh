@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 17, item 6: a stopped profiler must not stop the target.  While
+# Issue 17, item 6 (and issue 27, item 1): a stopped profiler must not stop the target.  While
 # attached, Ctrl-Z (SIGTSTP) is read and noted, not obeyed: the profiler
 # keeps running, says so in one line, and the target's signals are still
 # delivered at once (tests/bin/sigcount counts them); SIGTTOU (a background
@@ -49,5 +49,37 @@ if wait_attached "$pid"; then
 		"grep -q 'stopped (SIGSTOP): ended rather than hold the target' '$base.err'"
 	check "SIGSTOP: target untraced afterwards" untraced "$pid"
 fi
+
+# Issue 27, item 1: the watchdog killed (or stopped) leaves the profiler
+# unguarded; it notices at once (a pidfd of the watchdog), says so, and ends
+# the run (detached, written), so a SIGSTOP that comes after cannot hold
+# the target.  Five times: the watchdog killed, the profiler's end waited
+# for, then a SIGSTOP of the profiler, and the target's signal delivered.
+dog_of() { pgrep -P "$1" -x cprof-watchdog | head -1; }
+for i in 1 2 3 4 5; do
+	base=$TMP/dog$i
+	prof_bg "$base" "$pid" -o "$base.folded"
+	wait_attached "$pid" || break
+	dog=$(dog_of "$PROF_PID")
+	DETAIL="children: $(pgrep -P "$PROF_PID" -a | tr '\n' ' ')" check "watchdog $i: found" "[ -n '$dog' ]"
+	[ -n "$dog" ] || break
+	if [ "$i" = 5 ]; then kill -STOP "$dog"; else kill -KILL "$dog"; fi
+	_ended_or_stoppable() { untraced "$pid" || gone "$PROF_PID"; }
+	check "watchdog $i: the profiler lets the target go at once (within 2 s)" wait_until 2 _ended_or_stoppable
+	kill -STOP "$PROF_PID" 2>/dev/null
+	n0=$(sed -nE 's/.*USR1=([0-9]+).*/\1/p' "$TARGET_READY.report" 2>/dev/null)
+	kill -USR1 "$pid"
+	check "watchdog $i: then a SIGSTOP of the profiler holds nothing: the target's signal is delivered" \
+		wait_until 2 _usr1_is $((${n0:-0} + 1))
+	kill -CONT "$PROF_PID" 2>/dev/null
+	[ "$i" = 5 ] && kill -CONT "$dog" 2>/dev/null
+	prof_wait 15
+	check_ran "watchdog $i" "$base" "$base.folded"
+	what=killed
+	[ "$i" = 5 ] && what=stopped
+	DETAIL="$(summary "$base.err")" check "watchdog $i: the summary says why it ended ($what)" \
+		"grep -q 'the watchdog (cprof-watchdog) was $what: ended rather than run where a SIGSTOP would hold the target' '$base.err'"
+	check "watchdog $i: target untraced afterwards" untraced "$pid"
+done
 stop_target "$pid"
 done_testing
