@@ -14,7 +14,6 @@
 #include <sys/signalfd.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -41,6 +40,7 @@ struct run {
 	const char *stop_reason;
 	pid_t watchdog;                 /* see cli/watchdog.h */
 	int watchdog_gone;              /* it died during the run */
+	int lifeline;                   /* hangs up when the watchdog is gone */
 	struct periods *periods;        /* --period, --history (cli/periods.h) */
 	char default_name[64];          /* launch mode without -o: cprof-PID.EXT */
 	pid_t pid;                      /* --pid-file: the process sampled now */
@@ -233,12 +233,11 @@ static void wait_for_end(struct run *r)
 	sampler__progress(r->sampler, &p);
 	uint64_t deadline = r->o->duration > 0 ?
 		p.start_ns + (uint64_t)llround(r->o->duration * 1e9) : UINT64_MAX;
-	/* The watchdog's death is noticed at once (a pidfd turns readable):
+	/* The watchdog's death is noticed at once (its lifeline hangs up):
 	 * without it a SIGSTOP of the profiler would hold the target, so the
 	 * run ends (detached, written) rather than go on unguarded. */
-	int dog = r->watchdog > 0 ? (int)syscall(SYS_pidfd_open, r->watchdog, 0) : -1;
 	struct pollfd fds[3] = { { r->sig_fd, POLLIN, 0 },
-				 { sampler__done_fd(r->sampler), POLLIN, 0 }, { dog, POLLIN, 0 } };
+				 { sampler__done_fd(r->sampler), POLLIN, 0 }, { r->lifeline, POLLIN, 0 } };
 	while (!r->stop_reason) {
 		uint64_t now = now_ns();
 		if (now >= deadline) {
@@ -258,7 +257,7 @@ static void wait_for_end(struct run *r)
 			read_signals(r);
 		if (fds[1].revents)
 			r->stop_reason = "target exited";
-		if (fds[2].revents || (dog < 0 && r->watchdog > 0 && kill(r->watchdog, 0) < 0)) {
+		if (fds[2].revents) {
 			r->stop_reason = "the watchdog (cprof-watchdog) was killed: ended rather than "
 					 "run where a SIGSTOP would hold the target";
 			r->watchdog_gone = 1;
@@ -268,8 +267,6 @@ static void wait_for_end(struct run *r)
 		}
 		show_status(r, 0);
 	}
-	if (dog >= 0)
-		close(dog);
 }
 
 /* --pid-file: waits until the file names a new live process (checked
@@ -478,6 +475,8 @@ static int child_status(struct run *r)
 
 static void run_free(struct run *r)
 {
+	if (r->lifeline >= 0)
+		close(r->lifeline);
 	periods__free(r->periods);
 	outfile__free(r->out);
 	sampler__free(r->sampler);
@@ -526,7 +525,7 @@ static int start_sampler(struct run *r)
 
 int run__profile(const struct options *o, int argc, char **argv)
 {
-	struct run r = { .o = o, .sig_fd = -1, .code = 1 };
+	struct run r = { .o = o, .sig_fd = -1, .lifeline = -1, .code = 1 };
 	struct sampler_stats ss;
 	char name[64];
 	options__default_output(o->format, 0, name, sizeof(name));
@@ -550,7 +549,7 @@ int run__profile(const struct options *o, int argc, char **argv)
 		goto out;
 	}
 	/* Before the sampler's thread: fork() with one thread. */
-	r.watchdog = watchdog__start();
+	r.watchdog = watchdog__start(&r.lifeline);
 	r.pid = o->pid;
 again:
 	if (start_sampler(&r) < 0)

@@ -39,12 +39,25 @@ static void watch(pid_t profiler)
 	}
 }
 
-pid_t watchdog__start(void)
+pid_t watchdog__start(int *lifeline)
 {
 	pid_t profiler = getpid();
+	int p[2];
+	*lifeline = -1;
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
 	pid_t pid = fork();
-	if (pid != 0)
-		return pid < 0 ? -errno : pid;
+	if (pid != 0) {
+		int e = errno;
+		close(p[1]);
+		if (pid < 0) {
+			close(p[0]);
+			return -e;
+		}
+		*lifeline = p[0];
+		return pid;
+	}
+	close(p[0]);    /* p[1] stays open until this process is gone */
 	/* The child: gone with the profiler; deaf to the terminal's job
 	 * control (Ctrl-Z reaches the whole process group); nothing else of
 	 * the profiler's is touched. */

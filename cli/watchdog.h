@@ -14,7 +14,9 @@
 
 /* Forks the watchdog of the calling process (call it while it has only
  * one thread).  It ends when the caller does.  Returns its PID, or a
- * negative errno. */
-pid_t watchdog__start(void);
+ * negative errno.  *LIFELINE is the read end of a pipe whose write end
+ * only the watchdog holds: it reads end of file (poll: POLLHUP) the moment
+ * the watchdog is gone, however it died. */
+pid_t watchdog__start(int *lifeline);
 
 #endif

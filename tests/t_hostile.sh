@@ -124,9 +124,11 @@ cat >"$TMP/facts.py" <<-'EOF'
 	            st = [fr[i]["name"] if isinstance(i, int) and 0 <= i < len(fr) else None for i in s]
 	            if "worker" in st:
 	                k = st.index("worker")
-	                # worker's own loop, between two calls, is the one other
-	                # place its thread can be caught (rarely)
-	                if len(st) != k + 1 and (st[k + 1:k + 2] != ["hostile_entry"] or len(st) != k + 3):
+	                # worker's own loop, and hostile_entry's own code, between
+	                # two calls, are the other places its thread can be caught
+	                # (rarely)
+	                if len(st) != k + 1 and (st[k + 1:k + 2] != ["hostile_entry"] or
+	                                         len(st) not in (k + 2, k + 3)):
 	                    order.append(st[k:])
 	    say("json indices", not bad, bad[:5])
 	    say("json stacks", not order, order[:2])
