@@ -13,6 +13,7 @@
 #include "attach/proc.h"
 #include "util/intern.h"
 #include "util/timeutil.h"
+#include "util/text.h"
 #include "util/xalloc.h"
 
 #define NAME_REFRESH_NS (1000 * 1000000ull)
@@ -166,11 +167,16 @@ void target_name_changed(struct target *t, struct thread *th)
  * changed. */
 static int read_name(struct target *t, struct thread *th)
 {
-	char buf[32];
-	if (target_read(t, th, TF_COMM, buf, sizeof(buf)) <= 0)
+	char raw[32], buf[16];
+	ssize_t n = target_read(t, th, TF_COMM, raw, sizeof(raw));
+	if (n <= 0)
 		return 0;
-	buf[strcspn(buf, "\n")] = '\0';
-	buf[15] = '\0';
+	/* The kernel ends the name with a newline; any other byte is the
+	 * target's choice (ESC sequences, CR, newlines of its own): made safe
+	 * to show here, for every output, as proc__comm() does at attach. */
+	if (raw[n - 1] == '\n')
+		n--;
+	text__clean(buf, sizeof(buf), raw, (size_t)n);
 	if (strcmp(buf, th->name) == 0)
 		return 0;
 	memcpy(th->name, buf, strlen(buf) + 1);

@@ -13,6 +13,12 @@
 #include "util/xalloc.h"
 
 #define READ_MAX (1ull << 32)          /* 4 GiB: more is not a profile */
+/* A folded line holds a stack: 10,000 frames of 2 KiB names are 20 MiB.
+ * A longer line, or a longer name (C++ template names reach some tens of
+ * KiB), is not a stack: refused before it is held whole (/dev/zero is one
+ * endless line). */
+#define LINE_MAX_BYTES (64u << 20)
+#define FRAME_MAX_BYTES (1u << 20)
 
 /* ---- folded ------------------------------------------------------------- */
 
@@ -143,6 +149,15 @@ static int add_folded_line(struct folded *f, char *line, size_t len, const char 
 		return -1;
 	}
 	*sp = '\0';
+	for (const char *fr = line, *next; fr < sp; fr = next + 1) {
+		next = memchr(fr, ';', (size_t)(sp - fr));
+		if (!next)
+			next = sp;
+		if ((size_t)(next - fr) > FRAME_MAX_BYTES) {
+			*why = "a frame name longer than 1 MiB";
+			return -1;
+		}
+	}
 	size_t n = line_locs(f, line, (size_t)(sp - line));
 	struct frame_stack s = { FRAMES_NO_LABEL, 'R', -1, NULL, f->locs, n, count, 0 };
 	if (frames__total(f->fr) + count < count) {
@@ -162,6 +177,7 @@ struct lines {
 	size_t cap, start, end;
 	uint64_t total;                 /* bytes read, bounded by READ_MAX */
 	int eof, error;                 /* error: an errno */
+	int too_long;                   /* a line longer than LINE_MAX_BYTES */
 };
 
 #define LINES_CHUNK (1u << 20)
@@ -208,6 +224,10 @@ static char *lines_next(struct lines *ls, size_t *len, int *newline)
 		}
 		if (ls->eof || ls->error)
 			return NULL;
+		if (ls->end - ls->start > LINE_MAX_BYTES) {
+			ls->too_long = 1;
+			return NULL;
+		}
 		lines_fill(ls);
 	}
 }
@@ -235,6 +255,11 @@ static struct frames *parse_folded(struct lines *ls, const char *name, char *err
 			snprintf(err, errlen, "%s:%zu: %s", name, lineno, why);
 			goto fail;
 		}
+	}
+	if (ls->too_long) {
+		snprintf(err, errlen, "%s:%zu: a line longer than %u MiB: not a folded stack", name,
+			 lineno + 1, LINE_MAX_BYTES >> 20);
+		goto fail;
 	}
 	if (ls->error) {
 		snprintf(err, errlen, "cannot read %s: %s", name, strerror(ls->error));

@@ -273,6 +273,15 @@ if start_target hostile "$TMP/libs"; then
 		prof "$TMP/$out" "$pid" --duration 0.5 "${args[@]}" -o "$TMP/$out"
 		check_ran "${out#out.}" "$TMP/$out" "$TMP/$out"
 	done
+	# Issue 27, item 8: the text dump reaches a terminal: the thread named
+	# "<b>&\"'\e[1m\t" must not send its ESC and TAB there (nor anything
+	# else of a name: only newlines are control characters in a dump).
+	prof "$TMP/dump" "$pid" --dump
+	DETAIL="exit $PROF_RC: $(head -c 200 "$TMP/dump.err")" check "dump: exits 0" "[ '$PROF_RC' = 0 ]"
+	check "dump: the hostile thread is in it, its name cleaned" "grep -qF '<b>&\"'\''?[1m?' '$TMP/dump.out'"
+	ctl=$(LC_ALL=C tr -d '\n' <"$TMP/dump.out" | LC_ALL=C tr -dc '\000-\037\177' | wc -c)
+	DETAIL="$ctl control bytes; $(LC_ALL=C grep -n "$(printf '\033')" "$TMP/dump.out" | head -2 | od -c | head -3 | tr '\n' ' ')" \
+		check "dump: no raw control character (ESC, TAB, CR...) in the text dump" "[ '$ctl' = 0 ]"
 	stop_target "$pid"
 fi
 if have_pprof && [ -s "$TMP/out.pprof" ]; then
@@ -402,6 +411,22 @@ else
 		check "Chromium: a click on each of the $n frames zooms, no error, no label with half a character" \
 		"[ '$res' = 'data-probe=\"zooms=$n errors=0 lone=0\"' ]"
 fi
+
+# --- endless input (issue 27, item 4): refused early, with bounded memory ------------------
+# /dev/zero is one line without end; a 2 MiB frame name is no function's.
+# Under a 1 GiB address-space limit: b1f3e94 read /dev/zero at ~360 MB/s
+# until it ran out of memory.
+(ulimit -v 1048576; exec timeout 30 "$CPROF" --convert /dev/zero -o "$TMP/zero.svg") \
+	>"$TMP/zero.out" 2>"$TMP/zero.err"
+rc=$?
+DETAIL="exit $rc: $(head -c 200 "$TMP/zero.err")" \
+	check "--convert /dev/zero: refused at once, the line too long, in one line" \
+	"[ $rc = 1 ] && [ \"\$(wc -l <'$TMP/zero.err')\" = 1 ] && grep -q 'a line longer than 64 MiB' '$TMP/zero.err'"
+{ printf 'main;'; head -c 2097152 /dev/zero | tr '\0' x; printf ' 3\n'; } >"$TMP/bigname.folded"
+prof "$TMP/bigname" --convert "$TMP/bigname.folded" -o "$TMP/bigname.svg"
+DETAIL="exit $PROF_RC: $(head -c 200 "$TMP/bigname.err")" \
+	check "--convert: a 2 MiB frame name refused, by its line number" \
+	"[ '$PROF_RC' = 1 ] && grep -q 'bigname.folded:1: a frame name longer than 1 MiB' '$TMP/bigname.err'"
 
 # --- fuzz: random byte names through --convert and every writer ----------------------
 fuzz_bad=()
