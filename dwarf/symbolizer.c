@@ -1,6 +1,7 @@
 #include "dwarf/symbolizer.h"
 
 #include <dwarf.h>
+#include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -138,6 +139,55 @@ static char *debuginfo_path(const char *const *dirs, size_t n)
 	return sb.s;
 }
 
+/* libdwfl's standard search (local paths, .gnu_debuglink, then debuginfod
+ * servers), with what it found checked: a debug file that has a build ID
+ * other than its module's is someone else's (a debuginfod server that
+ * answers with the wrong file named tgt+0x1152 frame_dummy), and is not
+ * used: one note names it.  A debug file without a build ID (found by
+ * .gnu_debuglink, whose CRC libdwfl checked) is taken as it is. */
+#define REFUSED_MAX 64
+static struct { unsigned char id[64]; int len; } refused[REFUSED_MAX];
+static size_t nrefused;
+
+static int checked_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+				  Dwarf_Addr base, const char *file_name, const char *debuglink_file,
+				  GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	const unsigned char *want;
+	GElf_Addr vaddr;
+	int wn = dwfl_module_build_id(mod, &want, &vaddr);
+	/* A build ID whose file was refused once is not asked for again
+	 * (libdwfl asks more than once per module). */
+	for (size_t i = 0; wn > 0 && i < nrefused; i++)
+		if (refused[i].len == wn && memcmp(refused[i].id, want, (size_t)wn) == 0)
+			return -1;
+	int fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
+					      debuglink_crc, debuginfo_file_name);
+	if (fd < 0 || wn <= 0)
+		return fd;
+	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	const void *got = NULL;
+	ssize_t gn = e ? dwelf_elf_gnu_build_id(e, &got) : -1;
+	bool other = gn > 0 && (gn != wn || memcmp(got, want, (size_t)wn) != 0);
+	if (e)
+		elf_end(e);
+	if (!other)
+		return fd;
+	if (nrefused < REFUSED_MAX && (size_t)wn <= sizeof(refused[0].id)) {
+		memcpy(refused[nrefused].id, want, (size_t)wn);
+		refused[nrefused++].len = wn;
+	}
+	char mod_name[128];
+	text__clean(mod_name, sizeof(mod_name), modname, strlen(modname));
+	fprintf(stderr, "cprof-attach: note: the debug file found for %s (%s) has another build ID "
+		"than the module: not used\n", mod_name,
+		*debuginfo_file_name ? *debuginfo_file_name : "from debuginfod");
+	close(fd);
+	free(*debuginfo_file_name);
+	*debuginfo_file_name = NULL;
+	return -1;
+}
+
 struct symbolizer *symbolizer__new(const struct modules *ms, const char *const *dirs,
 				   size_t ndirs, char *err, size_t errlen)
 {
@@ -155,7 +205,7 @@ struct symbolizer *symbolizer__new(const struct modules *ms, const char *const *
 		s->go[i].m = modules__at(ms, i);
 	s->callbacks = (Dwfl_Callbacks){
 		.find_elf = dwfl_build_id_find_elf,
-		.find_debuginfo = dwfl_standard_find_debuginfo,
+		.find_debuginfo = checked_find_debuginfo,
 		.debuginfo_path = &s->debuginfo_path,
 	};
 	s->dwfl = dwfl_begin(&s->callbacks);

@@ -113,6 +113,38 @@ DETAIL="$(head -c 400 "$TMP/closed.err")" \
 	"[ '$notes' = 1 ] && grep -q '127.0.0.1:$CLOSED' '$TMP/closed.err'"
 DETAIL="took $ms ms" check "closed port: no wait for the server (under 10 s)" "[ $ms -lt 10000 ]"
 
+# 4. A server that answers with another program's debug file for the
+# build ID asked (issue 27, item 6): refused, with a note; nothing of it in
+# the profile (b1f3e94 named the stripped program's code from it).
+WRONG=8004
+if command -v python3 >/dev/null; then
+	mkdir -p "$TMP/fake/buildid/$bid"
+	objcopy --only-keep-debug "$BIN/deep" "$TMP/fake/buildid/$bid/debuginfo"
+	python3 -m http.server "$WRONG" --bind 127.0.0.1 --directory "$TMP/fake" >"$TMP/fake.log" 2>&1 &
+	FAKE=$!
+	PIDS+=("$FAKE")
+	fake_up() { DEBUGINFOD_URLS=http://127.0.0.1:$WRONG DEBUGINFOD_CACHE_PATH=$TMP/probe-fake \
+		DEBUGINFOD_TIMEOUT=2 debuginfod-find debuginfo "$bid" >/dev/null 2>&1; rm -rf "$TMP/probe-fake"; }
+	if wait_until 10 fake_up; then
+		DEBUGINFOD_URLS=http://127.0.0.1:$WRONG DEBUGINFOD_CACHE_PATH=$TMP/cache4 \
+			prof "$TMP/wrong" "$pid" --duration 0.5 -o "$TMP/wrong.folded"
+		check_ran "wrong debug file" "$TMP/wrong" "$TMP/wrong.folded"
+		DETAIL="$(head -c 400 "$TMP/wrong.err")" \
+			check "wrong debug file: one note, the file refused for its build ID" \
+			"[ \"\$(grep -c 'has another build ID than the module: not used' '$TMP/wrong.err')\" = 1 ]"
+		# the stripped program's own code stays unnamed; the wrong file
+		# gave it deep's names (ready_write, report_commit, deregister_tm_clones...)
+		w=$(folded_count "$TMP/wrong.folded" '(^|;)(ready_[a-z_.0-9]*|report_[a-z_.0-9]*|deregister_tm_clones|register_tm_clones|frame_dummy|__do_global_dtors_aux|recurse|block_at_bottom|blocker_main|spin_at_bottom)(;|$)')
+		DETAIL="$(tr '\n' '|' <"$TMP/wrong.folded" | head -c 300)" \
+			check "wrong debug file: none of its names in the profile" "[ '$w' = 0 ]"
+	else
+		check "a fake debuginfod (python3 http.server) serves" false
+	fi
+	kill "$FAKE" 2>/dev/null
+else
+	skip "wrong debug file" "no python3 for a fake debuginfod server"
+fi
+
 stop_target "$pid"
 kill "$SERVER" 2>/dev/null
 wait "$SERVER" 2>/dev/null
