@@ -547,6 +547,18 @@ void target__interrupt(struct target *t)
 	t->nstop = t->nvisit = t->visit_i = 0;
 }
 
+void target__forget(struct target *t, pid_t pid)
+{
+	FOR_EACH_THREAD(t, th, tmp) {
+		if (!th->proc || th->proc->pid != pid)
+			continue;
+		if (th->selected && th->skipped)
+			target_push_again(t, th, th->skipped, 1);
+		th->skipped = 0;
+		th->cookie = 0;
+	}
+}
+
 int target__set_probe(struct target *t, pid_t pid, uint32_t space, const struct target_probe *p)
 {
 	struct process *proc = target_process_find(t, pid);

@@ -194,6 +194,11 @@ int target__set_probe(struct target *t, pid_t pid, uint32_t space, const struct 
  * again for the frames beyond, at least twice the copy; 0: twice. */
 void target__stack_too_small(struct target *t, pid_t tid, size_t need);
 
+/* Forgets what was counted for the threads of process PID (their cookies):
+ * their next captures are taken and counted anew (the caller counts them
+ * another way from now on). */
+void target__forget(struct target *t, pid_t pid);
+
 /* The caller counted capture C (the last one it was given; not an
  * unchanged one) and its unwind read STACK_USED bytes of the copy (0:
  * unknown): the next copies of that thread are sized from what its

@@ -79,7 +79,14 @@ struct goview {
 	uint64_t again_n;
 	unsigned char *stack;
 	char comm[64];
+	uint32_t counted;               /* goroutines counted at this tick */
+	uint32_t bad_ticks;             /* ticks in a row that counted none */
+	int scan_err;                   /* the last scan's error, or 0 */
 };
+
+/* Ticks in a row whose scan counted no goroutine before the view gives
+ * up on the program (a Go program always has its main goroutine). */
+#define GO_BAD_TICKS 3
 
 static size_t go_hash(int64_t goid, size_t cap)
 {
@@ -223,6 +230,7 @@ static void go_take(struct sampler *s, struct goview *v, const struct go_rec *re
 			timeline__add(s->tl, slot, (uint32_t)e->id, 1);
 		s->stats.go_reused++;
 		s->stats.go_waiting++;
+		v->counted++;
 		if (e->rooted)
 			s->stats.rooted++;
 		else
@@ -269,6 +277,7 @@ static void go_take(struct sampler *s, struct goview *v, const struct go_rec *re
 	else if (s->tl)
 		timeline__add(s->tl, slot, (uint32_t)id, 1);
 	s->stats.go_waiting++;
+	v->counted++;
 	bool reuse = id >= 0 && (st == UNWIND_COMPLETE || st == UNWIND_TRUNCATED);
 	e->id = reuse ? id : -1;
 	e->rooted = st == UNWIND_COMPLETE;
@@ -316,6 +325,7 @@ static bool go_again(struct sampler *s, struct goview *v, const struct go_idx *x
 			timeline__add(s->tl, x->slot, (uint32_t)x->id, 1);
 		s->stats.go_reused++;
 		s->stats.go_waiting++;
+		v->counted++;
 		if (x->rooted)
 			s->stats.rooted++;
 		else
@@ -361,6 +371,33 @@ static void go_look(struct sampler *s, struct goview *v, const struct go_rec *r,
 	x->kind = e->id >= 0 ? GX_REUSE : GX_NONE;
 }
 
+/* A program whose goroutine list cannot be read (allglen past any bound,
+ * g pointers that lead nowhere: a runtime that lies, or memory we misread)
+ * would give an empty profile: after GO_BAD_TICKS ticks in a row that
+ * counted no goroutine, the view is dropped, a note says why, and the
+ * program's threads are sampled instead, from their next capture on. */
+static void go_check_readable(struct sampler *s)
+{
+	struct goview *v = s->go;
+	if (v->counted) {
+		v->bad_ticks = 0;
+		return;
+	}
+	if (++v->bad_ticks < GO_BAD_TICKS)
+		return;
+	if (s->nnotes < MAX_NOTES) {
+		char note[320];
+		snprintf(note, sizeof(note), "PID %d is a Go program, but its goroutine list cannot be "
+			 "read (%s): sampling its threads, not its goroutines", (int)v->pid,
+			 v->scan_err == -EINVAL ? "runtime.allglen is past any bound" :
+			 v->scan_err < 0 ? strerror(-v->scan_err) : "no goroutine found in it");
+		s->notes[s->nnotes++] = xstrdup(note);
+	}
+	target__forget(s->t, v->pid);
+	go_free(v);
+	s->go = NULL;
+}
+
 /* A tick's goroutines: the waiting ones counted here, the running ones
  * noted (by thread) for their thread's capture. */
 void go_tick(struct sampler *s)
@@ -369,8 +406,11 @@ void go_tick(struct sampler *s)
 	const struct go_rec *recs;
 	size_t n;
 	v->nrunning = 0;
-	if (goroutines__scan(v->gs, &recs, &n) < 0)
+	v->counted = 0;
+	if ((v->scan_err = goroutines__scan(v->gs, &recs, &n)) < 0) {
+		go_check_readable(s);
 		return;
+	}
 	if (n > v->nidx) {
 		v->idx = xrealloc(v->idx, n * sizeof(*v->idx));
 		for (size_t i = v->nidx; i < n; i++)
@@ -390,6 +430,8 @@ void go_tick(struct sampler *s)
 	go_again_flush(s, v);
 	if (v->scan % GO_SWEEP_TICKS == 0 && v->cap && v->scan > 2)
 		go_rebuild(v, v->cap, v->scan - 2);     /* drops the ended */
+	v->counted += (uint32_t)v->nrunning;
+	go_check_readable(s);
 }
 
 /* The layout of the Go runtime that PC (in runtime.systemstack) is in,

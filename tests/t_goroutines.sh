@@ -200,4 +200,25 @@ if start_target goroutines-w; then
 	check "-w: target alive" alive "$pid"
 	stop_target "$pid"
 fi
+
+# --- a runtime that lies (issue 27, item 7) ----------------------------------------------
+# goliar replaces runtime.allgs with pointers to zeroed memory: no goroutine
+# can be read.  b1f3e94 wrote an empty profile, 0 samples, exit 0, no word.
+[ -x "$BIN/goliar" ] || make -C "$ROOT" --no-print-directory -s GO_BIN="$GO" tests/bin/goliar >/dev/null 2>&1
+if [ ! -x "$BIN/goliar" ]; then
+	skip "goliar" "cannot build tests/targets/goliar"
+elif start_target goliar; then
+	pid=$TARGET_PID
+	out=$TMP/liar.folded
+	prof "$TMP/liar" "$pid" --duration 1 -o "$out"
+	check_ran "liar" "$TMP/liar" "$out"
+	DETAIL="$(cat "$TMP/liar.err")" \
+		check "liar: one note that its goroutine list cannot be read, and that its threads are sampled" \
+		"[ \$(grep -c 'Go program, but its goroutine list cannot be read (no goroutine found in it): sampling its threads' '$TMP/liar.err') = 1 ]"
+	work=$(folded_count "$out" '(^|;)main\.work(;|$)')
+	DETAIL="$(head -c 300 "$out")" check "liar: the computing thread is in the profile (main.work)" "[ '$work' -gt 0 ]"
+	check "liar: target alive" alive "$pid"
+	check "liar: target untraced" untraced "$pid"
+	stop_target "$pid"
+fi
 done_testing

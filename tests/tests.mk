@@ -157,6 +157,15 @@ ifneq ($(wildcard $(GO_BIN)),)
 TEST_BINS += tests/bin/goroutines tests/bin/goroutines-w
 endif
 
+# A Go program that sets runtime.allglen past any bound (tests/t_goroutines.sh).
+tests/bin/goliar: tests/targets/goliar/main.go tests/tests.mk
+	@mkdir -p tests/bin build/go
+	@echo "  GO      $<"
+	$(Q)$(GO_ENV) $(GO_BIN) build -o $@ $<
+ifneq ($(wildcard $(GO_BIN)),)
+TEST_BINS += tests/bin/goliar
+endif
+
 .PHONY: test-bins
 test-bins: $(TEST_BINS)
 
