@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include "cli/options.h"
+#include "dwarf/debuginfod.h"
 #include "cli/dump.h"
 #include "cli/run.h"
 
@@ -45,6 +46,8 @@ int main(int argc, char **argv)
 	if (o.kernel_stacks && geteuid() != 0)
 		fprintf(stderr, "cprof-attach: warning: --kernel-stacks needs root "
 			"(/proc/PID/task/TID/stack): the profile will have no kernel frames\n");
+	if (o.debuginfod_deadline > 0)
+		debuginfod__set_deadline(o.debuginfod_deadline);
 	int code = o.convert ? run__convert(&o) : o.dump ? dump__run(&o) :
 		   run__profile(&o, argc, argv);
 	options__free(&o);

@@ -62,6 +62,10 @@ const char options__usage[] =
 	"      --threads-matching REGEX\n"
 	"                    sample only threads whose name matches REGEX (POSIX ERE)\n"
 	"      --max-depth N cut stacks deeper than N frames (default 1024)\n"
+	"      --debuginfod-deadline TIME\n"
+	"                    with DEBUGINFOD_URLS: how long all lookups of the run may\n"
+	"                    take in all (default 10s); past it, the rest is named\n"
+	"                    without the server\n"
 	"      --debug-dir DIR\n"
 	"                    look for separate debug files in DIR too, by build ID\n"
 	"                    (DIR/.build-id/xx/rest.debug) and .gnu_debuglink\n"
@@ -88,7 +92,7 @@ enum {
 	OPT_VERSION = 'V',
 	OPT_MAX_DEPTH = 256, OPT_STATS, OPT_CPU, OPT_IDLE, OPT_NO_IDLE, OPT_TID,
 	OPT_THREADS_MATCHING, OPT_DEBUG_DIR, OPT_CONVERT, OPT_PROCESSES, OPT_SYSCALLS, OPT_KERNEL_STACKS, OPT_OS_THREADS, OPT_GO_SYSTEM, OPT_SUBPROCESSES,
-	OPT_NO_SUBPROCESSES, OPT_DUMP, OPT_PERIOD, OPT_HISTORY, OPT_PID_FILE,
+	OPT_NO_SUBPROCESSES, OPT_DUMP, OPT_PERIOD, OPT_HISTORY, OPT_PID_FILE, OPT_DEBUGINFOD_DEADLINE,
 };
 
 static const char short_opts[] = ":o:hqp:F:d:f:tV";
@@ -103,6 +107,7 @@ static const struct option long_opts[] = {
 	{ "period", required_argument, NULL, OPT_PERIOD },
 	{ "history", required_argument, NULL, OPT_HISTORY },
 	{ "pid-file", required_argument, NULL, OPT_PID_FILE },
+	{ "debuginfod-deadline", required_argument, NULL, OPT_DEBUGINFOD_DEADLINE },
 	{ "threads", no_argument, NULL, OPT_THREADS },
 	{ "processes", no_argument, NULL, OPT_PROCESSES },
 	{ "syscalls", no_argument, NULL, OPT_SYSCALLS },
@@ -338,6 +343,13 @@ static int parse_one(struct options *o, int c, const char *arg, char *err, size_
 		if (parse_duration(arg, &o->duration) < 0) {
 			snprintf(err, errlen, "--duration must be a time above 0: seconds, or with "
 				 "s, ms or m (2, 0.5, 500ms, 1.5m), not '%s'", arg);
+			return -EINVAL;
+		}
+		return 0;
+	case OPT_DEBUGINFOD_DEADLINE:
+		if (parse_duration(arg, &o->debuginfod_deadline) < 0 || o->debuginfod_deadline < 0.1) {
+			snprintf(err, errlen, "--debuginfod-deadline must be a time of at least 0.1 s: "
+				 "seconds, or with s, ms or m (10s, 1m), not '%s'", arg);
 			return -EINVAL;
 		}
 		return 0;

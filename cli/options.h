@@ -32,6 +32,7 @@ struct options {
 	double period;                  /* --period: seconds; 0: one profile at the end */
 	double history;                 /* --history: seconds kept for SIGUSR1; 0: none */
 	const char *pid_file;           /* --pid-file: the PID from there, again after it exits */
+	double debuginfod_deadline;     /* --debuginfod-deadline: seconds; 0: the default */
 	int thread_root;                /* --threads */
 	int processes;                  /* --processes: "NAME (PID)" as the root frame */
 	int syscall_leaf;               /* --syscalls: "[syscall NAME]" as the leaf frame */

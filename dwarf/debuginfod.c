@@ -14,6 +14,38 @@
 
 #define DEFAULT_TIMEOUT_S 10
 
+static double deadline_s = DEFAULT_TIMEOUT_S;  /* the run's budget */
+static double spent_s;
+static unsigned requests;
+static char server[160];                /* the first URL, for the note */
+
+void debuginfod__set_deadline(double seconds)
+{
+	if (seconds > 0)
+		deadline_s = seconds;
+}
+
+int debuginfod__active(void)
+{
+	const char *urls = getenv("DEBUGINFOD_URLS");
+	return urls && urls[strspn(urls, " \t")];
+}
+
+void debuginfod__spent(double seconds)
+{
+	if (!debuginfod__active())
+		return;
+	spent_s += seconds;
+	requests++;
+	if (spent_s < deadline_s)
+		return;
+	fprintf(stderr, "cprof-attach: note: debuginfod (%s): %u %s took %.1f s in all, the run's "
+		"budget (--debuginfod-deadline %g): the other modules are named without it\n",
+		server[0] ? server : "?", requests, requests == 1 ? "lookup" : "lookups", spent_s,
+		deadline_s);
+	unsetenv("DEBUGINFOD_URLS");
+}
+
 /* Connects to one address within TIMEOUT_MS; 0 or a negative errno. */
 static int try_connect(const struct addrinfo *ai, int timeout_ms)
 {
@@ -119,10 +151,19 @@ void debuginfod__prepare(void)
 	done = true;
 	if (!urls || !urls[strspn(urls, " \t")])
 		return;
+	{
+		size_t n = strcspn(urls + strspn(urls, " \t"), " \t");
+		snprintf(server, sizeof(server), "%.*s", (int)(n < 120 ? n : 120), urls + strspn(urls, " \t"));
+	}
 	const char *t = getenv("DEBUGINFOD_TIMEOUT");
-	int timeout_s = t && atoi(t) > 0 ? atoi(t) : DEFAULT_TIMEOUT_S;
+	int budget = deadline_s < 1 ? 1 : (int)deadline_s;
+	int timeout_s = t && atoi(t) > 0 ? atoi(t) : (budget < DEFAULT_TIMEOUT_S ? budget : DEFAULT_TIMEOUT_S);
+	char num[32];
+	snprintf(num, sizeof(num), "%d", timeout_s);
 	if (!t || !*t)
-		setenv("DEBUGINFOD_TIMEOUT", "10", 0);
+		setenv("DEBUGINFOD_TIMEOUT", num, 0);
+	snprintf(num, sizeof(num), "%d", budget);
+	setenv("DEBUGINFOD_MAXTIME", num, 0);  /* a request that trickles stops too */
 	if (proxy_configured())
 		return;
 	/* DEBUGINFOD_URLS is a space-separated list. */

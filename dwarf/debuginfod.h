@@ -22,4 +22,15 @@
  * Not thread-safe (it may change the environment). */
 void debuginfod__prepare(void);
 
+/* The whole run's budget for debuginfod (default 10 s): each request is
+ * bounded by it (DEBUGINFOD_TIMEOUT and DEBUGINFOD_MAXTIME, unless the user
+ * set them), and once the requests have taken that long in all, one note
+ * names the server and DEBUGINFOD_URLS is removed: the rest is named
+ * without it.  Call before debuginfod__prepare(). */
+void debuginfod__set_deadline(double seconds);
+
+/* Whether lookups may still ask a server, and the time one just took. */
+int debuginfod__active(void);
+void debuginfod__spent(double seconds);
+
 #endif

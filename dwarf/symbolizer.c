@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "dwarf/debuginfod.h"
@@ -145,7 +146,7 @@ static char *debuginfo_path(const char *const *dirs, size_t n)
  * answers with the wrong file named tgt+0x1152 frame_dummy), and is not
  * used: one note names it.  A debug file without a build ID (found by
  * .gnu_debuglink, whose CRC libdwfl checked) is taken as it is. */
-#define REFUSED_MAX 64
+#define REFUSED_MAX 1024
 static struct { unsigned char id[64]; int len; } refused[REFUSED_MAX];
 static size_t nrefused;
 
@@ -156,13 +157,25 @@ static int checked_find_debuginfo(Dwfl_Module *mod, void **userdata, const char 
 	const unsigned char *want;
 	GElf_Addr vaddr;
 	int wn = dwfl_module_build_id(mod, &want, &vaddr);
-	/* A build ID whose file was refused once is not asked for again
-	 * (libdwfl asks more than once per module). */
+	/* A build ID whose file was refused or not found once is not asked
+	 * for again in the run (libdwfl asks more than once per module; a
+	 * debuginfod server that does not answer was waited for each time). */
 	for (size_t i = 0; wn > 0 && i < nrefused; i++)
 		if (refused[i].len == wn && memcmp(refused[i].id, want, (size_t)wn) == 0)
 			return -1;
+	int asks = debuginfod__active();
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	int fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
 					      debuglink_crc, debuginfo_file_name);
+	if (asks) {
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		debuginfod__spent((double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+	}
+	if (fd < 0 && wn > 0 && nrefused < REFUSED_MAX && (size_t)wn <= sizeof(refused[0].id)) {
+		memcpy(refused[nrefused].id, want, (size_t)wn);
+		refused[nrefused++].len = wn;
+	}
 	if (fd < 0 || wn <= 0)
 		return fd;
 	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);

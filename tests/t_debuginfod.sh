@@ -145,6 +145,44 @@ else
 	skip "wrong debug file" "no python3 for a fake debuginfod server"
 fi
 
+# 5. A server that accepts and never answers (issue 27, item 5): the run's
+# lookups share one budget (--debuginfod-deadline, 10 s by default); past
+# it one note names the server and the rest is named without it.  b1f3e94
+# waited ~10 s per request, several per module (62.9 s for a 1 s profile).
+SILENT=8005
+if command -v python3 >/dev/null; then
+	python3 -c '
+import socket
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", '"$SILENT"'))
+s.listen(64)
+held = []
+while True:
+    c, _ = s.accept()
+    held.append(c)
+' >"$TMP/silent.log" 2>&1 &
+	SIL=$!
+	PIDS+=("$SIL")
+	silent_up() { (exec 3<>"/dev/tcp/127.0.0.1/$SILENT") 2>/dev/null; }
+	if wait_until 10 silent_up; then
+		t0=${EPOCHREALTIME/[.,]/}
+		DEBUGINFOD_URLS=http://127.0.0.1:$SILENT DEBUGINFOD_CACHE_PATH=$TMP/cache5 \
+			prof "$TMP/silent" "$pid" --duration 0.5 --debuginfod-deadline 2 -o "$TMP/silent.folded"
+		ms=$(((${EPOCHREALTIME/[.,]/} - t0) / 1000))
+		check_ran "silent server" "$TMP/silent" "$TMP/silent.folded"
+		DETAIL="took $ms ms" check "silent server: the run ends soon after its 2 s budget (under 8 s)" "[ $ms -lt 8000 ]"
+		DETAIL="$(head -c 400 "$TMP/silent.err")" \
+			check "silent server: one note naming the server and the budget" \
+			"[ \"\$(grep -c 'debuginfod (http://127.0.0.1:$SILENT).*budget' '$TMP/silent.err')\" = 1 ]"
+	else
+		check "a silent server (python3) listens" false
+	fi
+	kill "$SIL" 2>/dev/null
+else
+	skip "silent server" "no python3 for a server that never answers"
+fi
+
 stop_target "$pid"
 kill "$SERVER" 2>/dev/null
 wait "$SERVER" 2>/dev/null
