@@ -280,7 +280,7 @@ static void info_for(const struct periods *p, uint64_t start, uint64_t end, stru
 	};
 }
 
-/* Slices [FROM, TO) to the next file of the pattern. */
+/* FR (the slices from START to END, named) to the next file of the pattern. */
 static void emit(struct periods *p, struct frames *fr, uint64_t start, uint64_t end)
 {
 	char path[4096], err[256];
@@ -298,7 +298,7 @@ static void emit(struct periods *p, struct frames *fr, uint64_t start, uint64_t 
 }
 
 /* With the sampler paused: the period that ends now, if it is due. */
-static void end_period(struct periods *p, int force)
+static void end_period(struct periods *p)
 {
 	uint64_t to = p->first + p->n;
 	if (p->period_ns == 0 || to == p->period_first)
@@ -310,7 +310,6 @@ static void end_period(struct periods *p, int force)
 	pthread_mutex_lock(&p->mu);
 	p->st.periods++;
 	pthread_mutex_unlock(&p->mu);
-	(void)force;
 	emit(p, fr, start, end);
 }
 
@@ -334,7 +333,7 @@ static void slice_work(struct periods *p, int period_due)
 	if (!p->period_ns)
 		p->period_first = p->first + p->n;     /* kept for the history only */
 	if (period_due)
-		end_period(p, 0);
+		end_period(p);
 	trim(p);
 }
 
@@ -383,7 +382,7 @@ void periods__finish(struct periods *p)
 	/* The sampler has stopped: its tables are ours. */
 	if (p->period_ns) {
 		take_slice(p);
-		end_period(p, 1);
+		end_period(p);
 	}
 	pthread_mutex_lock(&p->mu);
 	p->quit = 1;
