@@ -2,7 +2,7 @@
 # runs every test, `make demo` installs what is missing and profiles the demo.
 # Quiet by default; `make V=1` shows the full commands.
 
-PKGS     := libunwind-generic libdw libelf libprotobuf-c zlib jansson libseccomp
+PKGS     := libunwind-generic libdw libelf libprotobuf-c zlib jansson libseccomp libmicrohttpd libcurl
 CC       ?= cc
 CFLAGS   ?= -O2 -g
 WARN     := -Wall -Wextra -Wshadow -Wno-unused-parameter
@@ -51,6 +51,7 @@ SRCS += util/text.c
 SRCS += util/remote.c util/sparse.c
 SRCS += cli/outfile.c
 SRCS += cli/watchdog.c
+SRCS += cli/serve.c cli/push.c
 SRCS += module/gopclntab.c
 SRCS += dwarf/debuginfod.c
 SRCS += unwind/cfi.c

@@ -48,11 +48,14 @@ struct last_ran {
 
 struct dump {
 	const struct options *o;
+	const pid_t *pids;              /* whose threads' last runs are read */
+	size_t npids;
 	struct last_ran *ran;
 	size_t nran;
 	double now_ms;                  /* the same clock, when RAN was read */
 	struct sampler *sampler;
-	struct frames *fr;
+	const struct frames *fr;
+	struct frames *named;           /* fr, when ours to free */
 	struct tinfo *t;
 	size_t n;
 	FILE *out;
@@ -115,14 +118,14 @@ static double last_ran_ms(const struct dump *d, pid_t tid)
 static void read_last_ran(struct dump *d)
 {
 	size_t cap = 0;
-	for (size_t i = 0; i < d->o->npids; i++) {
+	for (size_t i = 0; i < d->npids; i++) {
 		char dn[64];
-		snprintf(dn, sizeof(dn), "/proc/%d/task", (int)d->o->pids[i]);
+		snprintf(dn, sizeof(dn), "/proc/%d/task", (int)d->pids[i]);
 		DIR *dir = opendir(dn);
 		struct dirent *de;
 		while (dir && (de = readdir(dir))) {
 			pid_t tid = (pid_t)atoi(de->d_name);
-			double at = tid > 0 ? proc__exec_start_ms(d->o->pids[i], tid) : -1;
+			double at = tid > 0 ? proc__exec_start_ms(d->pids[i], tid) : -1;
 			if (at < 0)
 				continue;
 			if (d->nran == cap) {
@@ -181,7 +184,8 @@ static void collect(struct dump *d)
 	for (size_t i = 0; i < frames__nstacks(d->fr); i++) {
 		struct frame_stack s;
 		frames__stack(d->fr, i, &s);
-		if (s.label < nl && !d->t[s.label].have_stack) {
+		/* Over more than one tick: the stack seen most. */
+		if (s.label < nl && (!d->t[s.label].have_stack || s.count > d->t[s.label].stack.count)) {
 			d->t[s.label].stack = s;
 			d->t[s.label].have_stack = 1;
 		}
@@ -209,7 +213,7 @@ static int sample(struct dump *d, sigset_t *old)
 	struct pollfd p = { sampler__done_fd(d->sampler), POLLIN, 0 };
 	poll(&p, 1, DUMP_TIMEOUT_MS);
 	sampler__stop(d->sampler);
-	d->fr = run__name_stacks(d->sampler, o);
+	d->fr = d->named = run__name_stacks(d->sampler, o);
 	return d->fr ? 0 : -1;
 }
 
@@ -418,9 +422,27 @@ static int write_json(struct dump *d)
 	return r;
 }
 
+int dump__text(const struct frames *fr, FILE *out)
+{
+	struct dump d = { .out = out, .fr = fr };
+	collect(&d);
+	pid_t *pids = xcalloc(d.n + 1, sizeof(*pids));
+	for (size_t i = 0; i < d.n; i++)
+		if (!d.npids || pids[d.npids - 1] != d.t[i].label->pid)
+			pids[d.npids++] = d.t[i].label->pid;
+	d.pids = pids;
+	read_last_ran(&d);
+	read_proc(&d);
+	write_text(&d);
+	free(pids);
+	free(d.t);
+	free(d.ran);
+	return fflush(out) == 0 && !ferror(out) ? 0 : -EIO;
+}
+
 int dump__run(const struct options *o)
 {
-	struct dump d = { .o = o, .out = stdout };
+	struct dump d = { .o = o, .out = stdout, .pids = o->pids, .npids = o->npids };
 	struct outfile *file = NULL;
 	char err[512];
 	sigset_t old;
@@ -452,7 +474,7 @@ int dump__run(const struct options *o)
 		code = 1;
 	}
 	outfile__free(file);
-	frames__free(d.fr);
+	frames__free(d.named);
 	free(d.t);
 	free(d.ran);
 	sampler__free(d.sampler);

@@ -9,9 +9,18 @@
 #ifndef CPROF_CLI_DUMP_H
 #define CPROF_CLI_DUMP_H
 
+#include <stdio.h>
+
 #include "cli/options.h"
+#include "output/frames.h"
 
 /* Returns the exit code: 0, or 1 after printing one line on stderr. */
 int dump__run(const struct options *o);
+
+/* The text --dump prints, of the stacks FR holds (those of a tick or a
+ * little more: each thread's stack seen most), to OUT: what the HTTP
+ * server's /debug/pprof/goroutine?debug=2 gives.  The threads' system
+ * calls are read from /proc now.  0, or -EIO. */
+int dump__text(const struct frames *fr, FILE *out);
 
 #endif

@@ -41,6 +41,17 @@ const char options__usage[] =
 	"                    them to FILE at once, sampling going on\n"
 	"      --pid-file FILE  the PID written in FILE, and after it exits the next\n"
 	"                    one written there (a service that restarts); with --period\n"
+	"      --listen ADDR serve the profiles over HTTP while sampling without end,\n"
+	"                    as a Go service does: /debug/fgprof?seconds=N,\n"
+	"                    /debug/pprof/profile, ?last=N (the last N seconds), /metrics;\n"
+	"                    ADDR is [HOST]:PORT (no HOST: 127.0.0.1) or unix:PATH;\n"
+	"                    keeps --history 10m unless --history says\n"
+	"      --listen-token-file FILE\n"
+	"                    ask HTTP clients for Authorization: Bearer (the token in FILE)\n"
+	"      --push URL    send each period to a Pyroscope server's /ingest (URL is\n"
+	"                    its base, http:// or https://); --period 10s unless given\n"
+	"      --app-name NAME  the pushed profiles' name (default: the command name)\n"
+	"      --tag KEY=VALUE  a label of the pushed profiles (repeatable)\n"
 	"  -t, --threads     folded and svg: the thread, \"NAME (TID)\", as the root frame\n"
 	"      --processes   folded and svg: the process, \"NAME (PID)\", as the root\n"
 	"                    frame (with --threads: above the thread)\n"
@@ -93,6 +104,7 @@ enum {
 	OPT_MAX_DEPTH = 256, OPT_STATS, OPT_CPU, OPT_IDLE, OPT_NO_IDLE, OPT_TID,
 	OPT_THREADS_MATCHING, OPT_DEBUG_DIR, OPT_CONVERT, OPT_PROCESSES, OPT_SYSCALLS, OPT_KERNEL_STACKS, OPT_OS_THREADS, OPT_GO_SYSTEM, OPT_SUBPROCESSES,
 	OPT_NO_SUBPROCESSES, OPT_DUMP, OPT_PERIOD, OPT_HISTORY, OPT_PID_FILE, OPT_DEBUGINFOD_DEADLINE,
+	OPT_LISTEN, OPT_LISTEN_TOKEN_FILE, OPT_PUSH, OPT_APP_NAME, OPT_TAG,
 };
 
 static const char short_opts[] = ":o:hqp:F:d:f:tV";
@@ -107,6 +119,11 @@ static const struct option long_opts[] = {
 	{ "period", required_argument, NULL, OPT_PERIOD },
 	{ "history", required_argument, NULL, OPT_HISTORY },
 	{ "pid-file", required_argument, NULL, OPT_PID_FILE },
+	{ "listen", required_argument, NULL, OPT_LISTEN },
+	{ "listen-token-file", required_argument, NULL, OPT_LISTEN_TOKEN_FILE },
+	{ "push", required_argument, NULL, OPT_PUSH },
+	{ "app-name", required_argument, NULL, OPT_APP_NAME },
+	{ "tag", required_argument, NULL, OPT_TAG },
 	{ "debuginfod-deadline", required_argument, NULL, OPT_DEBUGINFOD_DEADLINE },
 	{ "threads", no_argument, NULL, OPT_THREADS },
 	{ "processes", no_argument, NULL, OPT_PROCESSES },
@@ -331,6 +348,7 @@ static int parse_one(struct options *o, int c, const char *arg, char *err, size_
 			return -EINVAL;
 		}
 		o->output = arg;
+		o->output_given = 1;
 		return 0;
 	case OPT_FORMAT:
 		if (parse_format(arg, &o->format) < 0) {
@@ -353,6 +371,56 @@ static int parse_one(struct options *o, int c, const char *arg, char *err, size_
 			return -EINVAL;
 		}
 		return 0;
+	case OPT_LISTEN:
+		if (!*arg) {
+			snprintf(err, errlen, "--listen needs [HOST]:PORT or unix:PATH");
+			return -EINVAL;
+		}
+		o->listen = arg;
+		return 0;
+	case OPT_LISTEN_TOKEN_FILE:
+		if (!*arg) {
+			snprintf(err, errlen, "--listen-token-file needs a file name");
+			return -EINVAL;
+		}
+		o->listen_token_file = arg;
+		return 0;
+	case OPT_PUSH:
+		if (strncasecmp(arg, "http://", 7) && strncasecmp(arg, "https://", 8)) {
+			snprintf(err, errlen, "--push needs an http:// or https:// URL (a Pyroscope "
+				 "server's base), not '%s'", arg);
+			return -EINVAL;
+		}
+		o->push = arg;
+		return 0;
+	case OPT_APP_NAME:
+		if (!*arg || strpbrk(arg, "{}=,\"\n")) {
+			snprintf(err, errlen, "--app-name needs a name without { } = , or quotes, "
+				 "not '%s'", arg);
+			return -EINVAL;
+		}
+		o->app_name = arg;
+		return 0;
+	case OPT_TAG: {
+		const char *eq = strchr(arg, '=');
+		size_t kl = eq ? (size_t)(eq - arg) : 0;
+		int ok = eq && kl > 0 && eq[1] && !strpbrk(eq + 1, "{}=,\"\n") &&
+			 !(arg[0] >= '0' && arg[0] <= '9');
+		for (size_t i = 0; ok && i < kl; i++)
+			ok = (arg[i] >= 'a' && arg[i] <= 'z') || (arg[i] >= 'A' && arg[i] <= 'Z') ||
+			     (arg[i] >= '0' && arg[i] <= '9') || arg[i] == '_' || arg[i] == '.';
+		if (!ok) {
+			snprintf(err, errlen, "--tag needs KEY=VALUE (KEY of letters, digits, _ and ., "
+				 "not first a digit; VALUE without { } = , or quotes), not '%s'", arg);
+			return -EINVAL;
+		}
+		if (o->ntags == MAX_TAGS) {
+			snprintf(err, errlen, "--tag: at most %d", MAX_TAGS);
+			return -EINVAL;
+		}
+		o->tags[o->ntags++] = arg;
+		return 0;
+	}
 	case OPT_PID_FILE:
 		if (!*arg) {
 			snprintf(err, errlen, "--pid-file needs a file name");
@@ -664,12 +732,32 @@ static int check_combination(struct options *o, int first, int nopts, char **arg
 			 o->period > 0 ? "period" : "history", o->convert ? "convert" : "dump");
 		return -EINVAL;
 	}
+	if ((o->listen || o->push) && (o->convert || o->dump)) {
+		snprintf(err, errlen, "--%s is for sampling without end; not with --%s",
+			 o->listen ? "listen" : "push", o->convert ? "convert" : "dump");
+		return -EINVAL;
+	}
+	if (o->listen_token_file && !o->listen) {
+		snprintf(err, errlen, "--listen-token-file is for --listen");
+		return -EINVAL;
+	}
+	if ((o->app_name || o->ntags) && !o->push) {
+		snprintf(err, errlen, "--%s names what --push sends: it needs --push",
+			 o->app_name ? "app-name" : "tag");
+		return -EINVAL;
+	}
+	if (o->push && o->period <= 0)
+		o->period = 10;         /* Pyroscope's agents send every 10 s */
+	if (o->listen && o->history <= 0)
+		o->history = 600;       /* ?last=N and the index page's windows */
 	if (o->convert)
 		return check_convert(o, first, nopts, err, errlen);
 	if (o->pid_file) {
-		if (o->command || first < nopts || o->npids || o->dump || o->period <= 0) {
+		if (o->command || first < nopts || o->npids || o->dump ||
+		    (o->period <= 0 && !o->listen)) {
 			snprintf(err, errlen, "--pid-file follows a service across restarts: it takes "
-				 "the PID's place (no PID, -p or -- COMMAND) and needs --period");
+				 "the PID's place (no PID, -p or -- COMMAND) and needs --period, "
+				 "--listen or --push");
 			return -EINVAL;
 		}
 		pid_t pid;
@@ -712,7 +800,7 @@ static int check_combination(struct options *o, int first, int nopts, char **arg
 	}
 	if (o->format == FORMAT_AUTO)
 		o->format = FORMAT_PPROF;
-	if ((o->period > 0 || o->history > 0) && o->output &&
+	if ((o->period > 0 || o->history > 0) && o->output && (o->output_given || !o->command) &&
 	    (strcmp(o->output, "-") == 0 || stream_name(o->output))) {
 		snprintf(err, errlen, "--%s writes a file per %s: -o needs a file name (with %%n, "
 			 "%%t or %%p for one file each), not %s", o->period > 0 ? "period" : "history",

@@ -14,6 +14,7 @@ enum out_format { FORMAT_AUTO, FORMAT_PPROF, FORMAT_FOLDED, FORMAT_SVG, FORMAT_S
 #define MAX_PIDS 64
 #define MAX_DEBUG_DIRS 16
 #define MAX_WARNINGS 8
+#define MAX_TAGS 16
 
 struct options {
 	pid_t pid;                      /* pids[0]; 0 in launch mode and with --convert */
@@ -32,6 +33,13 @@ struct options {
 	double period;                  /* --period: seconds; 0: one profile at the end */
 	double history;                 /* --history: seconds kept for SIGUSR1; 0: none */
 	const char *pid_file;           /* --pid-file: the PID from there, again after it exits */
+	int output_given;               /* -o was given (not the default name) */
+	const char *listen;             /* --listen ADDR: serve HTTP (cli/serve.h) */
+	const char *listen_token_file;  /* --listen-token-file: Authorization: Bearer */
+	const char *push;               /* --push URL: each period to a Pyroscope /ingest */
+	const char *app_name;           /* --app-name: the pushed profiles' name */
+	const char *tags[MAX_TAGS];     /* --tag KEY=VALUE (repeatable), as given */
+	size_t ntags;
 	double debuginfod_deadline;     /* --debuginfod-deadline: seconds; 0: the default */
 	int thread_root;                /* --threads */
 	int processes;                  /* --processes: "NAME (PID)" as the root frame */

@@ -2,7 +2,9 @@
 
 #include <errno.h>
 #include <math.h>
+#include <poll.h>
 #include <pthread.h>
+#include <sys/eventfd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +20,23 @@
 struct job {
 	struct frames *fr;
 	struct profile_info info;
-	char path[4096];
+	char path[4096];                /* "": no file, the sink only */
+	int sink;                       /* a period: to the sink too */
+};
+
+/* An ask (periods__ask) between the thread that asked and the loop. */
+enum { ASK_QUEUED, ASK_RUNNING, ASK_DONE };
+
+struct ask {
+	struct periods_ask a;
+	int state;
+	int gone;                       /* the asker left: the loop frees it */
+	uint64_t from;                  /* ASK_RUNNING: its first slice's number */
+	uint64_t due;                   /* ... CLOCK_MONOTONIC: when it ends */
+	int err;
+	struct frames *fr;
+	struct profile_info info;
+	struct ask *next;
 };
 
 struct periods {
@@ -49,6 +67,18 @@ struct periods {
 	size_t qhead, qn;
 	int busy, quit;
 	struct periods_stats st;        /* under mu */
+	struct sampler_stats sst;       /* under mu: as of the last slice */
+	/* Asks, under mu: a list, newest first; the loop is woken by wake. */
+	struct ask *asks;
+	size_t nasks;
+	int closed;
+	int wake;
+	pthread_cond_t asked;           /* an ask is done */
+	uint64_t kept_from, kept_to;    /* under mu: what the slices cover */
+	/* Where each period also goes (--push). */
+	periods_sink sink;
+	void *sink_arg;
+	int files;
 };
 
 int periods__is_pattern(const char *pattern)
@@ -126,6 +156,10 @@ static const char *line_start(void)
 
 static void write_job(struct periods *p, struct job *j)
 {
+	if (p->sink && j->sink)
+		p->sink(p->sink_arg, j->fr, &j->info);
+	if (!j->path[0])
+		return;
 	struct outfile *f = NULL;
 	char err[512];
 	int e = outfile__open(&f, j->path, err, sizeof(err));
@@ -177,7 +211,7 @@ static void *writer_main(void *arg)
 
 /* Hands FR to the writer; the oldest waiting profile makes room. */
 static void enqueue(struct periods *p, struct frames *fr, const struct profile_info *info,
-		    const char *path)
+		    const char *path, int sink)
 {
 	pthread_mutex_lock(&p->mu);
 	if (p->qn == PERIODS_QUEUE) {
@@ -190,6 +224,7 @@ static void enqueue(struct periods *p, struct frames *fr, const struct profile_i
 	j->fr = fr;
 	j->info = *info;
 	snprintf(j->path, sizeof(j->path), "%s", path);
+	j->sink = sink;
 	p->qn++;
 	pthread_cond_broadcast(&p->cv);
 	pthread_mutex_unlock(&p->mu);
@@ -222,11 +257,13 @@ static void take_slice(struct periods *p)
 
 /* Drops the slices no longer needed: written with their period (or there
  * is no --period) and older than the history. */
+static uint64_t asks_oldest(struct periods *p);
+
 static void trim(struct periods *p)
 {
-	uint64_t now = p->last_take;
+	uint64_t now = p->last_take, keep = asks_oldest(p);
 	size_t drop = 0;
-	while (drop < p->n && p->first + drop < p->period_first &&
+	while (drop < p->n && p->first + drop < p->period_first && p->first + drop < keep &&
 	       (!p->history_ns || p->slices[drop].end_ns + p->history_ns <= now))
 		stacks__slice_free(&p->slices[drop++]);
 	if (drop) {
@@ -240,12 +277,15 @@ static void trim(struct periods *p)
 	pthread_mutex_lock(&p->mu);
 	p->st.history_slices = p->n;
 	p->st.history_bytes = bytes;
+	p->kept_from = p->n ? p->slices[0].start_ns : 0;
+	p->kept_to = p->n ? p->slices[p->n - 1].end_ns : 0;
 	pthread_mutex_unlock(&p->mu);
 }
 
 /* With the sampler paused: slices [FROM, TO) (numbers) named, for the
- * writer.  NULL when they hold no sample (or out of memory). */
-static struct frames *name_slices(struct periods *p, uint64_t from, uint64_t to)
+ * writer.  NULL when they hold no sample (unless EMPTY_OK), or out of
+ * memory. */
+static struct frames *name_slices_of(struct periods *p, uint64_t from, uint64_t to, int empty_ok)
 {
 	size_t a = (size_t)(from - p->first), b = (size_t)(to - p->first), k = 0;
 	const struct stacks_slice **v = xcalloc(b - a + 1, sizeof(*v));
@@ -255,7 +295,7 @@ static struct frames *name_slices(struct periods *p, uint64_t from, uint64_t to)
 		total += p->slices[i].total;
 	}
 	struct frames *fr = NULL;
-	if (total) {
+	if (total || empty_ok) {
 		struct stacks *view = stacks__view(sampler__stacks(p->s), v, k);
 		size_t ns = sampler__nspaces(p->s);
 		const struct modules **spaces = xcalloc(ns + 1, sizeof(*spaces));
@@ -270,6 +310,11 @@ static struct frames *name_slices(struct periods *p, uint64_t from, uint64_t to)
 	return fr;
 }
 
+static struct frames *name_slices(struct periods *p, uint64_t from, uint64_t to)
+{
+	return name_slices_of(p, from, to, 0);
+}
+
 static void info_for(const struct periods *p, uint64_t start, uint64_t end, struct profile_info *info)
 {
 	*info = (struct profile_info){
@@ -280,13 +325,20 @@ static void info_for(const struct periods *p, uint64_t start, uint64_t end, stru
 	};
 }
 
-/* FR (the slices from START to END, named) to the next file of the pattern. */
-static void emit(struct periods *p, struct frames *fr, uint64_t start, uint64_t end)
+/* FR (the slices from START to END, named) to the next file of the
+ * pattern; a PERIOD's to the sink too, and to a file only with files. */
+static void emit(struct periods *p, struct frames *fr, uint64_t start, uint64_t end, int period)
 {
 	char path[4096], err[256];
 	struct profile_info info;
 	if (!fr)
 		return;
+	if (period && !p->files) {
+		info_for(p, start, end, &info);
+		path[0] = '\0';
+		enqueue(p, fr, &info, path, 1);
+		return;
+	}
 	if (periods__expand(p->pattern, p->pid, p->seq++, start, path, sizeof(path), err,
 			    sizeof(err)) < 0) {
 		fprintf(stderr, "%scprof-attach: error: %s\n", line_start(), err);
@@ -294,7 +346,226 @@ static void emit(struct periods *p, struct frames *fr, uint64_t start, uint64_t 
 		return;
 	}
 	info_for(p, start, end, &info);
-	enqueue(p, fr, &info, path);
+	enqueue(p, fr, &info, path, period);
+}
+
+/* ---- asks (periods__ask) ------------------------------------------------ */
+
+static void wake(struct periods *p)
+{
+	uint64_t one = 1;
+	if (write(p->wake, &one, sizeof(one)) < 0) {
+		/* full (never at 2^64 - 1 wake-ups) or closed: nothing to do */
+	}
+}
+
+/* The number of the oldest slice a running ask still needs. */
+static uint64_t asks_oldest(struct periods *p)
+{
+	uint64_t oldest = UINT64_MAX;
+	pthread_mutex_lock(&p->mu);
+	for (struct ask *a = p->asks; a; a = a->next)
+		if (a->state == ASK_RUNNING && a->from < oldest)
+			oldest = a->from;
+	pthread_mutex_unlock(&p->mu);
+	return oldest;
+}
+
+static void ask_free(struct ask *a)
+{
+	frames__free(a->fr);
+	free(a);
+}
+
+/* Under mu: takes A out of the list. */
+static void unlink_ask(struct periods *p, struct ask *a)
+{
+	for (struct ask **pp = &p->asks; *pp; pp = &(*pp)->next)
+		if (*pp == a) {
+			*pp = a->next;
+			p->nasks--;
+			return;
+		}
+}
+
+/* Is there an ask for the loop now: queued, gone, or running and due? */
+static int asks_ready(struct periods *p, uint64_t now, uint64_t *next_due)
+{
+	int ready = 0;
+	pthread_mutex_lock(&p->mu);
+	for (struct ask *a = p->asks; a; a = a->next) {
+		if (a->gone || a->state == ASK_QUEUED || (a->state == ASK_RUNNING && a->due <= now))
+			ready = 1;
+		else if (a->state == ASK_RUNNING && a->due < *next_due)
+			*next_due = a->due;
+	}
+	pthread_mutex_unlock(&p->mu);
+	return ready;
+}
+
+/* The slices of the past A asks for: [*FROM, *TO) numbers; 0 if none. */
+static int past_range(struct periods *p, const struct periods_ask *a, uint64_t *from, uint64_t *to)
+{
+	uint64_t lo = a->from_real, hi = a->to_real, now = p->last_take;
+	if (a->seconds > 0) {
+		uint64_t back = (uint64_t)llround(a->seconds * 1e9);
+		lo = now > back ? now - back : 0;
+		hi = now;
+	}
+	size_t i = 0, j;
+	while (i < p->n && p->slices[i].end_ns <= lo)
+		i++;
+	for (j = i; j < p->n && p->slices[j].start_ns < hi; j++)
+		;
+	*from = p->first + i;
+	*to = p->first + j;
+	return j > i;
+}
+
+/* With the sampler paused, after a slice was taken: starts the asks
+ * queued, ends those due, frees those whose asker left. */
+static void serve_asks(struct periods *p)
+{
+	struct ask *work[PERIODS_ASKS + 1];
+	size_t nw = 0;
+	uint64_t now = now_ns(), to = p->first + p->n;
+	pthread_mutex_lock(&p->mu);
+	for (struct ask *a = p->asks, *next; a; a = next) {
+		next = a->next;
+		if (a->gone) {
+			unlink_ask(p, a);
+			ask_free(a);
+		} else if (a->state == ASK_QUEUED && a->a.kind != ASK_PAST) {
+			/* A tick: long enough that every thread is in it (an idle
+			 * thread is looked at every 32 ticks at least). */
+			double secs = a->a.kind == ASK_TICK ? fmin(5.0, fmax(0.5, 64.0 / p->o->hz)) :
+				      a->a.seconds;
+			a->from = to;
+			a->due = now + (uint64_t)llround(secs * 1e9);
+			a->state = ASK_RUNNING;
+		} else if ((a->state == ASK_QUEUED || (a->state == ASK_RUNNING && a->due <= now)) &&
+			   nw < PERIODS_ASKS) {
+			work[nw++] = a;
+		}
+	}
+	pthread_mutex_unlock(&p->mu);
+	for (size_t i = 0; i < nw; i++) {
+		struct ask *a = work[i];
+		uint64_t from = a->from, end = to;
+		int err = 0;
+		struct frames *fr = NULL;
+		if (a->state == ASK_QUEUED && !past_range(p, &a->a, &from, &end))
+			err = -ENODATA;
+		if (!err && !(fr = name_slices_of(p, from, end, 1)))
+			err = -ENOMEM;
+		struct profile_info info;
+		uint64_t start = from < end ? p->slices[from - p->first].start_ns : p->last_take;
+		uint64_t stop = from < end ? p->slices[end - 1 - p->first].end_ns : p->last_take;
+		info_for(p, start, stop, &info);
+		pthread_mutex_lock(&p->mu);
+		if (a->gone) {
+			unlink_ask(p, a);
+			ask_free(a);
+			frames__free(fr);
+		} else {
+			a->fr = fr;
+			a->info = info;
+			a->err = err;
+			a->state = ASK_DONE;
+		}
+		pthread_cond_broadcast(&p->asked);
+		pthread_mutex_unlock(&p->mu);
+	}
+}
+
+int periods__ask(struct periods *p, const struct periods_ask *ask, periods_gone_fn gone,
+		 void *arg, struct frames **out, struct profile_info *info)
+{
+	*out = NULL;
+	pthread_mutex_lock(&p->mu);
+	int e = p->closed ? -ECANCELED : p->nasks >= PERIODS_ASKS ? -EBUSY :
+		ask->kind == ASK_PAST && !p->history_ns ? -ENODATA : 0;
+	if (e) {
+		pthread_mutex_unlock(&p->mu);
+		return e;
+	}
+	struct ask *a = xcalloc(1, sizeof(*a));
+	a->a = *ask;
+	a->state = ASK_QUEUED;
+	a->next = p->asks;
+	p->asks = a;
+	p->nasks++;
+	pthread_mutex_unlock(&p->mu);
+	wake(p);
+	pthread_mutex_lock(&p->mu);
+	while (a->state != ASK_DONE) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 100000000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		pthread_cond_timedwait(&p->asked, &p->mu, &ts);
+		if (a->state == ASK_DONE)
+			break;
+		pthread_mutex_unlock(&p->mu);
+		int left = gone && gone(arg);
+		pthread_mutex_lock(&p->mu);
+		if (left && a->state != ASK_DONE) {
+			a->gone = 1;            /* the loop frees it */
+			pthread_mutex_unlock(&p->mu);
+			wake(p);
+			return -ECONNABORTED;
+		}
+	}
+	unlink_ask(p, a);
+	pthread_mutex_unlock(&p->mu);
+	*out = a->fr;
+	*info = a->info;
+	e = a->err;
+	free(a);
+	return e;
+}
+
+void periods__close(struct periods *p)
+{
+	pthread_mutex_lock(&p->mu);
+	p->closed = 1;
+	for (struct ask *a = p->asks; a; a = a->next)
+		if (!a->gone && a->state != ASK_DONE) {
+			a->state = ASK_DONE;
+			a->err = -ECANCELED;
+		}
+	pthread_cond_broadcast(&p->asked);
+	pthread_mutex_unlock(&p->mu);
+}
+
+void periods__kept(struct periods *p, uint64_t *from_real, uint64_t *to_real)
+{
+	pthread_mutex_lock(&p->mu);
+	*from_real = p->kept_from;
+	*to_real = p->kept_to;
+	pthread_mutex_unlock(&p->mu);
+}
+
+void periods__sampler_stats(struct periods *p, struct sampler_stats *out)
+{
+	pthread_mutex_lock(&p->mu);
+	*out = p->sst;
+	pthread_mutex_unlock(&p->mu);
+}
+
+int periods__wake_fd(const struct periods *p)
+{
+	return p->wake;
+}
+
+void periods__set_sink(struct periods *p, periods_sink sink, void *arg, int files)
+{
+	p->sink = sink;
+	p->sink_arg = arg;
+	p->files = files;
 }
 
 /* With the sampler paused: the period that ends now, if it is due. */
@@ -310,7 +581,7 @@ static void end_period(struct periods *p)
 	pthread_mutex_lock(&p->mu);
 	p->st.periods++;
 	pthread_mutex_unlock(&p->mu);
-	emit(p, fr, start, end);
+	emit(p, fr, start, end, 1);
 }
 
 /* Pauses the sampler for WORK, timing the pause. */
@@ -330,6 +601,12 @@ static void paused(struct periods *p, void (*work)(struct periods *, int), int a
 static void slice_work(struct periods *p, int period_due)
 {
 	take_slice(p);
+	struct sampler_stats sst;
+	sampler__stats(p->s, &sst);
+	pthread_mutex_lock(&p->mu);
+	p->sst = sst;
+	pthread_mutex_unlock(&p->mu);
+	serve_asks(p);
 	if (!p->period_ns)
 		p->period_first = p->first + p->n;     /* kept for the history only */
 	if (period_due)
@@ -339,17 +616,24 @@ static void slice_work(struct periods *p, int period_due)
 
 int periods__poll(struct periods *p)
 {
-	uint64_t now = now_ns();
-	if (now >= p->next_slice) {
-		int due = now + p->slice_ns / 4 >= p->next_period;
+	uint64_t now = now_ns(), next = p->next_slice, drain;
+	if (read(p->wake, &drain, sizeof(drain)) < 0) {
+		/* nothing asked (EAGAIN) */
+	}
+	int asked = asks_ready(p, now, &next);
+	if (now >= p->next_slice || asked) {
+		int slice_due = now >= p->next_slice;
+		int due = slice_due && now + p->slice_ns / 4 >= p->next_period;
 		paused(p, slice_work, due);
 		while (p->next_slice <= now)
 			p->next_slice += p->slice_ns;
 		while (due && p->next_period <= now + p->slice_ns / 4)
 			p->next_period += p->period_ns;
 		now = now_ns();
+		next = p->next_slice;
+		asks_ready(p, now, &next);
 	}
-	uint64_t left = p->next_slice > now ? p->next_slice - now : 0;
+	uint64_t left = next > now ? next - now : 0;
 	return (int)((left + 999999) / 1000000);
 }
 
@@ -366,7 +650,7 @@ static void dump_work(struct periods *p, int unused)
 		pthread_mutex_lock(&p->mu);
 		p->st.dumps++;
 		pthread_mutex_unlock(&p->mu);
-		emit(p, fr, start, now);
+		emit(p, fr, start, now, 0);
 	}
 	trim(p);
 }
@@ -379,6 +663,7 @@ void periods__dump(struct periods *p)
 
 void periods__finish(struct periods *p)
 {
+	periods__close(p);
 	/* The sampler has stopped: its tables are ours. */
 	if (p->period_ns) {
 		take_slice(p);
@@ -403,6 +688,7 @@ int periods__new(struct periods **out, const struct options *o, const char *patt
 	if (e < 0)
 		return e;
 	struct periods *p = xcalloc(1, sizeof(*p));
+	p->wake = -1;
 	p->o = o;
 	p->pattern = pattern;
 	p->s = s;
@@ -423,7 +709,10 @@ int periods__new(struct periods **out, const struct options *o, const char *patt
 	p->last_take = real_ns() - (now - start);
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_cond_init(&p->cv, NULL);
-	if (!p->names || pthread_create(&p->thread, NULL, writer_main, p) != 0) {
+	pthread_cond_init(&p->asked, NULL);
+	p->files = 1;
+	p->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (!p->names || p->wake < 0 || pthread_create(&p->thread, NULL, writer_main, p) != 0) {
 		snprintf(err, errlen, "cannot start the writer thread");
 		periods__free(p);
 		return -ENOMEM;
@@ -471,6 +760,13 @@ void periods__free(struct periods *p)
 	for (size_t i = 0; i < p->n; i++)
 		stacks__slice_free(&p->slices[i]);
 	free(p->slices);
+	for (struct ask *a = p->asks, *next; a; a = next) {
+		next = a->next;
+		ask_free(a);
+	}
+	if (p->wake >= 0)
+		close(p->wake);
+	pthread_cond_destroy(&p->asked);
 	names__free(p->names);
 	free(p->comment);
 	pthread_mutex_destroy(&p->mu);

@@ -48,6 +48,22 @@ struct periods_stats {
 
 struct periods;
 
+/* A profile asked for by another thread (the HTTP server, cli/serve.h):
+ * the next SECONDS from now, or the recent past from the slices kept
+ * (--history), or one tick: every thread's stack now. */
+enum periods_ask_kind { ASK_NEXT, ASK_PAST, ASK_TICK };
+
+struct periods_ask {
+	enum periods_ask_kind kind;
+	double seconds;                 /* ASK_NEXT: how long; ASK_PAST: the last SECONDS
+					   (0: FROM_REAL and TO_REAL say) */
+	uint64_t from_real, to_real;    /* ASK_PAST: CLOCK_REALTIME ns, when seconds is 0 */
+};
+
+/* Whether the client that asked has gone (checked every 100 ms while it
+ * waits); ARG is the caller's. */
+typedef int (*periods_gone_fn)(void *arg);
+
 /* Checks PATTERN (-o; a bad one: -EINVAL and a one-line ERR; it must
  * outlive P) and starts the writer thread.  PID fills %p; COMMENT goes
  * into each profile. */
@@ -68,10 +84,39 @@ void periods__finish(struct periods *p);
 
 void periods__stats(const struct periods *p, struct periods_stats *out);
 
+/* From any thread: the profile ASK names, named (*OUT, never NULL on
+ * success: an empty window gives an empty profile) with its INFO.  Blocks
+ * until it is ready (ASK_NEXT: SECONDS and a little), or GONE says the
+ * client left (-ECONNABORTED), or the sampling ends (-ECANCELED).  ASK_PAST
+ * without --history or before the slices it asks for: -ENODATA.  Other
+ * errors: -ENOMEM.  At most PERIODS_ASKS at once (-EBUSY). */
+#define PERIODS_ASKS 8
+int periods__ask(struct periods *p, const struct periods_ask *ask, periods_gone_fn gone,
+		 void *arg, struct frames **out, struct profile_info *info);
+
+/* The CLOCK_REALTIME range the kept slices cover now (0, 0 when none). */
+void periods__kept(struct periods *p, uint64_t *from_real, uint64_t *to_real);
+
+/* The sampler's figures as of the last slice (any thread). */
+void periods__sampler_stats(struct periods *p, struct sampler_stats *out);
+
+/* A descriptor the loop that calls periods__poll() waits on: readable when
+ * an ask needs it (call periods__poll() then). */
+int periods__wake_fd(const struct periods *p);
+
+/* Ends every ask waiting (-ECANCELED) and refuses the next ones: before
+ * periods__finish() when the sampling ends. */
+void periods__close(struct periods *p);
+
 /* The next file's %n, and setting it (--pid-file: the files of the next
  * process go on from there). */
 uint64_t periods__seq(const struct periods *p);
 void periods__set_seq(struct periods *p, uint64_t seq);
+
+/* Each period's profile also goes to SINK (on the writer thread, after
+ * its file); with FILES 0 it goes there only (--push without -o). */
+typedef void (*periods_sink)(void *arg, const struct frames *fr, const struct profile_info *info);
+void periods__set_sink(struct periods *p, periods_sink sink, void *arg, int files);
 
 /* The pattern's next file name (and its number taken), for the profile of
  * the whole run that --history alone writes at the end. */

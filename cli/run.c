@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -20,7 +21,10 @@
 #include "cli/outfile.h"
 #include "cli/periods.h"
 #include "cli/pidfile.h"
+#include "cli/push.h"
+#include "cli/serve.h"
 #include "cli/watchdog.h"
+#include "attach/proc.h"
 #include "dwarf/symbolizer.h"
 #include "output/output.h"
 #include "output/readers.h"
@@ -44,8 +48,20 @@ struct run {
 	struct periods *periods;        /* --period, --history (cli/periods.h) */
 	char default_name[64];          /* launch mode without -o: cprof-PID.EXT */
 	pid_t pid;                      /* --pid-file: the process sampled now */
+	uint64_t started_real;          /* CLOCK_REALTIME ns: the profiler's start */
 	uint64_t seq;                   /* --pid-file: the next file's %n, carried over */
 	unsigned restarts;              /* --pid-file: processes that followed the first */
+	struct serve *serve;            /* --listen (cli/serve.h) */
+	struct push *push;              /* --push (cli/push.h) */
+	/* What the server's threads see of the run: the periods and the
+	 * sampler while they sample (NULL between two processes), and how
+	 * many of those threads hold them. */
+	pthread_mutex_t live_mu;
+	pthread_cond_t live_cv;
+	struct periods *live;
+	struct sampler *live_sampler;
+	unsigned live_users;
+	int serving;
 	int code;                       /* exit code */
 	char err[512];
 };
@@ -109,6 +125,12 @@ static int check_tids(const struct options *o)
 		}
 	}
 	return 0;
+}
+
+/* --listen or --push without -o: the profiles go there, no file is written. */
+static int served_only(const struct options *o)
+{
+	return (o->listen || o->push) && !o->output_given;
 }
 
 static const char *plural(uint64_t n, const char *one, const char *many)
@@ -209,6 +231,130 @@ static void read_signals(struct run *r)
 	}
 }
 
+/* ---- what the HTTP server sees (cli/serve.h) ------------------------------ */
+
+static struct periods *live_acquire(void *arg)
+{
+	struct run *r = arg;
+	pthread_mutex_lock(&r->live_mu);
+	struct periods *p = r->live;
+	if (p)
+		r->live_users++;
+	pthread_mutex_unlock(&r->live_mu);
+	return p;
+}
+
+static void live_release(void *arg, struct periods *p)
+{
+	struct run *r = arg;
+	(void)p;
+	pthread_mutex_lock(&r->live_mu);
+	r->live_users--;
+	pthread_cond_broadcast(&r->live_cv);
+	pthread_mutex_unlock(&r->live_mu);
+}
+
+static void live_show(struct run *r)
+{
+	pthread_mutex_lock(&r->live_mu);
+	r->live = r->periods;
+	r->live_sampler = r->sampler;
+	pthread_mutex_unlock(&r->live_mu);
+}
+
+/* Before the periods are finished or freed: no server thread holds them
+ * (those waiting for a window are answered 503). */
+static void live_hide(struct run *r)
+{
+	pthread_mutex_lock(&r->live_mu);
+	r->live = NULL;
+	r->live_sampler = NULL;
+	pthread_mutex_unlock(&r->live_mu);
+	if (r->periods)
+		periods__close(r->periods);
+	pthread_mutex_lock(&r->live_mu);
+	while (r->live_users)
+		pthread_cond_wait(&r->live_cv, &r->live_mu);
+	pthread_mutex_unlock(&r->live_mu);
+}
+
+static void metric(struct strbuf *sb, const char *name, const char *type, const char *help,
+		   double v)
+{
+	strbuf__addf(sb, "# HELP %s %s\n# TYPE %s %s\n%s %.17g\n", name, help, name, type, name, v);
+}
+
+/* /metrics: the profiler's health, in Prometheus' text format. */
+static void live_metrics(void *arg, struct strbuf *sb)
+{
+	struct run *r = arg;
+	struct sampler_stats ss = { 0 };
+	struct sampler_progress pr = { 0 };
+	struct periods_stats ps = { 0 };
+	uint64_t from = 0, to = 0;
+	pthread_mutex_lock(&r->live_mu);
+	int live = r->live != NULL;
+	if (live) {
+		periods__sampler_stats(r->live, &ss);
+		periods__stats(r->live, &ps);
+		periods__kept(r->live, &from, &to);
+		sampler__progress(r->live_sampler, &pr);
+	}
+	unsigned restarts = r->restarts;
+	pthread_mutex_unlock(&r->live_mu);
+	double secs = pr.start_ns && now_ns() > pr.start_ns ? (double)(now_ns() - pr.start_ns) / 1e9 : 0;
+	metric(sb, "cprof_sampling", "gauge", "1 while a process is sampled, 0 between two "
+	       "(--pid-file).", live);
+	metric(sb, "cprof_hz", "gauge", "The sampling rate asked for (--hz).", r->o->hz);
+	metric(sb, "cprof_ticks_total", "counter", "Ticks of the sampler (this process's).",
+	       (double)pr.ticks);
+	metric(sb, "cprof_rate_ratio", "gauge", "Ticks made over ticks due since sampling began "
+	       "(1: the rate asked for).", secs > 0 ? (double)pr.ticks / (secs * r->o->hz) : 0);
+	metric(sb, "cprof_samples_total", "counter", "Thread (or goroutine) samples counted.",
+	       (double)pr.samples);
+	metric(sb, "cprof_missed_ticks_total", "counter", "Ticks whose whole period went by while "
+	       "the sampler was late.", (double)ss.missed);
+	metric(sb, "cprof_rooted_ratio", "gauge", "Share of the samples whose unwinding reached "
+	       "the stack's root.", ss.samples ? (double)ss.rooted / (double)ss.samples : 0);
+	metric(sb, "cprof_goroutine_samples_lost_total", "counter", "Goroutine samples lost (the "
+	       "goroutine moved while read, twice).", (double)ss.go_lost);
+	metric(sb, "cprof_threads", "gauge", "Threads sampled now.", (double)pr.threads);
+	metric(sb, "cprof_processes", "gauge", "Processes sampled now.", (double)pr.processes);
+	metric(sb, "cprof_restarts_total", "counter", "Processes followed after the first "
+	       "(--pid-file).", restarts);
+	metric(sb, "cprof_periods_total", "counter", "Periods made (--period, --push).",
+	       (double)ps.periods);
+	strbuf__addf(sb, "# HELP cprof_period_files_total Period files, by result (dropped: the "
+		     "writer fell behind).\n# TYPE cprof_period_files_total counter\n"
+		     "cprof_period_files_total{result=\"written\"} %llu\n"
+		     "cprof_period_files_total{result=\"failed\"} %llu\n"
+		     "cprof_period_files_total{result=\"dropped\"} %llu\n",
+		     (unsigned long long)ps.written, (unsigned long long)ps.failed,
+		     (unsigned long long)ps.dropped);
+	metric(sb, "cprof_history_seconds", "gauge", "Time the flight recorder holds now.",
+	       to > from ? (double)(to - from) / 1e9 : 0);
+	metric(sb, "cprof_history_bytes", "gauge", "Memory of the flight recorder's counts.",
+	       (double)ps.history_bytes);
+	if (r->push)
+		push__metrics(r->push, sb);
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	metric(sb, "process_cpu_seconds_total", "counter", "The profiler's CPU time (user and "
+	       "system), seconds.", (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6);
+	long pages = 0, rss = 0;
+	FILE *f = fopen("/proc/self/statm", "re");
+	if (f) {
+		if (fscanf(f, "%ld %ld", &pages, &rss) != 2)
+			rss = 0;
+		fclose(f);
+	}
+	metric(sb, "process_resident_memory_bytes", "gauge", "The profiler's resident memory, "
+	       "bytes.", (double)rss * (double)sysconf(_SC_PAGESIZE));
+	metric(sb, "process_start_time_seconds", "gauge", "When the profiler started, unix "
+	       "seconds.", (double)r->started_real / 1e9);
+}
+
 /* The state letter of process PID (/proc/PID/stat), or 0. */
 static char proc_state_of(pid_t pid)
 {
@@ -236,8 +382,9 @@ static void wait_for_end(struct run *r)
 	/* The watchdog's death is noticed at once (its lifeline hangs up):
 	 * without it a SIGSTOP of the profiler would hold the target, so the
 	 * run ends (detached, written) rather than go on unguarded. */
-	struct pollfd fds[3] = { { r->sig_fd, POLLIN, 0 },
-				 { sampler__done_fd(r->sampler), POLLIN, 0 }, { r->lifeline, POLLIN, 0 } };
+	struct pollfd fds[4] = { { r->sig_fd, POLLIN, 0 },
+				 { sampler__done_fd(r->sampler), POLLIN, 0 }, { r->lifeline, POLLIN, 0 },
+				 { r->periods ? periods__wake_fd(r->periods) : -1, POLLIN, 0 } };
 	while (!r->stop_reason) {
 		uint64_t now = now_ns();
 		if (now >= deadline) {
@@ -251,7 +398,7 @@ static void wait_for_end(struct run *r)
 			if (due < timeout)
 				timeout = due;
 		}
-		if (poll(fds, 3, timeout) < 0 && errno != EINTR)
+		if (poll(fds, 4, timeout) < 0 && errno != EINTR)
 			break;
 		if (fds[0].revents)
 			read_signals(r);
@@ -392,8 +539,8 @@ static void print_summary(const struct run *r, const struct sampler_stats *ss)
 	if (r->restarts)
 		fprintf(stderr, "cprof-attach: %u processes followed through %s; the numbers below "
 			"are the last one's\n", r->restarts + 1, r->o->pid_file);
-	const char *wrote = r->o->period > 0 ? (ps.written ? ps.last : "no file") :
-			    outfile__path(r->out);
+	const char *wrote = r->o->period > 0 || served_only(r->o) ?
+			    (ps.written ? ps.last : "no file") : outfile__path(r->out);
 	fprintf(stderr, "cprof-attach: %llu %s, %llu %s, %llu %s, %.2f s, %s, wrote %s%s\n",
 		(unsigned long long)total, plural(total, "sample", "samples"),
 		(unsigned long long)ts->threads_seen, plural(ts->threads_seen, "thread", "threads"),
@@ -477,7 +624,18 @@ static void run_free(struct run *r)
 {
 	if (r->lifeline >= 0)
 		close(r->lifeline);
-	periods__free(r->periods);
+	live_hide(r);
+	serve__free(r->serve);          /* its threads gone: nothing reads the run now */
+	periods__free(r->periods);      /* the last period to the sink first */
+	if (r->push) {
+		struct push_stats st;
+		push__stats(r->push, &st);
+		if (st.queued)
+			fprintf(stderr, "cprof-attach: sending the %llu %s left to %s (5 s at most)\n",
+				(unsigned long long)st.queued, plural(st.queued, "profile", "profiles"),
+				r->o->push);
+		push__free(r->push, 5.0);
+	}
 	outfile__free(r->out);
 	sampler__free(r->sampler);
 	if (r->sig_fd >= 0)
@@ -525,7 +683,11 @@ static int start_sampler(struct run *r)
 
 int run__profile(const struct options *o, int argc, char **argv)
 {
-	struct run r = { .o = o, .sig_fd = -1, .lifeline = -1, .code = 1 };
+	struct run r = { .o = o, .sig_fd = -1, .lifeline = -1, .code = 1,
+			 .live_mu = PTHREAD_MUTEX_INITIALIZER, .live_cv = PTHREAD_COND_INITIALIZER };
+	struct timespec t0;
+	clock_gettime(CLOCK_REALTIME, &t0);
+	r.started_real = (uint64_t)t0.tv_sec * 1000000000ull + (uint64_t)t0.tv_nsec;
 	struct sampler_stats ss;
 	char name[64];
 	options__default_output(o->format, 0, name, sizeof(name));
@@ -541,6 +703,10 @@ int run__profile(const struct options *o, int argc, char **argv)
 			errorf("%s", r.err);
 			goto out;
 		}
+	}
+	if (o->listen && serve__bind(&r.serve, o, r.err, sizeof(r.err)) < 0) {
+		errorf("%s", r.err);
+		goto out;
 	}
 	/* Signals are blocked before the sampler's thread starts, so every
 	 * thread has them blocked and only the signalfds see them. */
@@ -567,7 +733,37 @@ again:
 	free(cmdline);
 	if (r.periods)
 		periods__set_seq(r.periods, r.seq);
+	if (o->push && !r.push) {
+		char comm[64] = "";
+		proc__comm(sampler__first_pid(r.sampler), sampler__first_pid(r.sampler), comm);
+		if (push__new(&r.push, o, sampler__first_pid(r.sampler), comm, r.err,
+			      sizeof(r.err)) < 0) {
+			sampler__stop(r.sampler);
+			errorf("%s", r.err);
+			goto out;
+		}
+	} else if (r.push) {
+		push__set_pid(r.push, sampler__first_pid(r.sampler));
+	}
+	if (r.periods && r.push)
+		periods__set_sink(r.periods, push__period, r.push, o->output_given);
+	else if (r.periods && o->listen && !o->output_given)
+		periods__set_sink(r.periods, NULL, NULL, 0);
+	live_show(&r);
+	if (r.serve && !r.serving) {
+		struct serve_source src = { &r, live_acquire, live_release, live_metrics };
+		if (serve__start(r.serve, &src, r.err, sizeof(r.err)) < 0) {
+			live_hide(&r);
+			sampler__stop(r.sampler);
+			errorf("%s", r.err);
+			goto out;
+		}
+		r.serving = 1;
+		fprintf(stderr, "cprof-attach: serving %s%s\n", serve__address(r.serve),
+			strncmp(serve__address(r.serve), "unix:", 5) ? "/debug/pprof/" : "");
+	}
 	wait_for_end(&r);
+	live_hide(&r);
 	sampler__stop(r.sampler);
 	if (o->pid_file && sampler__targets_exited(r.sampler) &&
 	    (!r.stop_reason || !strcmp(r.stop_reason, "target exited"))) {
@@ -616,7 +812,7 @@ again:
 			goto out;
 		}
 	}
-	if (o->period <= 0 && write_profile(&r, &ss, argc, argv) < 0)
+	if (o->period <= 0 && !served_only(o) && write_profile(&r, &ss, argc, argv) < 0)
 		goto out;
 	print_summary(&r, &ss);
 	if (o->stats)

@@ -10,6 +10,8 @@ packages=(
 	libprotobuf-c-dev protobuf-c-compiler libjansson-dev
 	libseccomp-dev                     # system call names (--dump, labels)
 	libiberty-dev                      # demangling of C++ and Rust names
+	libmicrohttpd-dev                  # --listen: the HTTP server
+	libcurl4-openssl-dev               # --push: the HTTP client
 	golang-1.19-go                     # go tool pprof: the tests read our pprof with it
 	elfutils                           # eu-stack: reference stacks in the tests
 	strace util-linux procps           # tests: a second tracer, setpriv, pgrep

@@ -22,6 +22,8 @@ struct profile_info {
 	int process_root;               /* folded, svg: the process as the root frame */
 	int weight_cpu;                 /* folded, svg: weigh by CPU time (us), not samples */
 	int syscall_leaf;               /* folded, svg, speedscope: "[syscall NAME]" leaf frames */
+	int default_cpu;                /* pprof: cpu, not wall, as the default sample type
+					   (what Go's /debug/pprof/profile gives) */
 	const struct timeline *timeline;        /* speedscope: samples in time order (or NULL);
 						   its stack ids are the frames' stack indices */
 };

@@ -227,7 +227,7 @@ static void build_head(struct builder *b, Profile *head, Profile *tail,
 	head->sample_type[2] = value_type(b, "cpu", "nanoseconds");
 	tail->period_type = value_type(b, "wall", "nanoseconds");
 	tail->period = (int64_t)info->period_ns;
-	tail->default_sample_type = string_id(b, "wall");
+	tail->default_sample_type = string_id(b, info->default_cpu ? "cpu" : "wall");
 	tail->time_nanos = (int64_t)info->start_ns;
 	tail->duration_nanos = (int64_t)info->duration_ns;
 	if (info->comment) {

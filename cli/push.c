@@ -1,0 +1,346 @@
+#include "cli/push.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util/timeutil.h"
+#include "util/xalloc.h"
+
+#define BACKOFF_MIN_S 1
+#define BACKOFF_MAX_S 60
+
+struct item {
+	char *body;                     /* gzipped pprof */
+	size_t len;
+	uint64_t from_s, until_s;       /* unix seconds */
+	pid_t pid;
+	uint64_t seq;
+};
+
+struct push {
+	char *url;                      /* .../ingest */
+	char *app;                      /* --app-name or the command's name */
+	char *labels;                   /* ",k=v,..." after the name's own */
+	char host[256];
+	int hz;
+	pid_t pid;
+	pthread_t thread;
+	int started;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct item *q;                 /* a ring of PUSH_QUEUE */
+	size_t head, n;
+	int quit;
+	uint64_t next_seq;
+	uint64_t deadline_ns;           /* quitting: give up sending then */
+	struct push_stats st;           /* under mu */
+};
+
+/* Label values as Pyroscope's name grammar takes them: no {}=, or quotes. */
+static void clean(char *s)
+{
+	for (; *s; s++)
+		if (strchr("{}=,\"\\", *s) || (unsigned char)*s < 0x20)
+			*s = '_';
+}
+
+static CURLcode init_code;
+
+static void init_curl(void)
+{
+	init_code = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+int push__new(struct push **out, const struct options *o, pid_t pid, const char *comm,
+	      char *err, size_t errlen)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, init_curl);
+	if (init_code != CURLE_OK) {
+		snprintf(err, errlen, "--push: libcurl: %s", curl_easy_strerror(init_code));
+		return -EIO;
+	}
+	struct push *p = xcalloc(1, sizeof(*p));
+	size_t ul = strlen(o->push);
+	while (ul && o->push[ul - 1] == '/')
+		ul--;
+	const char *tail = "/ingest";
+	if (ul >= 7 && !strncmp(o->push + ul - 7, "/ingest", 7))
+		tail = "";
+	p->url = xmalloc(ul + strlen(tail) + 1);
+	memcpy(p->url, o->push, ul);
+	strcpy(p->url + ul, tail);
+	p->app = xstrdup(o->app_name ? o->app_name : comm && *comm ? comm : "cprof-attach");
+	clean(p->app);
+	if (gethostname(p->host, sizeof(p->host) - 1) < 0)
+		snprintf(p->host, sizeof(p->host), "unknown");
+	clean(p->host);
+	struct strbuf sb = { 0 };
+	strbuf__addf(&sb, "%s", "");
+	for (size_t i = 0; i < o->ntags; i++)
+		strbuf__addf(&sb, ",%s", o->tags[i]);
+	p->labels = sb.s;
+	p->hz = o->hz;
+	p->pid = pid;
+	p->q = xcalloc(PUSH_QUEUE, sizeof(*p->q));
+	pthread_mutex_init(&p->mu, NULL);
+	pthread_cond_init(&p->cv, NULL);
+	*out = p;
+	return 0;
+}
+
+/* ---- the sender -------------------------------------------------------------- */
+
+static size_t discard(char *ptr, size_t size, size_t n, void *arg)
+{
+	(void)ptr;
+	(void)arg;
+	return size * n;
+}
+
+/* One POST; 0, or -1 with p->st.last_error set. */
+static int send_one(struct push *p, CURL *c, const struct item *it, long timeout_s)
+{
+	char proc[64];
+	snprintf(proc, sizeof(proc), "%d", (int)it->pid);
+	struct strbuf name = { 0 };
+	strbuf__addf(&name, "%s{host=%s,pid=%s,process=%s%s}", p->app, p->host, proc, p->app,
+		     p->labels);
+	char *ename = curl_easy_escape(c, name.s, (int)name.len);
+	struct strbuf url = { 0 };
+	strbuf__addf(&url, "%s?name=%s&from=%llu&until=%llu&format=pprof&sampleRate=%d"
+		     "&spyName=cprof-attach&units=samples&aggregationType=sum", p->url,
+		     ename ? ename : "", (unsigned long long)it->from_s,
+		     (unsigned long long)it->until_s, p->hz);
+	curl_free(ename);
+	strbuf__free(&name);
+	/* The three sample types named for the store: wall time is the
+	 * profile's point (what fgprof gives), cpu time beside it. */
+	static const char types[] =
+		"{\"wall\":{\"units\":\"nanoseconds\",\"aggregation\":\"sum\",\"display-name\":\"wall\","
+		"\"sampled\":true},"
+		"\"cpu\":{\"units\":\"nanoseconds\",\"aggregation\":\"sum\",\"display-name\":\"cpu\","
+		"\"sampled\":true},"
+		"\"samples\":{\"units\":\"samples\",\"aggregation\":\"sum\",\"display-name\":\"samples\","
+		"\"sampled\":true}}";
+	curl_mime *mime = curl_mime_init(c);
+	curl_mimepart *part = curl_mime_addpart(mime);
+	curl_mime_name(part, "profile");
+	curl_mime_filename(part, "profile.pprof");
+	curl_mime_type(part, "application/octet-stream");
+	curl_mime_data(part, it->body, it->len);
+	part = curl_mime_addpart(mime);
+	curl_mime_name(part, "sample_type_config");
+	curl_mime_filename(part, "sample_type_config.json");
+	curl_mime_type(part, "application/json");
+	curl_mime_data(part, types, CURL_ZERO_TERMINATED);
+	curl_easy_reset(c);
+	curl_easy_setopt(c, CURLOPT_URL, url.s);
+	curl_easy_setopt(c, CURLOPT_MIMEPOST, mime);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 5L);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT, timeout_s);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
+	curl_easy_setopt(c, CURLOPT_USERAGENT, "cprof-attach/" CPROF_VERSION);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	char cerr[CURL_ERROR_SIZE] = "";
+	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, cerr);
+	CURLcode rc = curl_easy_perform(c);
+	long code = 0;
+	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+	curl_mime_free(mime);
+	strbuf__free(&url);
+	pthread_mutex_lock(&p->mu);
+	p->st.last_code = code;
+	int ok = rc == CURLE_OK && code >= 200 && code < 300;
+	if (!ok)
+		snprintf(p->st.last_error, sizeof(p->st.last_error), "%s",
+			 rc != CURLE_OK ? (cerr[0] ? cerr : curl_easy_strerror(rc)) :
+			 code ? "the server answered with an error" : "no answer");
+	if (!ok && rc == CURLE_OK)
+		snprintf(p->st.last_error, sizeof(p->st.last_error), "HTTP %ld", code);
+	pthread_mutex_unlock(&p->mu);
+	return ok ? 0 : -1;
+}
+
+static void *sender(void *arg)
+{
+	struct push *p = arg;
+	CURL *c = curl_easy_init();
+	unsigned backoff = 0;
+	uint64_t retry_at = 0;          /* CLOCK_MONOTONIC: after a failure, not before */
+	pthread_mutex_lock(&p->mu);
+	for (;;) {
+		while (!p->n && !p->quit)
+			pthread_cond_wait(&p->cv, &p->mu);
+		if (!p->n || (p->quit && now_ns() >= p->deadline_ns))
+			break;
+		if (!p->quit && now_ns() < retry_at) {
+			uint64_t wait = retry_at - now_ns();
+			struct timespec ts;
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_sec += (time_t)(wait / 1000000000ull);
+			ts.tv_nsec += (long)(wait % 1000000000ull);
+			if (ts.tv_nsec >= 1000000000) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000;
+			}
+			pthread_cond_timedwait(&p->cv, &p->mu, &ts);
+			continue;
+		}
+		struct item it = p->q[p->head];
+		it.body = xmalloc(it.len);      /* a copy: the ring may drop the original */
+		memcpy(it.body, p->q[p->head].body, it.len);
+		long timeout = 30;
+		if (p->quit) {                  /* the end: what is left of the grace */
+			uint64_t left = p->deadline_ns - now_ns();
+			timeout = left > 30000000000ull ? 30 : (long)(left / 1000000000ull) + 1;
+		}
+		pthread_mutex_unlock(&p->mu);
+		int r = c ? send_one(p, c, &it, timeout) : -1;
+		pthread_mutex_lock(&p->mu);
+		/* Sent or not, the head may have been dropped meanwhile (the
+		 * queue overflowed): only take it out if it is still this one. */
+		if (r == 0) {
+			p->st.sent++;
+			p->st.bytes_sent += it.len;
+			if (p->n && p->q[p->head].seq == it.seq) {
+				free(p->q[p->head].body);
+				p->st.queued_bytes -= p->q[p->head].len;
+				p->head = (p->head + 1) % PUSH_QUEUE;
+				p->n--;
+			}
+			backoff = 0;
+		} else {
+			p->st.failed++;
+			free(it.body);
+			if (p->quit)            /* the end: one try each, no waiting */
+				break;
+			backoff = backoff ? (backoff * 2 > BACKOFF_MAX_S ? BACKOFF_MAX_S : backoff * 2) :
+				  BACKOFF_MIN_S;
+			retry_at = now_ns() + backoff * 1000000000ull;
+			continue;
+		}
+		p->st.queued = p->n;
+		free(it.body);
+	}
+	pthread_mutex_unlock(&p->mu);
+	if (c)
+		curl_easy_cleanup(c);
+	return NULL;
+}
+
+/* ---- the queue --------------------------------------------------------------- */
+
+void push__period(void *arg, const struct frames *fr, const struct profile_info *info)
+{
+	struct push *p = arg;
+	char err[256];
+	int fd = memfd_create("cprof-push", MFD_CLOEXEC);
+	if (fd < 0)
+		return;
+	struct item it = { 0 };
+	off_t size = -1;
+	if (pprof__write(fd, fr, info, err, sizeof(err)) == 0)
+		size = lseek(fd, 0, SEEK_END);
+	if (size > 0) {
+		it.len = (size_t)size;
+		it.body = xmalloc(it.len);
+		if (pread(fd, it.body, it.len, 0) != (ssize_t)it.len) {
+			free(it.body);
+			it.body = NULL;
+		}
+	}
+	close(fd);
+	if (!it.body)
+		return;
+	it.from_s = info->start_ns / 1000000000ull;
+	it.until_s = (info->start_ns + info->duration_ns + 999999999ull) / 1000000000ull;
+	pthread_mutex_lock(&p->mu);
+	it.pid = p->pid;
+	it.seq = p->next_seq++;
+	if (!p->started) {
+		sigset_t pipe, old;
+		sigemptyset(&pipe);
+		sigaddset(&pipe, SIGPIPE);
+		pthread_sigmask(SIG_BLOCK, &pipe, &old);
+		p->started = pthread_create(&p->thread, NULL, sender, p) == 0;
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
+	while (p->n && (p->n == PUSH_QUEUE || p->st.queued_bytes + it.len > PUSH_QUEUE_BYTES)) {
+		free(p->q[p->head].body);
+		p->st.queued_bytes -= p->q[p->head].len;
+		p->head = (p->head + 1) % PUSH_QUEUE;
+		p->n--;
+		p->st.dropped++;
+	}
+	p->q[(p->head + p->n) % PUSH_QUEUE] = it;
+	p->n++;
+	p->st.queued = p->n;
+	p->st.queued_bytes += it.len;
+	pthread_cond_broadcast(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+}
+
+void push__set_pid(struct push *p, pid_t pid)
+{
+	pthread_mutex_lock(&p->mu);
+	p->pid = pid;
+	pthread_mutex_unlock(&p->mu);
+}
+
+void push__stats(struct push *p, struct push_stats *out)
+{
+	pthread_mutex_lock(&p->mu);
+	*out = p->st;
+	pthread_mutex_unlock(&p->mu);
+}
+
+void push__metrics(struct push *p, struct strbuf *sb)
+{
+	struct push_stats st;
+	push__stats(p, &st);
+	strbuf__addf(sb,
+		"# HELP cprof_pushes_total Profiles sent to --push, by result (dropped: the "
+		"queue was full).\n# TYPE cprof_pushes_total counter\n"
+		"cprof_pushes_total{result=\"sent\"} %llu\n"
+		"cprof_pushes_total{result=\"failed\"} %llu\n"
+		"cprof_pushes_total{result=\"dropped\"} %llu\n"
+		"# HELP cprof_push_queue_profiles Profiles waiting to be sent.\n"
+		"# TYPE cprof_push_queue_profiles gauge\ncprof_push_queue_profiles %llu\n"
+		"# HELP cprof_push_queue_bytes Bytes waiting to be sent.\n"
+		"# TYPE cprof_push_queue_bytes gauge\ncprof_push_queue_bytes %llu\n",
+		(unsigned long long)st.sent, (unsigned long long)st.failed,
+		(unsigned long long)st.dropped, (unsigned long long)st.queued,
+		(unsigned long long)st.queued_bytes);
+}
+
+void push__free(struct push *p, double grace_s)
+{
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->mu);
+	p->quit = 1;
+	p->deadline_ns = now_ns() + (uint64_t)(grace_s * 1e9);
+	pthread_cond_broadcast(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+	if (p->started)
+		pthread_join(p->thread, NULL);
+	for (size_t i = 0; i < p->n; i++)
+		free(p->q[(p->head + i) % PUSH_QUEUE].body);
+	free(p->q);
+	free(p->url);
+	free(p->app);
+	free(p->labels);
+	pthread_mutex_destroy(&p->mu);
+	pthread_cond_destroy(&p->cv);
+	free(p);
+}

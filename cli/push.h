@@ -1,0 +1,52 @@
+/* push: --push URL, each period sent to a Pyroscope-compatible server
+ * (POST URL/ingest, format=pprof, the profile as the multipart field
+ * "profile", as Pyroscope's HTTP API documents), with libcurl.
+ *
+ * The sampler never waits for the server: a period is encoded to pprof on
+ * the periods' writer thread and queued (at most PUSH_QUEUE profiles and
+ * PUSH_QUEUE_BYTES bytes; past that the oldest is dropped and counted); a
+ * thread of its own sends them in order, a failed send retried with a
+ * backoff from 1 s doubling to 60 s, the queue filling meanwhile. */
+#ifndef CPROF_CLI_PUSH_H
+#define CPROF_CLI_PUSH_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "cli/options.h"
+#include "output/frames.h"
+#include "output/output.h"
+#include "util/strbuf.h"
+
+#define PUSH_QUEUE 360                  /* an hour of 10 s periods */
+#define PUSH_QUEUE_BYTES (64u << 20)
+
+struct push_stats {
+	uint64_t sent, failed, dropped; /* profiles sent; sends that failed; dropped unsent */
+	uint64_t queued, queued_bytes;  /* waiting now */
+	uint64_t bytes_sent;
+	long last_code;                 /* the last answer's HTTP code (0: none) */
+	char last_error[256];
+};
+
+struct push;
+
+/* PID and COMM name the profiles (labels pid and process; the name is
+ * --app-name or COMM).  0, or -errno with ERR. */
+int push__new(struct push **out, const struct options *o, pid_t pid, const char *comm,
+	      char *err, size_t errlen);
+
+/* A period (a periods_sink: any thread). */
+void push__period(void *push, const struct frames *fr, const struct profile_info *info);
+
+/* The next profiles are of PID (--pid-file: a new process). */
+void push__set_pid(struct push *p, pid_t pid);
+
+void push__stats(struct push *p, struct push_stats *out);
+void push__metrics(struct push *p, struct strbuf *sb);
+
+/* Sends what is queued for up to GRACE_S seconds more, then stops;
+ * accepts NULL. */
+void push__free(struct push *p, double grace_s);
+
+#endif

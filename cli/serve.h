@@ -1,0 +1,63 @@
+/* serve: --listen, the profiler as an HTTP server while sampling runs for
+ * ever, scraped like a Go service (Go's net/http/pprof and fgprof's paths):
+ *
+ *   /debug/fgprof?seconds=N[&format=pprof|folded|svg]   the next N seconds
+ *   /debug/fgprof?last=N, ?from=T&to=T                  the recent past
+ *                                                       (the flight recorder)
+ *   /debug/pprof/profile?seconds=N                      the same, cpu as the
+ *                                                       default sample type
+ *   /debug/pprof/goroutine?debug=2                      every thread's stack
+ *                                                       now, as --dump prints
+ *   /debug/pprof/                                       an index page
+ *   /metrics                                            the profiler's health
+ *                                                       (Prometheus' text format)
+ *
+ * libmicrohttpd parses HTTP (one thread per connection, at most
+ * SERVE_CONNECTIONS at once, idle ones closed after SERVE_IDLE_S); the
+ * profiles come from cli/periods.h's asks, so a request never touches the
+ * target: it waits for the sampler's loop to cut its window.  Nothing a
+ * client sends reaches the target. */
+#ifndef CPROF_CLI_SERVE_H
+#define CPROF_CLI_SERVE_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "cli/options.h"
+#include "cli/periods.h"
+#include "util/strbuf.h"
+
+#define SERVE_CONNECTIONS 32
+#define SERVE_IDLE_S 30
+#define SERVE_MAX_SECONDS 600           /* the longest window asked for */
+
+/* What the server serves, from the run (cli/run.c): the periods of the
+ * process sampled now (NULL between two processes of --pid-file), held
+ * until released, and the run's own lines of /metrics. */
+struct serve_source {
+	void *arg;
+	struct periods *(*acquire)(void *arg);
+	void (*release)(void *arg, struct periods *p);
+	void (*metrics)(void *arg, struct strbuf *sb);
+};
+
+struct serve;
+
+/* Parses and binds --listen (before anything is attached: a port in use or
+ * a bad address is the run's one-line error).  0, or -errno with ERR. */
+int serve__bind(struct serve **out, const struct options *o, char *err, size_t errlen);
+
+/* Starts serving (threads: call it where threads may start). */
+int serve__start(struct serve *s, const struct serve_source *src, char *err, size_t errlen);
+
+/* "http://127.0.0.1:6060" or "unix:/run/x.sock": where it listens. */
+const char *serve__address(const struct serve *s);
+
+/* Its own lines of /metrics (requests by path and code). */
+void serve__metrics(struct serve *s, struct strbuf *sb);
+
+/* Stops (every request answered or closed), removes a unix socket it made;
+ * accepts NULL. */
+void serve__free(struct serve *s);
+
+#endif
