@@ -394,10 +394,12 @@ static int asks_ready(struct periods *p, uint64_t now, uint64_t *next_due)
 	int ready = 0;
 	pthread_mutex_lock(&p->mu);
 	for (struct ask *a = p->asks; a; a = a->next) {
-		if (a->gone || a->state == ASK_QUEUED || (a->state == ASK_RUNNING && a->due <= now))
+		uint64_t at = a->state == ASK_RUNNING ? a->due : a->state == ASK_QUEUED || a->gone ?
+			      now : UINT64_MAX;
+		if (at <= now)
 			ready = 1;
-		else if (a->state == ASK_RUNNING && a->due < *next_due)
-			*next_due = a->due;
+		if (at < *next_due)
+			*next_due = at;     /* due already: 0 ms, at once */
 	}
 	pthread_mutex_unlock(&p->mu);
 	return ready;
@@ -472,6 +474,7 @@ static void serve_asks(struct periods *p)
 			a->info = info;
 			a->err = err;
 			a->state = ASK_DONE;
+			p->st.asks += !err;
 		}
 		pthread_cond_broadcast(&p->asked);
 		pthread_mutex_unlock(&p->mu);

@@ -39,6 +39,7 @@ typedef int (*periods_writer)(int fd, const struct frames *fr, const struct prof
 struct periods_stats {
 	uint64_t periods;               /* profiles made for periods */
 	uint64_t dumps;                 /* ... for SIGUSR1 (the history) */
+	uint64_t asks;                  /* ... for periods__ask (the HTTP server) */
 	uint64_t written, failed, dropped;      /* files: written, not written, dropped unwritten */
 	uint64_t slices;
 	uint64_t history_slices, history_bytes; /* kept now */

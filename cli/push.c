@@ -323,7 +323,7 @@ void push__metrics(struct push *p, struct strbuf *sb)
 		(unsigned long long)st.queued_bytes);
 }
 
-void push__free(struct push *p, double grace_s)
+void push__free(struct push *p, double grace_s, struct push_stats *final)
 {
 	if (!p)
 		return;
@@ -334,6 +334,9 @@ void push__free(struct push *p, double grace_s)
 	pthread_mutex_unlock(&p->mu);
 	if (p->started)
 		pthread_join(p->thread, NULL);
+	p->st.queued = p->n;
+	if (final)
+		*final = p->st;
 	for (size_t i = 0; i < p->n; i++)
 		free(p->q[(p->head + i) % PUSH_QUEUE].body);
 	free(p->q);

@@ -45,8 +45,8 @@ void push__set_pid(struct push *p, pid_t pid);
 void push__stats(struct push *p, struct push_stats *out);
 void push__metrics(struct push *p, struct strbuf *sb);
 
-/* Sends what is queued for up to GRACE_S seconds more, then stops;
- * accepts NULL. */
-void push__free(struct push *p, double grace_s);
+/* Sends what is queued for up to GRACE_S seconds more, then stops; the
+ * final figures to FINAL (may be NULL).  Accepts NULL. */
+void push__free(struct push *p, double grace_s, struct push_stats *final);
 
 #endif

@@ -53,6 +53,7 @@ struct run {
 	unsigned restarts;              /* --pid-file: processes that followed the first */
 	struct serve *serve;            /* --listen (cli/serve.h) */
 	struct push *push;              /* --push (cli/push.h) */
+	struct push_stats pushed;       /* its figures once it has ended */
 	/* What the server's threads see of the run: the periods and the
 	 * sampler while they sample (NULL between two processes), and how
 	 * many of those threads hold them. */
@@ -335,8 +336,10 @@ static void live_metrics(void *arg, struct strbuf *sb)
 	       to > from ? (double)(to - from) / 1e9 : 0);
 	metric(sb, "cprof_history_bytes", "gauge", "Memory of the flight recorder's counts.",
 	       (double)ps.history_bytes);
+	pthread_mutex_lock(&r->live_mu);
 	if (r->push)
 		push__metrics(r->push, sb);
+	pthread_mutex_unlock(&r->live_mu);
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
 	metric(sb, "process_cpu_seconds_total", "counter", "The profiler's CPU time (user and "
@@ -536,6 +539,17 @@ static void print_summary(const struct run *r, const struct sampler_stats *ss)
 			(unsigned long long)ps.written, plural(ps.written, "file", "files"),
 			(unsigned long long)ps.failed, (unsigned long long)ps.dropped, ps.name_ms_max);
 	}
+	if (r->serving)
+		fprintf(stderr, "cprof-attach: served %llu %s on %s\n", (unsigned long long)ps.asks,
+			plural(ps.asks, "profile", "profiles"), serve__address(r->serve));
+	if (r->o->push)
+		fprintf(stderr, "cprof-attach: pushed %llu %s to %s: %llu %s failed (retried), %llu "
+			"dropped (the queue was full), %llu left unsent%s%s\n",
+			(unsigned long long)r->pushed.sent, plural(r->pushed.sent, "profile", "profiles"),
+			r->o->push, (unsigned long long)r->pushed.failed,
+			plural(r->pushed.failed, "send", "sends"), (unsigned long long)r->pushed.dropped,
+			(unsigned long long)r->pushed.queued, r->pushed.last_error[0] ? "; last error: " : "",
+			r->pushed.last_error);
 	if (r->restarts)
 		fprintf(stderr, "cprof-attach: %u processes followed through %s; the numbers below "
 			"are the last one's\n", r->restarts + 1, r->o->pid_file);
@@ -620,6 +634,23 @@ static int child_status(struct run *r)
 	return 1;
 }
 
+/* Sends what is left (5 s at most) and keeps the figures. */
+static void end_push(struct run *r)
+{
+	pthread_mutex_lock(&r->live_mu);        /* /metrics reads it */
+	struct push *p = r->push;
+	r->push = NULL;
+	pthread_mutex_unlock(&r->live_mu);
+	if (!p)
+		return;
+	push__stats(p, &r->pushed);
+	if (r->pushed.queued)
+		fprintf(stderr, "cprof-attach: sending the %llu %s left to %s (5 s at most)\n",
+			(unsigned long long)r->pushed.queued,
+			plural(r->pushed.queued, "profile", "profiles"), r->o->push);
+	push__free(p, 5.0, &r->pushed);
+}
+
 static void run_free(struct run *r)
 {
 	if (r->lifeline >= 0)
@@ -627,15 +658,7 @@ static void run_free(struct run *r)
 	live_hide(r);
 	serve__free(r->serve);          /* its threads gone: nothing reads the run now */
 	periods__free(r->periods);      /* the last period to the sink first */
-	if (r->push) {
-		struct push_stats st;
-		push__stats(r->push, &st);
-		if (st.queued)
-			fprintf(stderr, "cprof-attach: sending the %llu %s left to %s (5 s at most)\n",
-				(unsigned long long)st.queued, plural(st.queued, "profile", "profiles"),
-				r->o->push);
-		push__free(r->push, 5.0);
-	}
+	end_push(r);
 	outfile__free(r->out);
 	sampler__free(r->sampler);
 	if (r->sig_fd >= 0)
@@ -801,6 +824,7 @@ again:
 	sampler__stats(r.sampler, &ss);
 	if (r.periods)
 		periods__finish(r.periods);
+	end_push(&r);
 	/* With --period the periods' files are the profile; with --history
 	 * alone the whole run's goes to the pattern's next name. */
 	if (r.periods && o->period <= 0 && o->output && periods__is_pattern(o->output)) {

@@ -142,6 +142,17 @@ ifneq ($(wildcard $(GO_BIN)),)
 TEST_BINS += tests/bin/gounwind-ext tests/bin/gounwind-ext-sw tests/bin/goalloc tests/bin/goalloc-sw
 endif
 
+# Go programs built as they are, one directory each (tests/targets/NAME/):
+# pyroreceiver, a stand-in for Pyroscope's ingest API (tests/t_serve.sh).
+GO_PLAIN := pyroreceiver
+$(GO_PLAIN:%=tests/bin/%): tests/bin/%: tests/targets/%/main.go tests/tests.mk
+	@mkdir -p tests/bin build/go
+	@echo "  GO      $<"
+	$(Q)$(GO_ENV) $(GO_BIN) build -o $@ $<
+ifneq ($(wildcard $(GO_BIN)),)
+TEST_BINS += $(GO_PLAIN:%=tests/bin/%)
+endif
+
 # The goroutine view (tests/t_goroutines.sh): a known split of goroutines,
 # built normally (DWARF says where the goroutines are) and with -w (none).
 tests/bin/goroutines: tests/targets/goroutines/main.go tests/tests.mk

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Issue 23: --push, each period sent to a Pyroscope-compatible /ingest.
+# No Pyroscope server installs on these machines: tests/bin/pyroreceiver
+# (Go's net/http) checks each request against Pyroscope's documented HTTP
+# API and keeps the profile, which Go's own pprof reader then reads.
+#   1. a store that refuses the first request (503): retried, every period
+#      arrives, named APP{host,pid,process,tags}, from/until of its period,
+#      a known split (a third each) in each profile;
+#   2. a store that is down (nothing listens): the periods' files are still
+#      written, one per period, the run ends on time, the summary counts
+#      the failures; /metrics shows them;
+#   3. bad --push, --tag and --app-name refused before anything attaches.
+. "$(dirname "$0")/lib.sh"
+
+if [ ! -x "$BIN/pyroreceiver" ] || ! have_pprof; then
+	skip "push: tests/bin/pyroreceiver or go tool pprof missing (Go 1.19 not installed)"
+	done_testing
+	exit 0
+fi
+
+# --- 1. a store that fails once -------------------------------------------------
+mkdir -p "$TMP/rx"
+"$BIN/pyroreceiver" "$TMP/rx.ready" "$TMP/rx" 1 &
+PIDS+=("$!")
+if wait_until 10 file_ready "$TMP/rx.ready" && start_target wallclock; then
+	pid=$TARGET_PID
+	store=$(cat "$TMP/rx.ready")
+	prof "$TMP/push" "$pid" --push "$store" --period 1s --duration 3.5 --app-name demo.app \
+		--tag env=ci --tag region=eu-1
+	DETAIL="exit $PROF_RC: $(tail -n 4 "$TMP/push.err")" check "push: exit 0" "[ '$PROF_RC' = 0 ]"
+	n=$(ls "$TMP/rx" | grep -c '\.pprof$')
+	DETAIL="$n received; errors: $(head -c 300 "$TMP/rx/errors" 2>/dev/null)" \
+		check "push: every period arrives (4: 3 whole and the last part), the refused one retried" \
+		"[ '$n' = 4 ] && [ ! -s '$TMP/rx/errors' ]"
+	check "push: the summary says so (4 pushed, 1 send failed)" \
+		"grep -qE '^cprof-attach: pushed 4 profiles to .*: 1 send failed \\(retried\\), 0 dropped' '$TMP/push.err'"
+	check "push: no file written without -o" "[ -z \"\$(ls '$CWD')\" ] && ! ls cprof-$pid.* >/dev/null 2>&1"
+	q=$(cat "$TMP/rx/0.query" 2>/dev/null)
+	name=$(printf '%b' "$(echo "$q" | sed -nE 's/.*name=([^&]*).*/\1/p' | sed 's/%/\\x/g')")
+	host=$(hostname)
+	DETAIL="name '$name'" check "push: named APP{host,pid,process,tags}" \
+		"[ '$name' = 'demo.app{host=$host,pid=$pid,process=demo.app,env=ci,region=eu-1}' ]"
+	check "push: format=pprof, sampleRate=99, spyName" \
+		"echo '$q' | grep -q 'format=pprof' && echo '$q' | grep -q 'sampleRate=99' && echo '$q' | grep -q 'spyName=cprof-attach'"
+	f1=$(echo "$(cat "$TMP/rx/1.query")" | sed -nE 's/.*from=([0-9]+).*/\1/p')
+	u1=$(echo "$(cat "$TMP/rx/1.query")" | sed -nE 's/.*until=([0-9]+).*/\1/p')
+	now=$(date +%s)
+	DETAIL="from $f1 until $u1, now $now" check "push: from/until are the period's (1-2 s apart, this minute)" \
+		"[ \$(($u1 - $f1)) -ge 1 ] && [ \$(($u1 - $f1)) -le 2 ] && [ \$(($now - $f1)) -lt 60 ]"
+	bad=
+	for i in 0 1 2; do
+		pprof_top "$TMP/rx/$i.pprof" >"$TMP/top.$i"
+		for fn in burn_cpu clock_nanosleep; do
+			v=$(awk -v f="$fn" '$NF == f { v = $2; sub(/%$/, "", v); print v; exit }' "$TMP/top.$i")
+			within "${v:-0}" 33.3 12 || bad="$bad $i:$fn=$v%"
+		done
+	done
+	DETAIL="$bad" check "push: go tool pprof reads each profile sent: a third each (+-12)" "[ -z '$bad' ]"
+	check_unharmed push "$pid" 3
+	stop_target "$pid"
+fi
+
+# --- 2. a store that is down ---------------------------------------------------------
+if start_target wallclock; then
+	pid=$TARGET_PID
+	mkdir -p "$TMP/down"
+	t0=$(date +%s%N)
+	prof_bg "$TMP/down" "$pid" --push http://127.0.0.1:1 --period 0.5s --duration 3.2 \
+		-o "$TMP/down/d-%n.folded" --listen 127.0.0.1:0
+	wait_until 10 grep -q '^cprof-attach: serving' "$TMP/down.err"
+	url=$(sed -nE 's,^cprof-attach: serving (http://[^ ]+)/debug/pprof/$,\1,p' "$TMP/down.err")
+	_failed_metric() { curl -s "$url/metrics" | grep -qE '^cprof_pushes_total\{result="failed"\} [1-9]'; }
+	if command -v curl >/dev/null; then
+		DETAIL="$(curl -s "$url/metrics" | grep push)" \
+			check "store down: /metrics counts the failed sends and the queue" wait_until 5 _failed_metric
+	fi
+	prof_wait 20
+	t1=$(date +%s%N)
+	ms=$(((t1 - t0) / 1000000))
+	DETAIL="exit $PROF_RC: $(tail -n 4 "$TMP/down.err")" check "store down: exit 0" "[ '$PROF_RC' = 0 ]"
+	files=$(ls "$TMP/down" | grep -c '\.folded$')
+	DETAIL="$files files" check "store down: the files of every period are written (7)" "[ '$files' = 7 ]"
+	DETAIL="$ms ms" check "store down: the run ends within 5 s of its duration" "[ '$ms' -lt 8500 ]"
+	check "store down: the summary counts the failures and the profiles left" \
+		"grep -qE '^cprof-attach: pushed 0 profiles to http://127.0.0.1:1: [1-9][0-9]* sends? failed \\(retried\\), 0 dropped \\(the queue was full\\), [1-9][0-9]* left unsent' '$TMP/down.err'"
+	check_unharmed down "$pid" 3
+
+	# --- 3. refused before anything attaches ------------------------------------------
+	expect_error "--push ftp://" "http:// or https://" "" "$pid" -- "$CPROF" "$pid" --push ftp://x/
+	expect_error "--tag without =" "KEY=VALUE" "" "$pid" -- "$CPROF" "$pid" --push http://127.0.0.1:1 --tag env
+	expect_error "--tag with a brace" "KEY=VALUE" "" "$pid" -- "$CPROF" "$pid" --push http://127.0.0.1:1 --tag 'env=a}b'
+	expect_error "--app-name with a comma" "app-name" "" "$pid" -- "$CPROF" "$pid" --push http://127.0.0.1:1 --app-name a,b
+	expect_error "--tag without --push" "needs --push" "" "$pid" -- "$CPROF" "$pid" --tag env=x
+	expect_error "--push with --dump" "not with --dump" "" "$pid" -- "$CPROF" "$pid" --push http://127.0.0.1:1 --dump
+	stop_target "$pid"
+fi
+
+done_testing

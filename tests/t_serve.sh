@@ -1,0 +1,300 @@
+#!/usr/bin/env bash
+# Issue 23: --listen, the profiler scraped like a Go service.
+#   1. the window of a period file, asked for again over HTTP (?from&to):
+#      the same samples, exactly (both are the same slices);
+#   2. real clients: `go tool pprof` reading /debug/fgprof?seconds=2 (wall:
+#      a third each on wallclock) and /debug/pprof/profile (cpu the default
+#      type: burn_cpu nearly all of it); curl for folded and the past
+#      (?last=N); three requests at once each get their own window;
+#   3. /debug/pprof/goroutine?debug=2: every thread's stack now;
+#   4. a client that leaves costs nothing: counted in /metrics, sampling
+#      goes on;
+#   5. bad requests: 404, 400s (bad numbers, formats, windows), 405, a
+#      malformed request line; nothing reaches the target;
+#   6. /metrics: promtool check metrics; Prometheus itself (Debian's
+#      package, on 127.0.0.1) scrapes it and answers a query for it;
+#   7. the index page and the last minute's flame graph, in headless
+#      Chromium;
+#   8. security: --listen-token-file (401 without, with a wrong token; 200
+#      with it), unix:PATH made 0600, a non-loopback address warned about;
+#   9. bad --listen values and combinations refused before anything
+#      attaches (a port in use, a bad address, options without --listen);
+#  10. the end: SIGINT, exit 0, "served N profiles", the target untraced,
+#      the unix socket removed.
+. "$(dirname "$0")/lib.sh"
+
+if ! command -v curl >/dev/null; then
+	skip "serve: curl is not installed"
+	done_testing
+	exit 0
+fi
+
+# serving_url ERRFILE: the address the profiler said it serves on.
+serving_url() { sed -nE 's,^cprof-attach: serving (http://[^ ]+)/debug/pprof/$,\1,p' "$1" | head -n 1; }
+_serving() { [ -n "$(serving_url "$1")" ] || grep -q '^cprof-attach: serving unix:' "$1"; }
+# http_code URL [CURL ARGS...]: the HTTP status of a GET.
+http_code() { local u=$1; shift; curl -s -o /dev/null -w '%{http_code}' "$@" "$u"; }
+# raw_total FILE: the samples of a pprof file (go tool pprof -raw).
+raw_total() { pprof_raw "$1" | awk '/^Samples:/ { s = 1; next } /^Locations/ { s = 0 } s && $1 ~ /^[0-9]+$/ { n += $1 } END { print n + 0 }'; }
+# top_pct OUTPUT FUNC: FUNC's flat% in `go tool pprof -top` OUTPUT.
+top_pct() { awk -v f="$2" '$NF == f { v = $2; sub(/%$/, "", v); print v; exit }' "$1"; }
+share() { pct "$(folded_count "$1" "(^|;)$2(;|\$)")" "$(folded_total "$1")"; }
+metric_value() { curl -s "$1/metrics" | awk -v m="$2" '$1 == m { print $2; exit }'; }
+
+export PPROF_TMPDIR=$TMP/pprof-home
+
+if start_target wallclock; then
+	pid=$TARGET_PID
+	mkdir -p "$TMP/f"
+	prof_bg "$TMP/serve" "$pid" --listen 127.0.0.1:0 --period 2s -o "$TMP/f/w-%n.pprof"
+	wait_until 10 _serving "$TMP/serve.err"
+	URL=$(serving_url "$TMP/serve.err")
+	DETAIL="$(head -c 300 "$TMP/serve.err")" check "serve: says where it serves (http://127.0.0.1:PORT/debug/pprof/)" "[ -n '$URL' ]"
+	URL=${URL:-http://127.0.0.1:1}
+
+	# --- 1. a period file's window, asked again ---------------------------------
+	if have_pprof && wait_until 10 file_ready "$TMP/f/w-0.pprof"; then
+		t0=$(pprof_raw "$TMP/f/w-0.pprof" | sed -n 's/^Time: //p')
+		s0=$(date -d "${t0% UTC}" +%s.%N 2>/dev/null)
+		a=$(awk -v s="$s0" 'BEGIN { printf "%.3f", s + 0.5 }')
+		b=$(awk -v s="$s0" 'BEGIN { printf "%.3f", s + 1.5 }')
+		curl -s -o "$TMP/win.pprof" "$URL/debug/fgprof?from=$a&to=$b"
+		n_file=$(raw_total "$TMP/f/w-0.pprof")
+		n_http=$(raw_total "$TMP/win.pprof")
+		DETAIL="file $n_file samples, http $n_http (from $a to $b; time $t0)" \
+			check "window: ?from&to of period 0 has exactly the period file's samples" \
+			"[ '$n_file' -gt 100 ] && [ '$n_file' = '$n_http' ]"
+		pprof_top "$TMP/f/w-0.pprof" >"$TMP/top.file"
+		pprof_top "$TMP/win.pprof" >"$TMP/top.http"
+		bad=
+		for fn in burn_cpu clock_nanosleep; do
+			x=$(top_pct "$TMP/top.file" "$fn")
+			y=$(top_pct "$TMP/top.http" "$fn")
+			within "${x:-0}" "${y:-100}" 3 || bad="$bad $fn: file $x% http $y%"
+		done
+		DETAIL="$bad" check "window: served shares match the file's (+-3 points)" "[ -z '$bad' ]"
+	fi
+
+	# --- 2. real clients --------------------------------------------------------------
+	if have_pprof; then
+		"$GO" tool pprof -top "$URL/debug/fgprof?seconds=2" >"$TMP/gotop.out" 2>&1
+		bad=
+		for fn in burn_cpu clock_nanosleep; do
+			v=$(top_pct "$TMP/gotop.out" "$fn")
+			within "${v:-0}" 33.3 8 || bad="$bad $fn=$v%"
+		done
+		DETAIL="$bad; $(head -c 400 "$TMP/gotop.out")" \
+			check "go tool pprof reads /debug/fgprof?seconds=2: wall time, a third each (+-8)" \
+			"[ -z '$bad' ] && grep -q '^Type: wall' '$TMP/gotop.out'"
+		DETAIL="$(grep -E '^(Duration|Type)' "$TMP/gotop.out")" \
+			check "go tool pprof: the window lasts the 2 s asked for" \
+			"grep -qE '^Duration: (2(\\.0[0-9]*)?s|1\\.9[0-9]*s)' '$TMP/gotop.out'"
+		"$GO" tool pprof -top "$URL/debug/pprof/profile?seconds=1" >"$TMP/cputop.out" 2>&1
+		v=$(top_pct "$TMP/cputop.out" burn_cpu)
+		DETAIL="burn_cpu $v%; $(head -c 300 "$TMP/cputop.out")" \
+			check "go tool pprof reads /debug/pprof/profile: cpu is the default type, burn_cpu >= 80%" \
+			"grep -q '^Type: cpu' '$TMP/cputop.out' && ge '${v:-0}' 80"
+	fi
+	curl -s -o "$TMP/w.folded" "$URL/debug/fgprof?seconds=1&format=folded"
+	s=$(share "$TMP/w.folded" burn_cpu)
+	DETAIL="burn_cpu $s%, $(folded_total "$TMP/w.folded") samples" \
+		check "format=folded: a third burn_cpu (+-10)" "within '$s' 33.3 10"
+	curl -s -o "$TMP/last.folded" "$URL/debug/fgprof?last=3&format=folded"
+	n=$(folded_total "$TMP/last.folded")
+	DETAIL="$n samples" check "?last=3: the last 3 s from the flight recorder, at once (~900 samples)" \
+		"[ '$n' -ge 700 ] && [ '$n' -le 1300 ]"
+	cpids=()
+	for i in 1 2 3; do
+		curl -s -m 20 -o "$TMP/c$i.folded" "$URL/debug/fgprof?seconds=2&format=folded" &
+		cpids+=("$!")
+	done
+	wait "${cpids[@]}"
+	bad=
+	for i in 1 2 3; do
+		n=$(folded_total "$TMP/c$i.folded")
+		within "$n" 594 60 || bad="$bad c$i=$n"
+	done
+	DETAIL="$bad" check "three requests at once: each its own 2 s window (594 samples +-60)" "[ -z '$bad' ]"
+
+	# --- 3. every thread's stack now -------------------------------------------------
+	curl -s -o "$TMP/dump.txt" "$URL/debug/pprof/goroutine?debug=2"
+	DETAIL="$(head -c 400 "$TMP/dump.txt")" \
+		check "goroutine?debug=2: the 3 threads' stacks, as --dump prints them" \
+		"[ \"\$(grep -c '^Thread ' '$TMP/dump.txt')\" = 3 ] && grep -q burn_cpu '$TMP/dump.txt' && grep -q 'in clock_nanosleep()' '$TMP/dump.txt'"
+
+	# --- 4. a client that leaves ---------------------------------------------------
+	curl -s -m 1 -o /dev/null "$URL/debug/fgprof?seconds=30"
+	_gone_counted() { [ "$(metric_value "$URL" cprof_http_clients_gone_total)" = 1 ]; }
+	DETAIL="$(curl -s "$URL/metrics" | grep gone)" \
+		check "a client that leaves mid-window is let go at once (cprof_http_clients_gone_total 1)" \
+		wait_until 3 _gone_counted
+
+	# --- 5. bad requests --------------------------------------------------------------
+	for q in "seconds=abc" "seconds=100000" "seconds=-1" "format=xml&seconds=1" \
+		"seconds=1&last=1" "last=x" "from=yesterday" "from=2000000000&to=1000000000"; do
+		c=$(http_code "$URL/debug/fgprof?$q")
+		DETAIL="got $c" check "bad request ?$q: 400" "[ '$c' = 400 ]"
+	done
+	c=$(http_code "$URL/debug/nope")
+	DETAIL="got $c" check "an unknown path: 404" "[ '$c' = 404 ]"
+	c=$(http_code "$URL/debug/fgprof?seconds=1" -X POST -d x=1)
+	DETAIL="got $c" check "POST: 405" "[ '$c' = 405 ]"
+	c=$(http_code "$URL/debug/fgprof?from=1000000000&to=1000000001")
+	DETAIL="got $c" check "a window the flight recorder does not hold: 404" "[ '$c' = 404 ]"
+	# raw_request TEXT: the first line of the answer to TEXT sent as is.
+	raw_request() {
+		local line
+		exec 3<>"/dev/tcp/127.0.0.1/${URL##*:}"
+		printf '%b' "$1" >&3
+		line=$(timeout 5 head -n 1 <&3)
+		exec 3>&-
+		echo "$line"
+	}
+	line=$(raw_request 'GET /metrics HTTP/1.1\r\nHost: x\r\nno colon here\r\n\r\n')
+	DETAIL="got '$line'" check "a malformed header line: 400" "echo '$line' | grep -q '^HTTP/1.1 400 '"
+	line=$(raw_request 'GARBAGE\r\n\r\n')
+	DETAIL="got '$line'" check "a request line with no method or version: closed without an answer" "[ -z '$line' ]"
+	line=$(raw_request 'GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n')
+	DETAIL="got '$line'" check "after them, the server still answers (200)" "echo '$line' | grep -q '^HTTP/1.1 200 '"
+	big=$(head -c 40000 /dev/zero | tr '\0' a)
+	c=$(http_code "$URL/metrics" -H "X-Big: $big")
+	DETAIL="got $c" check "a 40 KB header: refused (4xx)" "[ '${c:0:1}' = 4 ]"
+	check "bad requests: target still running" not_stopped "$pid"
+
+	# --- 6. /metrics -------------------------------------------------------------------
+	curl -s -o "$TMP/metrics.txt" "$URL/metrics"
+	if command -v promtool >/dev/null; then
+		DETAIL="$(promtool check metrics <"$TMP/metrics.txt" 2>&1 | head -5)" \
+			check "promtool check metrics: no problem" "promtool check metrics <'$TMP/metrics.txt' >/dev/null 2>&1"
+	else
+		skip "promtool is not installed (Debian's prometheus package)"
+	fi
+	bad_m=
+	for m in cprof_samples_total cprof_rate_ratio cprof_missed_ticks_total cprof_rooted_ratio \
+		cprof_goroutine_samples_lost_total cprof_threads cprof_processes cprof_periods_total \
+		process_cpu_seconds_total process_resident_memory_bytes cprof_http_requests_total; do
+		grep -qE "^$m(\\{| )" "$TMP/metrics.txt" || bad_m="$bad_m $m"
+	done
+	DETAIL="missing:$bad_m" check "/metrics has the health figures the issue names" "[ -z '$bad_m' ]"
+	v=$(awk '$1 == "cprof_threads" { print $2 }' "$TMP/metrics.txt")
+	DETAIL="cprof_threads $v" check "/metrics: cprof_threads 3" "[ '$v' = 3 ]"
+	if [ "$(id -u)" = 0 ] && ! command -v prometheus >/dev/null && command -v apt-get >/dev/null; then
+		diag "prometheus missing: apt-get install prometheus (one time)"
+		DEBIAN_FRONTEND=noninteractive timeout 120 apt-get install -y -qq --no-install-recommends \
+			prometheus >"$TMP/apt.log" 2>&1
+	fi
+	if command -v prometheus >/dev/null; then
+		pport=$((20000 + RANDOM % 20000))
+		cat >"$TMP/prom.yml" <<EOF
+global:
+  scrape_interval: 1s
+scrape_configs:
+  - job_name: cprof
+    static_configs:
+      - targets: ['${URL#http://}']
+EOF
+		prometheus --config.file="$TMP/prom.yml" --storage.tsdb.path="$TMP/prom-data" \
+			--web.listen-address="127.0.0.1:$pport" >"$TMP/prom.log" 2>&1 &
+		PIDS+=("$!")
+		prom=$!
+		_scraped() {
+			curl -s "http://127.0.0.1:$pport/api/v1/query?query=cprof_samples_total" |
+				grep -qE '"value":\[[0-9.]+,"[1-9][0-9]*"\]'
+		}
+		DETAIL="$(curl -s "http://127.0.0.1:$pport/api/v1/query?query=cprof_samples_total" | head -c 300); $(tail -n 3 "$TMP/prom.log")" \
+			check "Prometheus scrapes /metrics: its query API answers cprof_samples_total > 0" \
+			wait_until 30 _scraped
+		kill "$prom" 2>/dev/null
+		wait "$prom" 2>/dev/null
+	else
+		skip "prometheus is not installed and cannot be (not root, or no apt-get)"
+	fi
+
+	# --- 7. the index page and a flame graph, in a browser ----------------------------
+	curl -s -o "$TMP/index.html" "$URL/debug/pprof/"
+	check "index page: links to the endpoints" \
+		"grep -q 'href=\"/debug/fgprof?last=60&amp;format=svg\"' '$TMP/index.html' && grep -q '/debug/pprof/goroutine?debug=2' '$TMP/index.html' && grep -q 'href=\"/metrics\"' '$TMP/index.html'"
+	if need_chromium; then
+		browser --dump-dom "$URL/debug/pprof/" >"$TMP/index.dom"
+		DETAIL="$(head -c 300 "$TMP/index.dom")" \
+			check "Chromium: the index page, with the flight recorder's window form" \
+			"grep -q 'Flame graph of the last minute' '$TMP/index.dom' && grep -q 'name=\"from\"' '$TMP/index.dom' && grep -q 'It holds ' '$TMP/index.dom'"
+		browser --dump-dom "$URL/debug/fgprof?last=60&format=svg" >"$TMP/flame.dom"
+		DETAIL="$(head -c 300 "$TMP/flame.dom")" \
+			check "Chromium: the last minute's flame graph has the burner and the sleeper" \
+			"grep -q burn_cpu '$TMP/flame.dom' && grep -q sleep_here '$TMP/flame.dom'"
+	else
+		skip "chromium is not installed and cannot be"
+	fi
+
+	# --- 10. the end -----------------------------------------------------------------------
+	kill -INT "$PROF_PID"
+	prof_wait 15
+	DETAIL="exit $PROF_RC: $(tail -n 5 "$TMP/serve.err")" check "serve: SIGINT ends the run, exit 0" "[ '$PROF_RC' = 0 ]"
+	check "serve: the summary counts the profiles served" \
+		"grep -qE '^cprof-attach: served [0-9]+ profiles on http://127.0.0.1:' '$TMP/serve.err'"
+	check "serve: period files written meanwhile" "[ -s '$TMP/f/w-1.pprof' ]"
+	check_unharmed serve "$pid" 3
+	stop_target "$pid"
+fi
+
+# --- 8. security -------------------------------------------------------------------------
+if start_target wallclock; then
+	pid=$TARGET_PID
+	printf 'sesame-42\n' >"$TMP/token"
+	prof_bg "$TMP/tok" "$pid" --listen 127.0.0.1:0 --listen-token-file "$TMP/token"
+	wait_until 10 _serving "$TMP/tok.err"
+	U=$(serving_url "$TMP/tok.err")
+	c1=$(http_code "$U/metrics")
+	c2=$(http_code "$U/metrics" -H 'Authorization: Bearer sesame-41')
+	c3=$(http_code "$U/metrics" -H 'Authorization: Bearer sesame-42')
+	DETAIL="none $c1, wrong $c2, right $c3" \
+		check "token: 401 without, 401 with a wrong one, 200 with it" "[ '$c1' = 401 ] && [ '$c2' = 401 ] && [ '$c3' = 200 ]"
+	kill -INT "$PROF_PID"
+	prof_wait 15
+	check "token: run ends well" "[ '$PROF_RC' = 0 ]"
+
+	sock=$TMP/prof.sock
+	prof_bg "$TMP/unix" "$pid" --listen "unix:$sock"
+	wait_until 10 _serving "$TMP/unix.err"
+	mode=$(stat -c %a "$sock" 2>/dev/null)
+	DETAIL="mode $mode" check "unix:PATH: a socket of mode 600" "[ '$mode' = 600 ]"
+	n=$(curl -s --unix-socket "$sock" "http://x/debug/fgprof?seconds=1&format=folded" | awk '{ n += $NF } END { print n + 0 }')
+	DETAIL="$n samples" check "unix:PATH: a 1 s window over it" "[ '$n' -ge 200 ]"
+	kill -INT "$PROF_PID"
+	prof_wait 15
+	check "unix:PATH: run ends well and removes its socket" "[ '$PROF_RC' = 0 ] && [ ! -e '$sock' ]"
+
+	prof_bg "$TMP/any" "$pid" --listen 0.0.0.0:0
+	wait_until 10 _serving "$TMP/any.err"
+	check "0.0.0.0: warned about (reachable from other hosts)" \
+		"grep -q 'reachable from other hosts' '$TMP/any.err'"
+	kill -INT "$PROF_PID"
+	prof_wait 15
+
+	# --- 9. refused before anything attaches ------------------------------------------
+	python3 -c 'import socket,sys,time
+s=socket.socket(); s.bind(("127.0.0.1",0)); s.listen(1)
+open(sys.argv[1],"w").write(str(s.getsockname()[1])); time.sleep(60)' "$TMP/busy.port" &
+	PIDS+=("$!")
+	holder=$!
+	if wait_until 10 file_ready "$TMP/busy.port"; then
+		port=$(cat "$TMP/busy.port")
+		expect_error "--listen on a port in use" "127.0.0.1:$port.*in use" "" "$pid" -- "$CPROF" "$pid" --listen "127.0.0.1:$port"
+	fi
+	kill "$holder" 2>/dev/null
+	expect_error "--listen with no port" "listen" "" "$pid" -- "$CPROF" "$pid" --listen 127.0.0.1:
+	expect_error "--listen with a bad port" "listen" "" "$pid" -- "$CPROF" "$pid" --listen :99999
+	expect_error "--listen unknown host" "listen" "" "$pid" -- "$CPROF" "$pid" --listen no.such.host.invalid:6060
+	expect_error "--listen-token-file alone" "for --listen" "" "$pid" -- "$CPROF" "$pid" --listen-token-file "$TMP/token"
+	: >"$TMP/empty-token"
+	expect_error "--listen-token-file empty" "empty" "" "$pid" -- "$CPROF" "$pid" --listen :0 --listen-token-file "$TMP/empty-token"
+	expect_error "--listen with --dump" "not with --dump" "" "$pid" -- "$CPROF" "$pid" --listen :0 --dump
+	: >"$TMP/not-a-socket"
+	expect_error "--listen unix: on a file of the user's" "not a socket" "" "$pid" -- "$CPROF" "$pid" --listen "unix:$TMP/not-a-socket"
+	check "unix: the user's file left as it was" "[ -f '$TMP/not-a-socket' ] && [ ! -s '$TMP/not-a-socket' ]"
+	check_unharmed refused "$pid" 3
+	stop_target "$pid"
+fi
+
+done_testing
