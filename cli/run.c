@@ -128,6 +128,20 @@ static int check_tids(const struct options *o)
 	return 0;
 }
 
+/* A profiler run as root serving another user's process: whoever reaches
+ * the address reads what root sees of it. */
+static void note_root_serving(const struct run *r)
+{
+	char fn[64];
+	struct stat st;
+	snprintf(fn, sizeof(fn), "/proc/%d", (int)sampler__first_pid(r->sampler));
+	if (geteuid() == 0 && stat(fn, &st) == 0 && st.st_uid != 0)
+		fprintf(stderr, "cprof-attach: note: serving the profile of PID %d (uid %u) from a "
+			"profiler run as root: whoever reaches %s reads its function, file and "
+			"thread names\n", (int)sampler__first_pid(r->sampler), (unsigned)st.st_uid,
+			serve__address(r->serve));
+}
+
 /* --listen or --push without -o: the profiles go there, no file is written. */
 static int served_only(const struct options *o)
 {
@@ -784,6 +798,7 @@ again:
 		r.serving = 1;
 		fprintf(stderr, "cprof-attach: serving %s%s\n", serve__address(r.serve),
 			strncmp(serve__address(r.serve), "unix:", 5) ? "/debug/pprof/" : "");
+		note_root_serving(&r);
 	}
 	wait_for_end(&r);
 	live_hide(&r);

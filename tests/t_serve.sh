@@ -272,6 +272,23 @@ if start_target wallclock; then
 	kill -INT "$PROF_PID"
 	prof_wait 15
 
+	if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+		mkdir -m 777 "$TMP/nb"
+		setpriv --reuid=65534 --regid=65534 --clear-groups "$BIN/wallclock" "$TMP/nb/ready" &
+		PIDS+=("$!")
+		nb=$!
+		if wait_until 10 file_ready "$TMP/nb/ready"; then
+			prof_bg "$TMP/root" "$nb" --listen 127.0.0.1:0
+			wait_until 10 _serving "$TMP/root.err"
+			DETAIL="$(head -c 300 "$TMP/root.err")" \
+				check "root serving another user's process: says so" \
+				"grep -q 'note: serving the profile of PID $nb (uid 65534) from a profiler run as root' '$TMP/root.err'"
+			kill -INT "$PROF_PID"
+			prof_wait 15
+		fi
+		kill -KILL "$nb" 2>/dev/null
+	fi
+
 	# --- 9. refused before anything attaches ------------------------------------------
 	python3 -c 'import socket,sys,time
 s=socket.socket(); s.bind(("127.0.0.1",0)); s.listen(1)
