@@ -211,8 +211,37 @@ static void show_status(struct run *r, int final)
 			 secs, (unsigned long long)p.samples, plural(p.samples, "sample", "samples"),
 			 (unsigned long long)p.threads, plural(p.threads, "thread", "threads"),
 			 secs > 0 ? (double)p.ticks / secs : 0.0);
+	if (r->periods && n > 0 && (size_t)n < sizeof(line)) {
+		/* A run without end: what it has made so far, and its memory. */
+		struct periods_stats ps;
+		struct push_stats pu = { 0 };
+		periods__stats(r->periods, &ps);
+		if (r->push)
+			push__stats(r->push, &pu);
+		long pages = 0, rss = 0;
+		FILE *f = fopen("/proc/self/statm", "re");
+		if (f) {
+			if (fscanf(f, "%ld %ld", &pages, &rss) != 2)
+				rss = 0;
+			fclose(f);
+		}
+		n += snprintf(line + n, sizeof(line) - (size_t)n, ", %llu %s", (unsigned long long)ps.written,
+			      plural(ps.written, "file", "files"));
+		if (r->serving && (size_t)n < sizeof(line))
+			n += snprintf(line + n, sizeof(line) - (size_t)n, ", %llu served",
+				      (unsigned long long)ps.asks);
+		if (r->push && (size_t)n < sizeof(line))
+			n += snprintf(line + n, sizeof(line) - (size_t)n, ", %llu pushed (%llu waiting)",
+				      (unsigned long long)pu.sent, (unsigned long long)pu.queued);
+		if ((size_t)n < sizeof(line))
+			n += snprintf(line + n, sizeof(line) - (size_t)n, ", %.1f MiB",
+				      (double)rss * (double)sysconf(_SC_PAGESIZE) / 1048576.0);
+	}
 	size_t width = term_columns() - 1, used = columns_of(line, SIZE_MAX, NULL), bytes;
-	snprintf(hint, sizeof(hint), " (Ctrl-C to stop and write %s)", outfile__path(r->out));
+	if (r->periods && (r->o->period > 0 || served_only(r->o)))
+		snprintf(hint, sizeof(hint), " (Ctrl-C to stop)");
+	else
+		snprintf(hint, sizeof(hint), " (Ctrl-C to stop and write %s)", outfile__path(r->out));
 	if (used + columns_of(hint, SIZE_MAX, NULL) > width)
 		snprintf(hint, sizeof(hint), " (Ctrl-C to stop)");
 	if (used + columns_of(hint, SIZE_MAX, NULL) <= width && n > 0 && (size_t)n < sizeof(line))
