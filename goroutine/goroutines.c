@@ -14,7 +14,8 @@
 #include "util/remote.h"
 #include "util/xalloc.h"
 
-#define MAX_GOROUTINES (1u << 22)       /* a bound on allglen, against a torn read */
+#define MAX_GOROUTINES GOROUTINES_MAX  /* a bound on allglen: against a torn read, a
+					   runtime that lies; past it the view gives up */
 #define MAX_REASONS 256
 #define MAX_SPAN 512                    /* bytes of a g read: goroutines__read()'s buffer */
 #define REASON_MAX_LEN 48
@@ -50,6 +51,8 @@ struct goroutines {
 	size_t *offs;                   /* each record's place in raw, in its batch */
 	unsigned char *raw;             /* one batch: RAW_BATCH bytes */
 	size_t cap;
+	uint64_t dups;                  /* entries of allgs at the last scan that repeat a g */
+	uint64_t last_len;              /* allglen as read at the last scan */
 	struct {
 		uint64_t key;           /* startpc + 1 */
 		int system;
@@ -354,6 +357,16 @@ static void decode(const struct goroutines *gs, uint64_t g, const unsigned char 
 	r->gopc = field(gs, raw, F_GOPC, 8);
 }
 
+uint64_t goroutines__duplicates(const struct goroutines *gs)
+{
+	return gs->dups;
+}
+
+uint64_t goroutines__listed(const struct goroutines *gs)
+{
+	return gs->last_len;
+}
+
 int goroutines__read(struct goroutines *gs, uint64_t g, struct go_rec *r)
 {
 	unsigned char raw[MAX_SPAN];
@@ -395,6 +408,8 @@ int goroutines__scan(struct goroutines *gs, const struct go_rec **recs, size_t *
 	/* allglen is what the runtime publishes first; the slice may be longer. */
 	if (len > slice[1])
 		len = slice[1];
+	gs->last_len = len;
+	gs->dups = 0;
 	if (len > MAX_GOROUTINES)
 		return -EINVAL;
 	if (len > gs->cap) {
@@ -421,12 +436,22 @@ int goroutines__scan(struct goroutines *gs, const struct go_rec **recs, size_t *
 	 * then all compared, missed it for every record). */
 	struct iovec l[IOV_BATCH], r[IOV_BATCH];
 	size_t i = 0;
+	/* In address order a g listed twice (a runtime that lies, or allgs
+	 * being rewritten) comes next to itself: it is read and counted
+	 * once.  A pointer out of order means allgs changed under the same
+	 * length: sorted again at the next scan. */
+	uint64_t prev_at = 0;
 	while (i < len) {
 		size_t k = 0, first = i, pos = 0;
 		uint64_t start = 0, end = 0;
 		for (; i < len; i++) {
 			uint32_t idx = gs->order[i];
 			uint64_t at = gs->gptrs[idx] + gs->span_lo;
+			if (!gs->gptrs[idx] || (gs->gptrs[idx] & 7) || at == prev_at) {
+				gs->dups += gs->gptrs[idx] && at == prev_at;
+				gs->offs[idx] = SIZE_MAX;
+				continue;
+			}
 			if (k && at >= end && at - end <= RUN_GAP && at + gs->span_len - start <= RUN_MAX) {
 				end = at + gs->span_len;
 			} else {
@@ -442,18 +467,29 @@ int goroutines__scan(struct goroutines *gs, const struct go_rec **recs, size_t *
 				start = at;
 				end = at + gs->span_len;
 			}
+			if (at < prev_at)
+				gs->sorted_len = 0;
+			prev_at = at;
 			gs->offs[idx] = pos + (at - start);
 		}
-		l[k - 1] = (struct iovec){ gs->raw + pos, end - start };
-		r[k - 1] = (struct iovec){ (void *)(uintptr_t)start, end - start };
-		pos += end - start;
-		ssize_t rd = process_vm_readv(gs->pid, l, k, r, k, 0);
-		if (rd < 0)
-			return -errno;
+		ssize_t rd = 0;
+		if (k) {                /* none when the rest were all repeats */
+			l[k - 1] = (struct iovec){ gs->raw + pos, end - start };
+			r[k - 1] = (struct iovec){ (void *)(uintptr_t)start, end - start };
+			pos += end - start;
+			rd = process_vm_readv(gs->pid, l, k, r, k, 0);
+			if (rd < 0)
+				return -errno;
+		}
 		/* A partial read stops at the first range it could not read. */
 		for (size_t j = first; j < i; j++) {
 			uint32_t idx = gs->order[j];
 			struct go_rec *rec = &gs->recs[idx];
+			if (gs->offs[idx] == SIZE_MAX) {        /* a repeat, or no g */
+				rec->read = rec->unchanged = false;
+				gs->prev_g[idx] = 0;
+				continue;
+			}
 			const unsigned char *raw = gs->raw + gs->offs[idx];
 			rec->read = gs->offs[idx] + gs->span_len <= (size_t)rd;
 			rec->unchanged = false;

@@ -63,6 +63,13 @@ void goroutines__free(struct goroutines *gs);    /* accepts NULL */
  * allgs could not be read). */
 int goroutines__scan(struct goroutines *gs, const struct go_rec **recs, size_t *n);
 
+/* At the last scan: the entries of runtime.allgs that named a goroutine
+ * listed before (read and counted once), and allglen as read (refused when
+ * above GOROUTINES_MAX: the scan's -EINVAL). */
+#define GOROUTINES_MAX (1u << 20)
+uint64_t goroutines__duplicates(const struct goroutines *gs);
+uint64_t goroutines__listed(const struct goroutines *gs);
+
 /* Reads the record of the goroutine at address G again, into R. */
 int goroutines__read(struct goroutines *gs, uint64_t g, struct go_rec *r);
 

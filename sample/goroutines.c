@@ -82,6 +82,7 @@ struct goview {
 	uint32_t counted;               /* goroutines counted at this tick */
 	uint32_t bad_ticks;             /* ticks in a row that counted none */
 	int scan_err;                   /* the last scan's error, or 0 */
+	int dups_noted;                 /* the note on repeated allgs entries was made */
 };
 
 /* Ticks in a row whose scan counted no goroutine before the view gives
@@ -387,9 +388,12 @@ static void go_check_readable(struct sampler *s)
 		return;
 	if (s->nnotes < MAX_NOTES) {
 		char note[320];
+		char why[96];
+		snprintf(why, sizeof(why), "runtime.allglen is %llu, above the %u read",
+			 (unsigned long long)goroutines__listed(v->gs), GOROUTINES_MAX);
 		snprintf(note, sizeof(note), "PID %d is a Go program, but its goroutine list cannot be "
 			 "read (%s): sampling its threads, not its goroutines", (int)v->pid,
-			 v->scan_err == -EINVAL ? "runtime.allglen is past any bound" :
+			 v->scan_err == -EINVAL ? why :
 			 v->scan_err < 0 ? strerror(-v->scan_err) : "no goroutine found in it");
 		s->notes[s->nnotes++] = xstrdup(note);
 	}
@@ -418,6 +422,15 @@ void go_tick(struct sampler *s)
 		v->nidx = n;
 	}
 	v->scan++;
+	uint64_t dups = goroutines__duplicates(v->gs);
+	if (dups && !v->dups_noted && s->nnotes < MAX_NOTES) {
+		char note[320];
+		snprintf(note, sizeof(note), "PID %d: runtime.allgs lists %llu of its %llu entries for a "
+			 "goroutine it lists already (a runtime rewritten, or lying): each goroutine is "
+			 "counted once", (int)v->pid, (unsigned long long)dups, (unsigned long long)n);
+		s->notes[s->nnotes++] = xstrdup(note);
+		v->dups_noted = 1;
+	}
 	for (size_t i = 0; i < n; i++) {
 		if (!recs[i].read) {
 			v->idx[i].kind = GX_NONE;

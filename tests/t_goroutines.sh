@@ -221,4 +221,42 @@ elif start_target goliar; then
 	check "liar: target untraced" untraced "$pid"
 	stop_target "$pid"
 fi
+
+# --- a runtime that lists its goroutines again and again (issue 27, item 2) ----------
+# goliar dup N: allgs holds N entries repeating the real goroutines'
+# pointers.  b1f3e94, with 4,000,000: -d 5 ran 10.0 s, 950 MB, 3,999,992
+# samples counted as goroutines of their own, no word.
+if [ -x "$BIN/goliar" ] && start_target goliar dup 500000; then
+	pid=$TARGET_PID
+	out=$TMP/dup.folded
+	t0=$(date +%s%N)
+	prof "$TMP/dup" "$pid" --duration 2 --stats -o "$out"
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	check_ran "dup" "$TMP/dup" "$out"
+	DETAIL="$(grep note "$TMP/dup.err")" \
+		check "dup: a note that allgs repeats goroutines, each counted once" \
+		"grep -qE 'runtime.allgs lists [0-9]+ of its 500000 entries for a goroutine it lists already' '$TMP/dup.err'"
+	n=$(summary_field "$TMP/dup.err" samples)
+	# 2 s at 99 Hz of the few real goroutines (main, 5 sleepers, the worker):
+	# about 1,400; counted per entry it would be 99,000,000.
+	DETAIL="$n samples" check "dup: the real goroutines' samples only (< 3,000)" "[ '${n:-0}' -gt 0 ] && [ '${n:-0}' -lt 3000 ]"
+	work=$(folded_count "$out" '(^|;)main\.work(;|$)')
+	DETAIL="work $work of $(folded_total "$out")" check "dup: the worker is one goroutine of 7 (main.work 10-20%)" \
+		"within '$(pct "$work" "$(folded_total "$out")")' 14.3 6"
+	rss=$(sed -nE 's/.*peak RSS ([0-9]+) KiB.*/\1/p' "$TMP/dup.err")
+	DETAIL="peak RSS $rss KiB, $ms ms" check "dup: bounded: peak RSS < 300 MiB, the run ends in < 10 s" \
+		"[ '${rss:-999999}' -lt 307200 ] && [ '$ms' -lt 10000 ]"
+	check "dup: target untraced" untraced "$pid"
+	stop_target "$pid"
+fi
+if [ -x "$BIN/goliar" ] && start_target goliar dup 2000000; then
+	pid=$TARGET_PID
+	out=$TMP/dup2.folded
+	prof "$TMP/dup2" "$pid" --duration 1 -o "$out"
+	check_ran "dup2" "$TMP/dup2" "$out"
+	DETAIL="$(grep note "$TMP/dup2.err")" \
+		check "dup 2,000,000: refused with a note naming the bound, its threads sampled" \
+		"grep -q 'runtime.allglen is 2000000, above the 1048576 read): sampling its threads' '$TMP/dup2.err'"
+	stop_target "$pid"
+fi
 done_testing

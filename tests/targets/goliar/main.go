@@ -1,17 +1,20 @@
-// goliar READY: a Go program whose runtime lies about its goroutines, for
-// the goroutine view's bounds (issue 27, item 7; tests/t_goroutines.sh).
-// Five goroutines sleep in main.sleeper and one computes in main.work;
-// then runtime.allgs, the list of every goroutine that readers outside
-// the scheduler walk, is replaced by one of pointers to zeroed memory (the
-// garbage collector, which walks it too, is turned off first; no goroutine
-// is made after, so the runtime never looks at it again).  Writes READY
-// (its PID) once that is done.
+// goliar READY [dup N]: a Go program whose runtime lies about its
+// goroutines, for the goroutine view's bounds (issue 27, items 2 and 7;
+// tests/t_goroutines.sh).  Five goroutines sleep in main.sleeper and one
+// computes in main.work; then runtime.allgs, the list of every goroutine
+// that readers outside the scheduler walk, is replaced (the garbage
+// collector, which walks it too, is turned off first; no goroutine is made
+// after, so the runtime never looks at it again) by one of pointers to
+// zeroed memory, or with "dup N" by N entries that repeat the real
+// goroutines' pointers over and over.  Writes READY (its PID) once that is
+// done.
 package main
 
 import (
 	"fmt"
 	"os"
 	"runtime/debug"
+	"strconv"
 	"time"
 	"unsafe"
 )
@@ -46,8 +49,12 @@ var junk [8][512]byte
 var lies [8]unsafe.Pointer
 
 func main() {
-	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: goliar READY")
+	dup := 0
+	if len(os.Args) == 4 && os.Args[2] == "dup" {
+		dup, _ = strconv.Atoi(os.Args[3])
+	}
+	if len(os.Args) != 2 && dup <= 0 {
+		fmt.Fprintln(os.Stderr, "usage: goliar READY [dup N]")
 		os.Exit(2)
 	}
 	debug.SetGCPercent(-1)
@@ -56,11 +63,21 @@ func main() {
 	}
 	go work()
 	time.Sleep(50 * time.Millisecond)
-	for i := range lies {
-		lies[i] = unsafe.Pointer(&junk[i])
+	if dup > 0 {
+		real := append([]unsafe.Pointer(nil), allgs[:allglen]...)
+		many := make([]unsafe.Pointer, dup)
+		for i := range many {
+			many[i] = real[i%len(real)]
+		}
+		allgs = many
+		allglen = uintptr(dup)
+	} else {
+		for i := range lies {
+			lies[i] = unsafe.Pointer(&junk[i])
+		}
+		allgs = lies[:]
+		allglen = uintptr(len(lies))
 	}
-	allgs = lies[:]
-	allglen = uintptr(len(lies))
 	if err := os.WriteFile(os.Args[1], []byte(fmt.Sprint(os.Getpid())), 0o644); err != nil {
 		os.Exit(1)
 	}
