@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "dwarf/debuginfod.h"
 #include "module/gopclntab.h"
@@ -150,6 +152,91 @@ static char *debuginfo_path(const char *const *dirs, size_t n)
 static struct { unsigned char id[64]; int len; } refused[REFUSED_MAX];
 static size_t nrefused;
 
+/* The modules being named and their process (set by symbolizer__new and
+ * symbolizer__lookup: libdwfl's callbacks carry no pointer of ours;
+ * naming happens on one thread at a time). */
+static const struct modules *naming_ms;
+static pid_t naming_pid;
+
+/* The path MOD has in its own process (libdwfl knows the file by the
+ * host's name of the descriptor), or NULL. */
+static const char *own_path(Dwfl_Module *mod)
+{
+	Dwarf_Addr lo = 0;
+	dwfl_module_info(mod, NULL, &lo, NULL, NULL, NULL, NULL, NULL);
+	for (size_t i = 0; naming_ms && i < modules__count(naming_ms); i++) {
+		const struct module *m = modules__at(naming_ms, i);
+		if (m->start <= lo && lo < m->end)
+			return m->path;
+	}
+	return NULL;
+}
+
+/* Whether process PID sees another root than ours (a container). */
+static bool other_root(pid_t pid)
+{
+	char fn[64];
+	struct stat theirs, ours;
+	snprintf(fn, sizeof(fn), "/proc/%d/root", (int)pid);
+	return pid > 0 && stat(fn, &theirs) == 0 && stat("/", &ours) == 0 &&
+	       (theirs.st_dev != ours.st_dev || theirs.st_ino != ours.st_ino);
+}
+
+/* FD's file's CRC-32 (.gnu_debuglink's, zlib's polynomial). */
+static uint32_t file_crc(int fd)
+{
+	unsigned char buf[65536];
+	uLong crc = crc32(0L, Z_NULL, 0);
+	ssize_t n;
+	off_t at = 0;
+	while ((n = pread(fd, buf, sizeof(buf), at)) > 0) {
+		crc = crc32(crc, buf, (uInt)n);
+		at += n;
+	}
+	return (uint32_t)crc;
+}
+
+/* A container's own debug files: inside the target's root (/proc/PID/root)
+ * by build ID (usr/lib/debug/.build-id/xx/rest.debug), then by
+ * .gnu_debuglink next to the file, in its .debug/ and under usr/lib/debug,
+ * as the container's own tools would look.  Checked as the host's: the
+ * build ID when the module has one, else the link's CRC.  -1 if none. */
+static int container_debuginfo(pid_t pid, const unsigned char *want, int wn, const char *own,
+			       const char *debuglink_file, GElf_Word debuglink_crc, char **found)
+{
+	char path[PATH_MAX];
+	int fd;
+	if (wn > 1) {
+		int o = snprintf(path, sizeof(path), "/proc/%d/root/usr/lib/debug/.build-id/%02x/",
+				 (int)pid, want[0]);
+		for (int i = 1; i < wn && o + 3 < (int)sizeof(path); i++)
+			o += snprintf(path + o, sizeof(path) - (size_t)o, "%02x", want[i]);
+		snprintf(path + o, sizeof(path) - (size_t)o, ".debug");
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
+			*found = xstrdup(path);
+			return fd;
+		}
+	}
+	if (!debuglink_file || !own || own[0] != '/' || strchr(debuglink_file, '/'))
+		return -1;
+	const char *slash = strrchr(own, '/');
+	int dl = (int)(slash - own);
+	const char *const forms[] = { "/proc/%d/root%.*s/%s", "/proc/%d/root%.*s/.debug/%s",
+				      "/proc/%d/root/usr/lib/debug%.*s/%s" };
+	for (size_t k = 0; k < sizeof(forms) / sizeof(forms[0]); k++) {
+		snprintf(path, sizeof(path), forms[k], (int)pid, dl, own, debuglink_file);
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+			continue;
+		if (wn <= 0 && file_crc(fd) != debuglink_crc) {
+			close(fd);
+			continue;
+		}
+		*found = xstrdup(path);
+		return fd;
+	}
+	return -1;
+}
+
 static int checked_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
 				  Dwarf_Addr base, const char *file_name, const char *debuglink_file,
 				  GElf_Word debuglink_crc, char **debuginfo_file_name)
@@ -157,6 +244,15 @@ static int checked_find_debuginfo(Dwfl_Module *mod, void **userdata, const char 
 	const unsigned char *want;
 	GElf_Addr vaddr;
 	int wn = dwfl_module_build_id(mod, &want, &vaddr);
+	/* In a container, its own files first: the host's /usr/lib/debug
+	 * holds the host's (or nothing) for another distribution's
+	 * binaries. */
+	int fd = -1;
+	if (other_root(naming_pid))
+		fd = container_debuginfo(naming_pid, want, wn, own_path(mod), debuglink_file,
+					 debuglink_crc, debuginfo_file_name);
+	if (fd >= 0)
+		goto check;
 	/* A build ID whose file was refused or not found once is not asked
 	 * for again in the run (libdwfl asks more than once per module; a
 	 * debuginfod server that does not answer was waited for each time). */
@@ -166,7 +262,7 @@ static int checked_find_debuginfo(Dwfl_Module *mod, void **userdata, const char 
 	int asks = debuginfod__active();
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	int fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
+	fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
 					      debuglink_crc, debuginfo_file_name);
 	if (asks) {
 		clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -178,6 +274,7 @@ static int checked_find_debuginfo(Dwfl_Module *mod, void **userdata, const char 
 	}
 	if (fd < 0 || wn <= 0)
 		return fd;
+check:;
 	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	const void *got = NULL;
 	ssize_t gn = e ? dwelf_elf_gnu_build_id(e, &got) : -1;
@@ -209,6 +306,8 @@ struct symbolizer *symbolizer__new(const struct modules *ms, const char *const *
 	 * DEBUGINFOD_URLS is set: bound the wait first. */
 	debuginfod__prepare();
 	s->ms = ms;
+	naming_ms = ms;
+	naming_pid = modules__pid(ms);
 	s->strings = intern__new();
 	s->addrs = intern__new();
 	s->debuginfo_path = debuginfo_path(dirs, ndirs);
@@ -705,6 +804,8 @@ static void resolve(struct symbolizer *s, uint64_t addr)
 
 size_t symbolizer__lookup(struct symbolizer *s, uint64_t addr, const struct sym_frame **frames)
 {
+	naming_ms = s->ms;
+	naming_pid = modules__pid(s->ms);
 	int added;
 	int64_t id = intern__add(s->addrs, &addr, sizeof(addr), &added);
 	if (id < 0) {
