@@ -70,7 +70,10 @@ static int check_pid(pid_t pid, char *err, size_t errlen)
 	return 0;
 }
 
-/* "traced by PID N (COMM)" for a process another tracer has, or "". */
+/* "traced by PID N (COMM)" for a process another tracer has, or "".
+ * TracerPid is the tracing thread: N is its process (another cprof-attach
+ * traces from a thread of its own), and when that is a cprof-attach, how
+ * to see what it sees. */
 static void tracer_text(pid_t pid, char *buf, size_t size)
 {
 	long tracer = proc__status_field(pid, "TracerPid");
@@ -78,14 +81,21 @@ static void tracer_text(pid_t pid, char *buf, size_t size)
 	buf[0] = '\0';
 	if (tracer <= 0)
 		return;
+	long tgid = proc__status_field((pid_t)tracer, "Tgid");
+	if (tgid > 0)
+		tracer = tgid;
 	proc__comm((pid_t)tracer, (pid_t)tracer, comm);
 	snprintf(buf, size, "already traced by PID %ld (%s)", tracer, comm);
+	if (!strcmp(comm, "cprof-attach"))
+		snprintf(buf + strlen(buf), size - strlen(buf), " (its profile: from its --listen "
+			 "address if it has one, /debug/fgprof?last=N, /debug/pprof/goroutine?debug=2; or "
+			 "kill -USR1 %ld if it keeps --history)", tracer);
 }
 
 /* Turns a failed PTRACE_SEIZE of the leader into a reason a user can act on. */
 static void explain_seize_error(pid_t pid, int e, char *err, size_t errlen)
 {
-	char traced[64];
+	char traced[320];
 	if (e == ESRCH) {
 		snprintf(err, errlen, "no such process: %d", pid);
 		return;
@@ -206,7 +216,7 @@ void seize_descendants(struct target *t, struct process *p)
 	pid_t *kids;
 	size_t n = children_of(p->pid, &kids);
 	for (size_t i = 0; i < n; i++) {
-		char err[256], traced[64];
+		char err[256], traced[320];
 		if (target_process_find(t, kids[i]))
 			continue;
 		int r = seize_thread(kids[i], 1);

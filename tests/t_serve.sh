@@ -269,6 +269,9 @@ if start_target wallclock; then
 	wait_until 10 _serving "$TMP/any.err"
 	check "0.0.0.0: warned about (reachable from other hosts)" \
 		"grep -q 'reachable from other hosts' '$TMP/any.err'"
+	# A second profiler: the first one's PID (not its tracer thread's) and
+	# the way to its profile.
+	expect_error "a second profiler" "already traced by PID $PROF_PID \\(cprof-attach\\) \\(its profile: from its --listen address" "" "" -- "$CPROF" "$pid" -d 1
 	kill -INT "$PROF_PID"
 	prof_wait 15
 
