@@ -12,7 +12,8 @@
  * and again on each resize; a viewer without script (an image viewer, an
  * <img> tag) shows the static 1200-unit layout, scaled down to fit.
  *
- * Colour: the hue is the module (colours()), the lightness the time off
+ * Colour: the hue is the package or namespace within the module, or the
+ * module (colour_key(), colours()), the lightness the time off
  * CPU (frame_fill()).  A small embedded script gives hover details, click to
  * zoom, and search (click "Search" or Ctrl-F).  Every string goes through
  * add_escaped(); none goes into the script or the style (the script reads
@@ -145,7 +146,7 @@ struct build {
 	const struct frames *fr;
 	const struct profile_info *info;
 	uint32_t *of_line;              /* frame line -> token, NO_TOKEN: not yet */
-	int32_t *colour_of;             /* frames' module -> colours id, -1: not yet */
+	int32_t *colour_of;             /* frame line -> colours id, -1: not yet */
 	uint32_t (*roots)[3];           /* per label: how many roots, their tokens */
 	struct walker *w;
 	size_t nw;
@@ -172,15 +173,77 @@ static uint32_t line_token(struct build *b, const struct frame_loc *l, uint32_t 
 	return b->of_line[l->first + j];
 }
 
-static void add_module_weight(struct build *b, int32_t module, uint64_t count)
+/* GCC's names for parts of a function ("f.cold", "f.part.0"): not a
+ * package. */
+static int clone_suffix(const char *dot)
 {
-	const struct frame_module *m = frames__module(b->fr, module);
+	static const char *const sfx[] = { ".cold", ".part.", ".constprop.", ".isra.", ".lto_priv.",
+					   ".localalias", ".clone.", NULL };
+	for (const char *const *x = sfx; *x; x++)
+		if (!strncmp(dot, *x, strlen(*x)))
+			return 1;
+	return 0;
+}
+
+/* The package or namespace FUNC is in, into BUF: Go's "net/http" of
+ * "net/http.(*conn).serve", C++'s and Rust's first namespace ("std" of
+ * "std::vector<int>::push_back", "tokio" of "tokio::runtime::..."); ""
+ * for a plain C name. */
+static void package_of(const char *func, char *buf, size_t size)
+{
+	buf[0] = '\0';
+	const char *colons = strstr(func, "::");
+	if (colons) {
+		const char *start = colons;
+		while (start > func && start[-1] != ' ' && start[-1] != '<' && start[-1] != '(' &&
+		       start[-1] != '*' && start[-1] != '&')
+			start--;
+		if (colons > start && (size_t)(colons - start) < size && (start == func || start[-1] == ' '))
+			snprintf(buf, size, "%.*s", (int)(colons - start), start);
+		return;
+	}
+	if (strpbrk(func, " <"))
+		return;
+	const char *paren = strchr(func, '(');
+	const char *from = func;
+	for (const char *c = func; *c && (!paren || c < paren); c++)
+		if (*c == '/')
+			from = c + 1;
+	const char *dot = strchr(from, '.');
+	if (!dot || dot == from || !dot[1] || clone_suffix(dot) || (size_t)(dot - func) >= size)
+		return;
+	snprintf(buf, size, "%.*s", (int)(dot - func), func);
+}
+
+/* A frame's colour: its package within its module, "PACKAGE (MODULE)",
+ * or its module alone; "" for no module. */
+static void colour_key(const char *module, const char *func, char *buf, size_t size)
+{
+	char pkg[128];
+	if (!*module) {
+		buf[0] = '\0';
+		return;
+	}
+	package_of(func, pkg, sizeof(pkg));
+	if (*pkg)
+		snprintf(buf, size, "%s (%s)", pkg, module);
+	else
+		snprintf(buf, size, "%s", module);
+}
+
+static void add_module_weight(struct build *b, const struct frame_loc *l, uint32_t j,
+			      uint64_t count)
+{
+	const struct frame_module *m = frames__module(b->fr, l->module);
 	if (!m || !*m->name) {
 		b->c->has_none = 1;
 		return;
 	}
-	if (b->colour_of[module] < 0) {
-		int64_t id = intern__add(b->c->modules, m->name, strlen(m->name), NULL);
+	uint32_t line = l->first + j;
+	if (b->colour_of[line] < 0) {
+		char key[320];
+		colour_key(m->name, frames__line(b->fr, line)->func, key, sizeof(key));
+		int64_t id = intern__add(b->c->modules, key, strlen(key), NULL);
 		if (id < 0) {
 			b->t->failed = 1;
 			return;
@@ -190,9 +253,9 @@ static void add_module_weight(struct build *b, int32_t module, uint64_t count)
 			b->c->weight[id] = 0;
 			b->c->n = (size_t)id + 1;
 		}
-		b->colour_of[module] = (int32_t)id;
+		b->colour_of[line] = (int32_t)id;
 	}
-	b->c->weight[b->colour_of[module]] += count;
+	b->c->weight[b->colour_of[line]] += count;
 }
 
 /* A stack's walker, and what the whole graph takes from it: the root's
@@ -224,8 +287,8 @@ static void start_stack(struct build *b, uint32_t i, const struct frame_stack *s
 		for (uint32_t j = 0; j < l->n; j++)
 			line_token(b, l, j);
 		depth += l->n;
-		if (l->n)
-			add_module_weight(b, l->module, count * l->n);
+		for (uint32_t j = 0; j < l->n; j++)
+			add_module_weight(b, l, j, count);
 	}
 	char leaf[64];
 	if (output__leaf(b->info, s, leaf)) {
@@ -409,8 +472,8 @@ static int build_tree(struct tree *t, struct colours *c, const struct frames *fr
 	struct level lv = { 0 };
 	b.of_line = xmalloc((frames__nlines(fr) + 1) * sizeof(*b.of_line));
 	memset(b.of_line, 0xff, (frames__nlines(fr) + 1) * sizeof(*b.of_line));
-	b.colour_of = xmalloc((frames__nmodules(fr) + 1) * sizeof(*b.colour_of));
-	memset(b.colour_of, 0xff, (frames__nmodules(fr) + 1) * sizeof(*b.colour_of));
+	b.colour_of = xmalloc((frames__nlines(fr) + 1) * sizeof(*b.colour_of));
+	memset(b.colour_of, 0xff, (frames__nlines(fr) + 1) * sizeof(*b.colour_of));
 	b.roots = xmalloc((frames__nlabels(fr) + 1) * sizeof(*b.roots));
 	memset(b.roots, 0xff, (frames__nlabels(fr) + 1) * sizeof(*b.roots));
 	b.w = xmalloc((nstacks + 1) * sizeof(*b.w));
@@ -516,7 +579,14 @@ static void colours(struct colours *c, const struct frames *fr)
 	struct module_weight *w = xcalloc(c->n + 1, sizeof(*w));
 	for (size_t i = 0; i < c->n; i++) {
 		const char *name = intern__key(c->modules, i, NULL);
-		w[i] = (struct module_weight){ i, c->weight[i], m && !strcmp(m->name, name), name };
+		/* The program's own: its module, or a package "PKG (MODULE)" in it. */
+		char own[300] = "";
+		if (m)
+			snprintf(own, sizeof(own), " (%s)", m->name);
+		size_t nl = strlen(name), ol = strlen(own);
+		int main = m && (!strcmp(m->name, name) ||
+				 (nl > ol && !strcmp(name + nl - ol, own)));
+		w[i] = (struct module_weight){ i, c->weight[i], main, name };
 	}
 	c->rank = xcalloc(c->n + 1, sizeof(*c->rank));
 	c->order = xcalloc(c->n + 1, sizeof(*c->order));
@@ -543,7 +613,9 @@ static struct rgb node_colour(const struct colours *c, const struct node *nd)
 		return syscall_colour;
 	if (!*nd->module)
 		return none_colour;
-	int64_t id = intern__find(c->modules, nd->module, strlen(nd->module));
+	char key[320];
+	colour_key(nd->module, nd->name, key, sizeof(key));
+	int64_t id = intern__find(c->modules, key, strlen(key));
 	return id < 0 ? none_colour : rank_colour(c->rank[id]);
 }
 

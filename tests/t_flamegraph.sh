@@ -457,4 +457,35 @@ jsonschema.validate(json.load(open(sys.argv[1])), json.load(open(sys.argv[2])))'
 	done <<<"$threads"
 fi
 
+# --- colours by package (issue 28, item 4) -----------------------------------------
+# A Go program is one module: its frames are coloured by package ("main
+# (goroutines)", "runtime (goroutines)"), a C++ program's by namespace; the
+# module stays in each frame's title.
+# legend_of SVG: the legend's names, one per line.
+legend_of() { grep -o '<g id="legend".*' "$1" | grep -oE '<text[^>]*>[^<]*' | sed 's/<text[^>]*>//'; }
+# fill_of SVG FUNC: the fill of FUNC's first frame.
+fill_of() { grep -F "<title>$2 [" "$1" | head -n 1 | grep -oE 'fill="rgb\([0-9,]+\)"'; }
+if [ -x "$BIN/goroutines" ] && start_target goroutines split; then
+	pid=$TARGET_PID
+	prof "$TMP/gocol" "$pid" --duration 1 -o "$TMP/gocol.svg"
+	legend_of "$TMP/gocol.svg" >"$TMP/gocol.legend"
+	DETAIL="$(tr '\n' '|' <"$TMP/gocol.legend")" \
+		check "Go colours: the legend names packages of the program (main, runtime)" \
+		"grep -qx 'main (goroutines)' '$TMP/gocol.legend' && grep -qx 'runtime (goroutines)' '$TMP/gocol.legend'"
+	a=$(fill_of "$TMP/gocol.svg" main.compute)
+	b=$(fill_of "$TMP/gocol.svg" runtime.gopark)
+	DETAIL="main.compute $a, runtime.gopark $b" check "Go colours: main.compute and runtime.gopark differ" \
+		"[ -n '$a' ] && [ -n '$b' ] && [ '$a' != '$b' ]"
+	check "Go colours: the module is still in the frame's title" "grep -qF '<title>main.compute [goroutines]' '$TMP/gocol.svg'"
+	stop_target "$pid"
+fi
+if start_target cxx; then
+	pid=$TARGET_PID
+	prof "$TMP/cxxcol" "$pid" --duration 0.5 -o "$TMP/cxxcol.svg"
+	DETAIL="$(legend_of "$TMP/cxxcol.svg" | tr '\n' '|')" \
+		check "C++ colours: the namespace ns of ns::Widget::spin is a colour of its own" \
+		"legend_of '$TMP/cxxcol.svg' | grep -qx 'ns (cxx)'"
+	stop_target "$pid"
+fi
+
 done_testing
