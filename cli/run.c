@@ -598,8 +598,14 @@ static void print_summary(const struct run *r, const struct sampler_stats *ss)
 			"are the last one's\n", r->restarts + 1, r->o->pid_file);
 	const char *wrote = r->o->period > 0 || served_only(r->o) ?
 			    (ps.written ? ps.last : "no file") : outfile__path(r->out);
-	fprintf(stderr, "cprof-attach: %llu %s, %llu %s, %llu %s, %.2f s, %s, wrote %s%s\n",
-		(unsigned long long)total, plural(total, "sample", "samples"),
+	/* A goroutine profile counts goroutines: say so, with the threads
+	 * they ran on. */
+	char gor[64] = "";
+	if (ss->go_seen)
+		snprintf(gor, sizeof(gor), "%llu %s on ", (unsigned long long)ss->go_seen,
+			 plural(ss->go_seen, "goroutine", "goroutines"));
+	fprintf(stderr, "cprof-attach: %llu %s, %s%llu %s, %llu %s, %.2f s, %s, wrote %s%s\n",
+		(unsigned long long)total, plural(total, "sample", "samples"), gor,
 		(unsigned long long)ts->threads_seen, plural(ts->threads_seen, "thread", "threads"),
 		(unsigned long long)ts->processes_seen,
 		plural(ts->processes_seen, "process", "processes"), secs,

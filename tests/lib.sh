@@ -266,7 +266,8 @@ summary_field() {
 	two=$(grep -E '^cprof-attach: [0-9.]+ of [0-9]+ Hz, ' "$1" | tail -n 1)
 	case $2 in
 	samples) sed -nE 's/^cprof-attach: ([0-9]+) samples?,.*/\1/p' <<<"$one" ;;
-	threads) sed -nE 's/^[^,]*, ([0-9]+) threads?,.*/\1/p' <<<"$one" ;;
+	threads) sed -nE 's/^[^,]*, ([0-9]+ goroutines? on )?([0-9]+) threads?,.*/\2/p' <<<"$one" ;;
+	goroutines) sed -nE 's/^[^,]*, ([0-9]+) goroutines? on [0-9]+ threads?,.*/\1/p' <<<"$one" ;;
 	processes) sed -nE 's/^[^,]*, [^,]*, ([0-9]+) process(es)?,.*/\1/p' <<<"$one" ;;
 	seconds) sed -nE 's/^[^,]*, [^,]*, [^,]*, ([0-9.]+) s,.*/\1/p' <<<"$one" ;;
 	reason) sed -nE 's/^[^,]*, [^,]*, [^,]*, [^,]*, (.*), wrote .*/\1/p' <<<"$one" ;;

@@ -45,6 +45,11 @@ if start_target goroutines; then
 	out=$TMP/split.folded
 	prof "$TMP/split" "$pid" --duration 3 --threads --stats -o "$out"
 	check_ran "split" "$TMP/split" "$out"
+	g=$(summary_field "$TMP/split.err" goroutines)
+	th=$(summary_field "$TMP/split.err" threads)
+	DETAIL="$(summary "$TMP/split.err" | head -n 1)" \
+		check "split: the summary counts goroutines, on the threads they ran on (5 goroutines on N threads)" \
+		"[ '$g' = 5 ] && [ -n '$th' ] && [ '$th' -ge 1 ]"
 	total=$(folded_total "$out")
 	for g in 'runtime\.main' 'main\.compute' 'main\.sleeper'; do
 		n=$(samples "$out" "^$g \\(goroutine [0-9]+\\);")
