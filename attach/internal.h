@@ -5,6 +5,7 @@
 
 #include <sys/user.h>
 
+#include "attach/proc.h"
 #include "attach/target.h"
 #include "util/hist.h"
 
@@ -32,6 +33,8 @@ struct process {
 	uint32_t probe_space;           /* the space the probe is for */
 	struct target_probe probe;      /* len 0: none (target__set_probe) */
 	char comm[16];
+	char title[PROC_TITLE_MAX];     /* its title, or comm when it set none */
+	uint64_t title_read_ns;
 	struct process *next;
 };
 
@@ -84,7 +87,8 @@ struct thread {
 struct slot_info {
 	pid_t pid, tid;
 	int used;                       /* a capture of it was handed out */
-	char process[16];
+	char process[PROC_TITLE_MAX];   /* the process's title, or its command name */
+	char comm[16];                  /* its command name */
 	char thread[16];
 };
 
@@ -132,6 +136,9 @@ void target_thread_remove(struct target *t, pid_t tid);
 struct process *target_process_add(struct target *t, pid_t pid, uint32_t space);
 struct process *target_process_find(struct target *t, pid_t pid);
 void target_process_remove(struct target *t, struct process *p);
+void target_read_title(struct process *p);      /* p->title: its title, or comm */
+/* SLOT's process: P's title and command name. */
+void target_slot_process(struct target *t, uint32_t slot, const struct process *p);
 /* A label of its own for TH (a new thread, or one whose process exec'd). */
 void target_give_slot(struct target *t, struct thread *th);
 /* TH's names changed (or were read for the first time): its label follows. */

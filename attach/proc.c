@@ -76,6 +76,37 @@ void proc__comm(pid_t pid, pid_t tid, char name[16])
 	text__clean(name, 16, raw, (size_t)n);
 }
 
+void proc__title(pid_t pid, char *title, size_t size)
+{
+	char fn[64], raw[512];
+	title[0] = '\0';
+	snprintf(fn, sizeof(fn), "/proc/%d/cmdline", (int)pid);
+	int fd = open(fn, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t n = read(fd, raw, sizeof(raw) - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	raw[n] = '\0';
+	/* argv[0] as exec'd holds no space; a title written over the
+	 * arguments does ("nginx: master process /usr/sbin/nginx", "postgres:
+	 * walwriter ", "/usr/bin/redis-server 127.0.0.1:6379"). */
+	size_t len = strlen(raw);
+	while (len && raw[len - 1] == ' ')
+		len--;
+	const char *sp = memchr(raw, ' ', len);
+	if (!sp || sp == raw)
+		return;
+	const char *start = raw;
+	for (const char *c = raw; c < sp; c++)
+		if (*c == '/')
+			start = c + 1;
+	if (start == sp)
+		return;
+	text__clean(title, size, start, len - (size_t)(start - raw));
+}
+
 ssize_t proc__task_file(pid_t pid, pid_t tid, const char *name, int *fd, int keep_below,
 			char *buf, size_t size)
 {

@@ -30,6 +30,14 @@ long proc__status_field(pid_t id, const char *key);
  * as it was when it cannot be read.  TID may be PID (the process). */
 void proc__comm(pid_t pid, pid_t tid, char name[16]);
 
+/* The title process PID set for itself (setproctitle: "nginx: worker
+ * process", "postgres: checkpointer"), as ps shows it, into TITLE (SIZE
+ * bytes, cleaned to show): /proc/PID/cmdline's first string when the
+ * program wrote one with spaces in place of its arguments, its first word
+ * without its directory.  "" when it set none (or cannot be read). */
+#define PROC_TITLE_MAX 64
+void proc__title(pid_t pid, char *title, size_t size);
+
 /* Reads a small /proc file of PID/task/TID from offset 0 into BUF
  * (NUL-terminated).  *FD is the file kept open from an earlier call, or -1:
  * then it is opened, and kept open in *FD only if its number is below

@@ -41,11 +41,28 @@ struct process *target_process_add(struct target *t, pid_t pid, uint32_t space)
 	p->space = space;
 	snprintf(p->comm, sizeof(p->comm), "%d", pid);
 	proc__comm(pid, pid, p->comm);
+	target_read_title(p);
 	p->next = t->procs;
 	t->procs = p;
 	t->nprocs++;
 	t->stats.processes_seen++;
 	return p;
+}
+
+/* P's title (nginx's "nginx: worker process"), or its command name. */
+void target_read_title(struct process *p)
+{
+	proc__title(p->pid, p->title, sizeof(p->title));
+	if (!p->title[0])
+		snprintf(p->title, sizeof(p->title), "%s", p->comm);
+	p->title_read_ns = now_ns();
+}
+
+/* What a slot says of its thread's process: title and command name. */
+void target_slot_process(struct target *t, uint32_t slot, const struct process *p)
+{
+	memcpy(t->slots[slot].process, p->title, sizeof(p->title));
+	memcpy(t->slots[slot].comm, p->comm, sizeof(p->comm));
 }
 
 void target_process_remove(struct target *t, struct process *gone)
@@ -151,7 +168,7 @@ void target_name_changed(struct target *t, struct thread *th)
 		th->slot = new_slot(t, th->proc->pid, th->tid, th->name);
 	else
 		th->pooled = 1, th->slot = pool_slot(t, th->proc->pid, th->name);
-	memcpy(t->slots[th->slot].process, th->proc->comm, sizeof(th->proc->comm));
+	target_slot_process(t, th->slot, th->proc);
 	if (target_filtered(t))
 		th->selected = target_wanted(t, th->tid, th->name);
 	if (th->slot != old || !th->selected) {
@@ -180,8 +197,10 @@ static int read_name(struct target *t, struct thread *th)
 	if (strcmp(buf, th->name) == 0)
 		return 0;
 	memcpy(th->name, buf, strlen(buf) + 1);
-	if (th->tid == th->proc->pid)
+	if (th->tid == th->proc->pid) {
 		memcpy(th->proc->comm, th->name, sizeof(th->name));
+		target_read_title(th->proc);
+	}
 	return 1;
 }
 
@@ -208,7 +227,7 @@ void target_give_slot(struct target *t, struct thread *th)
 	th->pooled = t->nslots >= MAX_THREAD_SLOTS;
 	th->slot = th->pooled ? pool_slot(t, th->proc->pid, "?") :
 				new_slot(t, th->proc->pid, th->tid, th->name);
-	memcpy(t->slots[th->slot].process, th->proc->comm, sizeof(th->proc->comm));
+	target_slot_process(t, th->slot, th->proc);
 }
 
 int target_wanted(const struct target *t, pid_t tid, const char *name)
@@ -451,6 +470,11 @@ void target_refresh_names(struct target *t)
 		th->name_reads++;
 		th->name_read_ns = now;
 		read_name(t, th);
+		/* A title changes with what the process does ("postgres: app
+		 * db idle", then "... SELECT"): the leader's, about once a
+		 * second, with its name. */
+		if (th->tid == th->proc->pid && now - th->proc->title_read_ns >= NAME_REFRESH_NS)
+			target_read_title(th->proc);
 		target_name_changed(t, th);
 	}
 	t->names_due_ns = early ? 0 : now + NAME_REFRESH_NS / 8;
@@ -472,6 +496,6 @@ const char *target__next_note(struct target *t)
 void target__slot(const struct target *t, uint32_t slot, struct target_slot *out)
 {
 	const struct slot_info *s = &t->slots[slot];
-	*out = (struct target_slot){ s->pid, s->tid, s->process, s->thread };
+	*out = (struct target_slot){ s->pid, s->tid, s->process, s->thread, s->comm };
 }
 

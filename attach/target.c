@@ -215,6 +215,7 @@ static void on_exec(struct target *t, struct thread *th, pid_t former)
 	th->fp = NULL;
 	p->space = t->next_space++;
 	proc__comm(p->pid, p->pid, p->comm);
+	target_read_title(p);
 	memcpy(th->name, p->comm, sizeof(th->name));
 	target_give_slot(t, th);
 	th->name_reads = 0;
@@ -610,8 +611,10 @@ void target__release(struct target *t)
 	/* Names while the threads still exist: the processes' first.  A label
 	 * with samples keeps the name it had (a rename after the last sample
 	 * changes nothing). */
-	for (struct process *p = t->procs; p; p = p->next)
+	for (struct process *p = t->procs; p; p = p->next) {
 		proc__comm(p->pid, p->pid, p->comm);
+		target_read_title(p);
+	}
 	FOR_EACH_THREAD(t, th, tmp) {
 		if (!th->proc)
 			continue;
@@ -619,7 +622,7 @@ void target__release(struct target *t)
 		if (!th->pooled && !t->slots[th->slot].used)
 			target_name_changed(t, th);
 		else
-			memcpy(t->slots[th->slot].process, th->proc->comm, sizeof(th->proc->comm));
+			target_slot_process(t, th->slot, th->proc);
 	}
 	/* Nothing is sampled any more: the symbolizer gets every descriptor. */
 	target_close_files(t);

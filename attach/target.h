@@ -240,7 +240,9 @@ const char *target__next_note(struct target *t);
  * very many threads, all later threads of one name: then its TID is 0. */
 struct target_slot {
 	pid_t pid, tid;
-	const char *process, *thread;
+	const char *process, *thread;   /* process: its title ("nginx: worker process"),
+					   or its command name when it set none */
+	const char *comm;               /* its command name */
 };
 size_t target__nslots(const struct target *t);
 void target__slot(const struct target *t, uint32_t slot, struct target_slot *out);

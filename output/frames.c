@@ -136,7 +136,7 @@ uint32_t frames__add_label(struct frames *fr, const struct stack_label *l)
 		fr->several_pids = 1;
 	fr->labels[fr->nlabels] = (struct stack_label){ l->pid, l->tid, l->goid,
 		str(fr, l->process ? l->process : ""), str(fr, l->thread ? l->thread : ""),
-		str(fr, l->creator) };
+		str(fr, l->creator), str(fr, l->comm) };
 	return (uint32_t)fr->nlabels++;
 }
 

@@ -132,7 +132,7 @@ static uint64_t location_id(struct builder *b, uint32_t loc)
 /* The sample's labels, in LB (7 at most); returns how many. */
 static size_t labels(struct builder *b, const struct frame_stack *st, Label *lb)
 {
-	struct label_text { const char *key, *s; int64_t num; } l[7];
+	struct label_text { const char *key, *s; int64_t num; } l[8];
 	size_t n = 0;
 	l[n++] = (struct label_text){ "state", st->go_state ? st->go_state :
 						stacks__state_name(st->state), 0 };
@@ -149,6 +149,8 @@ static size_t labels(struct builder *b, const struct frame_stack *st, Label *lb)
 			l[n++] = (struct label_text){ "tid", NULL, sl->tid };
 		if (sl->pid) {
 			l[n++] = (struct label_text){ "process", sl->process, 0 };
+			if (sl->comm && *sl->comm)
+				l[n++] = (struct label_text){ "comm", sl->comm, 0 };
 			l[n++] = (struct label_text){ "pid", NULL, sl->pid };
 		}
 	}
@@ -169,8 +171,8 @@ static void pack_sample(struct builder *b, const struct profile_info *info,
 			const struct frame_stack *st, struct strbuf *out)
 {
 	Sample s;
-	Label lb[7];
-	Label *lbp[7];
+	Label lb[8];
+	Label *lbp[8];
 	int64_t value[3] = { (int64_t)st->count, (int64_t)(st->count * info->period_ns),
 			     (int64_t)st->cpu_ns };
 	perftools__profiles__sample__init(&s);

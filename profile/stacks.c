@@ -55,6 +55,7 @@ void stacks__free(struct stacks *st)
 		free((char *)d->l.process);
 		free((char *)d->l.thread);
 		free((char *)d->l.creator);
+		free((char *)d->l.comm);
 	}
 	sparse__free(&st->labels);
 	intern__free(st->kernel);
@@ -208,9 +209,12 @@ void stacks__set_label(struct stacks *st, uint32_t slot, const struct stack_labe
 	free((char *)d->l.process);
 	free((char *)d->l.thread);
 	free((char *)d->l.creator);
+	free((char *)d->l.comm);
 	d->l = (struct stack_label){ l->pid, l->tid, l->goid, xstrdup(l->process ? l->process : ""),
 				     xstrdup(l->thread ? l->thread : ""),
-				     l->creator ? xstrdup(l->creator) : NULL };
+				     l->creator ? xstrdup(l->creator) : NULL,
+				     l->comm && strcmp(l->comm, l->process ? l->process : "") ?
+				     xstrdup(l->comm) : NULL };
 	d->set = 1;
 }
 

@@ -46,10 +46,13 @@ struct stack_label {
 	pid_t pid, tid;
 	int64_t goid;                   /* a goroutine's label: its id; -1 for every later
 					   goroutine of a function; 0 for a thread */
-	const char *process;            /* the process's command name */
+	const char *process;            /* the process's title, or its command name */
 	const char *thread;             /* the thread's name */
 	const char *creator;            /* a goroutine's: the function whose go statement
 					   made it ("created by"), or NULL */
+	const char *comm;               /* the process's command name, when process is
+					   the title it set ("nginx: worker process"); or
+					   NULL */
 };
 
 struct stacks *stacks__new(void);

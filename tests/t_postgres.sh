@@ -301,6 +301,12 @@ if wait_until 10 _backends_at_least 4; then
 	n=$(frames_under "$out" "$ww" WalWriterMain)
 	DETAIL="walwriter ${ww:-not found}: $n samples" \
 		check "run 1: the walwriter ($ww) sampled, in WalWriterMain" "[ -n '$ww' ] && [ '$n' -gt 0 ]"
+	# Roles by name (issue 28, item 2): the titles PostgreSQL sets.
+	cut -d';' -f1 "$out" | sort -u >"$base.roots"
+	b1root=$(grep -E "^postgres: postgres postgres .* \\($b1\\)\$" "$base.roots" | head -n 1)
+	DETAIL="roots: $(tr '\n' '|' <"$base.roots" | cut -c1-400)" \
+		check "run 1: roots by title: 'postgres: walwriter ($ww)', 'postgres: checkpointer (PID)', a backend's 'postgres: postgres postgres ...'" \
+		"grep -qx 'postgres: walwriter ($ww)' '$base.roots' && grep -qE '^postgres: checkpointer \\([0-9]+\\)\$' '$base.roots' && [ -n '$b1root' ] && grep -qx 'postgres ($PM)' '$base.roots'"
 	n=$(root_samples "$out" | grep -c .)
 	DETAIL="$n roots" check "run 1: samples of several processes (>= 7 roots: postmaster, 4 backends, walwriter, ...)" \
 		"[ '$n' -ge 7 ]"
@@ -355,12 +361,13 @@ if wait_attached "$PM"; then
 				s = substr(s, i + length(key) + 3)
 				return substr(s, 1, index(s, "]") - 1)
 			}
-			function flush() { if (c != "") print c, (p == "" ? "-" : p), (n == "" ? "-" : n) }
+			function flush() { if (c != "") print c, (p == "" ? "-" : p), (m != "" ? m : n == "" ? "-" : n) }
 			/^Samples:/ { on = 1; next }
 			/^(Locations|Mappings)/ { on = 0 }
-			on && /^ +[0-9]+ +[0-9]+ +[0-9]+:/ { flush(); c = $1; p = ""; n = ""; next }
+			on && /^ +[0-9]+ +[0-9]+ +[0-9]+:/ { flush(); c = $1; p = ""; n = ""; m = ""; next }
 			on { v = lab($0, "pid"); if (v != "") p = v
-				v = lab($0, "process"); if (v != "") n = v }
+				v = lab($0, "process"); if (v != "") n = v
+				v = lab($0, "comm"); if (v != "") m = v }
 			END { flush() }')
 		pids=" $(awk '{ print $2 }' <<<"$samples" | sort -u | tr '\n' ' ') "
 		missing=
@@ -370,7 +377,7 @@ if wait_attached "$PM"; then
 			"[ -n '$fresh' ] && [ -z '$missing' ]"
 		got=$(awk '{ print $3 }' <<<"$samples" | sort -u | tr '\n' ',')
 		DETAIL="process labels: $got" \
-			check "run 2 pprof: every sample has process=postgres" "[ '$got' = 'postgres,' ]"
+			check "run 2 pprof: every sample's command is postgres (comm=postgres beside a title, or process=postgres)" "[ '$got' = 'postgres,' ]"
 		diag "run 2: samples per pid: $(awk '{ n[$2] += $1 } END { for (p in n) printf "%s:%d ", p, n[p] }' <<<"$samples")"
 		locs=$(pprof_raw "$out" | sed -n '/^Locations/,/^Mappings/p')
 		n=0

@@ -275,6 +275,23 @@ if DETAIL="$(tail -n 3 "$NG/error.log" "$NG/stderr" 2>/dev/null | tr '\n' ' ')" 
 		"[ '${reqs:-0}' -gt 0 ] && ! grep -qE 'Socket errors|Non-2xx' '$TMP/wrk.out'"
 	check "nginx: worker untraced afterwards" untraced "$worker"
 	check "nginx: still serving afterwards" port_open "$port"
+	# Roles by name (issue 28, item 2): the master and its worker by the
+	# titles they set ("nginx: master process ...", "nginx: worker
+	# process"), in folded, svg and pprof (with comm=nginx beside).
+	prof "$TMP/roles" "$ngx_pid" --subprocesses --processes --duration 0.5 -o "$TMP/roles.folded"
+	cut -d';' -f1 "$TMP/roles.folded" | sort -u >"$TMP/roles.roots"
+	DETAIL="$(tr '\n' '|' <"$TMP/roles.roots")" \
+		check "nginx roles: folded roots are the titles, 'nginx: worker process (PID)' and the master's" \
+		"grep -qx 'nginx: worker process ($worker)' '$TMP/roles.roots' && grep -qE '^nginx: master process .* \\($ngx_pid\\)\$' '$TMP/roles.roots'"
+	prof "$TMP/roles-svg" "$ngx_pid" --subprocesses --processes --duration 0.5 -o "$TMP/roles.svg"
+	check "nginx roles: the flame graph names the worker by its title" "grep -q 'nginx: worker process ($worker)' '$TMP/roles.svg'"
+	if have_pprof; then
+		prof "$TMP/roles-pp" "$ngx_pid" --subprocesses --duration 0.5 -o "$TMP/roles.pprof"
+		"$GO" tool pprof -tags "$TMP/roles.pprof" >"$TMP/roles.tags" 2>&1
+		DETAIL="$(grep -A4 -E '^ (process|comm):' "$TMP/roles.tags" | tr '\n' '|')" \
+			check "nginx roles: pprof process=nginx: worker process, comm=nginx" \
+			"grep -q ': nginx: worker process\$' '$TMP/roles.tags' && grep -A2 '^ comm:' '$TMP/roles.tags' | grep -q ': nginx\$'"
+	fi
 	kill -QUIT "$ngx_pid" 2>/dev/null
 	wait_until 10 gone "$ngx_pid"
 fi
