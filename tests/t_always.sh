@@ -221,8 +221,9 @@ else
 			n=$(ls "$TMP/rd" | grep -c '^r-[0-9]*\.folded$')
 			DETAIL="$(ls "$TMP/rd" | tr '\n' ' ')" check "pid-file: the files go on, numbered on, from the new process" \
 				"[ '$n' -ge 3 ] && [ \$((last + 1)) = '$n' ]"
+			# (redis-server sets its title: "redis-server 127.0.0.1:PORT (PID)")
 			check "pid-file: the first file is the first process's, the last the new one's" \
-				"grep -q '^redis-server ($first);' '$TMP/rd/r-0.folded' && grep -q '^redis-server ($second);' '$TMP/rd/r-$last.folded'"
+				"grep -q '^redis-server [^;]*($first);' '$TMP/rd/r-0.folded' && grep -q '^redis-server [^;]*($second);' '$TMP/rd/r-$last.folded'"
 			check "pid-file: summary says two processes were followed" "grep -q '2 processes followed through' '$TMP/restart.err'"
 			check "pid-file: the new process is untraced after" untraced "$second"
 		fi
