@@ -107,6 +107,8 @@ enum {
 	OPT_LISTEN, OPT_LISTEN_TOKEN_FILE, OPT_PUSH, OPT_APP_NAME, OPT_TAG,
 };
 
+const struct option *options__table(void);
+
 static const char short_opts[] = ":o:hqp:F:d:f:tV";
 
 static const struct option long_opts[] = {
@@ -148,6 +150,11 @@ static const struct option long_opts[] = {
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
 };
+
+const struct option *options__table(void)
+{
+	return long_opts;
+}
 
 /* Words of other profilers' command lines (perf record, py-spy dump, ...)
  * typed where the PID goes: each gets the equivalent here. */

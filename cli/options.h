@@ -93,4 +93,9 @@ void options__default_output(enum out_format format, pid_t pid, char *buf, size_
 
 extern const char options__usage[];
 
+/* The parser's table of long options, ended by a NULL name: the one source
+ * --help and the man page are checked against (tests/unit). */
+struct option;
+const struct option *options__table(void);
+
 #endif

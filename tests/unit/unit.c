@@ -3,6 +3,7 @@
  * Output is TAP ("ok N - name" / "not ok N - name"). */
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -230,6 +231,45 @@ static void test_options_habits(void)
 
 /* Format by the output's name, the refusal of other names, the default
  * name, and the warnings for options a format does not use. */
+/* One source for the options: every long option of the parser's table is
+ * in --help and in the man page (which spells '-' as '\-'). */
+static void test_options_documented(void)
+{
+	FILE *f = fopen("contrib/cprof-attach.1", "r");
+	static char man[1 << 18];
+	size_t n = f ? fread(man, 1, sizeof(man) - 1, f) : 0;
+	if (f)
+		fclose(f);
+	man[n] = '\0';
+	check(n > 1000, "options documented: the man page is readable (run from the repository)");
+	char missing_help[1024] = "", missing_man[1024] = "";
+	size_t count = 0;
+	for (const struct option *o = options__table(); o->name; o++, count++) {
+		char want[96], esc[192];
+		snprintf(want, sizeof(want), "--%s", o->name);
+		size_t k = 0;
+		for (const char *c = want; *c && k + 3 < sizeof(esc); c++) {
+			if (*c == '-')
+				esc[k++] = '\\';
+			esc[k++] = *c;
+		}
+		esc[k] = '\0';
+		const char *at = strstr(options__usage, want);
+		int in_help = at && !(at[strlen(want)] >= 'a' && at[strlen(want)] <= 'z') &&
+			      at[strlen(want)] != '-';
+		if (!in_help && strlen(missing_help) + strlen(want) + 2 < sizeof(missing_help))
+			strcat(strcat(missing_help, " "), want);
+		if (n && !strstr(man, esc) && strlen(missing_man) + strlen(want) + 2 < sizeof(missing_man))
+			strcat(strcat(missing_man, " "), want);
+	}
+	if (*missing_help)
+		printf("# not in --help:%s\n", missing_help);
+	if (*missing_man)
+		printf("# not in the man page:%s\n", missing_man);
+	check(count > 30 && !*missing_help, "options documented: every long option of the table is in --help");
+	check(count > 30 && n && !*missing_man, "options documented: every long option of the table is in the man page");
+}
+
 static void test_options_formats(void)
 {
 	struct options o;
@@ -337,7 +377,7 @@ static void test_slices(void)
 	      s2.cpu[0] == 5 && s3.n == 0 && s3.total == 0,
 	      "slices: each take has the counts since the last, zeroed after");
 	check(s1.total + s2.total + s3.total == stacks__total(st), "slices: the takes add up to the run");
-	stacks__set_label(st, 1, &(struct stack_label){ 7, 8, 0, "proc", "thr", NULL });
+	stacks__set_label(st, 1, &(struct stack_label){ 7, 8, 0, "proc", "thr", NULL, NULL });
 	const struct stacks_slice *both[] = { &s1, &s2 };
 	struct stacks *v = stacks__view(st, both, 2);
 	struct stack x;
@@ -409,7 +449,7 @@ static void test_stacks(void)
 
 	/* Labels of thread slots (from 0) and goroutine slots (from 1 << 20). */
 	st = stacks__new();
-	struct stack_label l1 = { 10, 11, 0, "p", "t", NULL }, l2 = { 10, 0, 7, "p", "g", "main.main" };
+	struct stack_label l1 = { 10, 11, 0, "p", "t", NULL, NULL }, l2 = { 10, 0, 7, "p", "g", "main.main", NULL };
 	stacks__set_label(st, 3, &l1);
 	stacks__set_label(st, (1u << 20) + 5, &l2);
 	stacks__set_label(st, 3, &l1);
@@ -467,7 +507,7 @@ static void test_pprof(void)
 	add(st, 0, 'S', a, 2, 1, 0);
 	add(st, 1, 'R', b, 3, 1, 7000000);
 	add(st, 1, 'R', b, 3, 1, 3000000);
-	struct stack_label threads[] = { { 0, 10, 0, "", "main", NULL }, { 0, 11, 0, "", "worker", NULL } };
+	struct stack_label threads[] = { { 0, 10, 0, "", "main", NULL, NULL }, { 0, 11, 0, "", "worker", NULL, NULL } };
 	stacks__set_label(st, 0, &threads[0]);
 	stacks__set_label(st, 1, &threads[1]);
 	const struct modules *spaces[] = { ms };
@@ -779,7 +819,7 @@ static void test_svg(void)
 	struct frame_line work = { "work", NULL, 0 }, nap = { "nap", NULL, 0 };
 	uint32_t locs[2] = { frames__add_loc(fr, 0x1100, mod, &work, 1),
 			     frames__add_loc(fr, 0x1200, mod, &nap, 1) };
-	struct stack_label l = { 42, 42, 0, "prog", "prog", NULL };
+	struct stack_label l = { 42, 42, 0, "prog", "prog", NULL, NULL };
 	uint32_t label = frames__add_label(fr, &l);
 	frames__add_stack(fr, &(struct frame_stack){ label, 'R', -1, NULL, &locs[0], 1, 1, 10000000 });
 	frames__add_stack(fr, &(struct frame_stack){ label, 'S', -1, NULL, &locs[1], 1, 2, 0 });
@@ -800,7 +840,7 @@ static void test_svg(void)
 	      !strstr(t, "off CPU"), "svg: --cpu: the title says CPU time; nothing is off CPU");
 	free(t);
 	info.weight_cpu = 0;
-	struct stack_label l2 = { 43, 43, 0, "other", "other", NULL };
+	struct stack_label l2 = { 43, 43, 0, "other", "other", NULL, NULL };
 	frames__add_stack(fr, &(struct frame_stack){ frames__add_label(fr, &l2), 'R', -1, NULL, &locs[0], 1,
 						     1, 0 });
 	t = svg_text(fr, &info);
@@ -893,6 +933,7 @@ int main(void)
 	test_options();
 	test_options_habits();
 	test_options_formats();
+	test_options_documented();
 	test_stacks();
 	test_slices();
 	test_sparse();
