@@ -657,11 +657,12 @@ static void print_stats(const struct sampler_stats *ss)
 			plural(ts->execs, "call", "calls"));
 	if (ss->go_seen)
 		fprintf(stderr, "; goroutines: %llu seen, %llu samples from their saved context "
-			"(%llu counted again unchanged), %llu lost (moved while read), "
+			"(%llu counted again unchanged, %llu of them not read at that tick: the "
+			"per-tick budget), %llu lost (moved while read), "
 			"%llu thread-samples without a user goroutine",
 			(unsigned long long)ss->go_seen, (unsigned long long)ss->go_waiting,
-			(unsigned long long)ss->go_reused, (unsigned long long)ss->go_lost,
-			(unsigned long long)ss->go_threads_out);
+			(unsigned long long)ss->go_reused, (unsigned long long)ss->go_carried,
+			(unsigned long long)ss->go_lost, (unsigned long long)ss->go_threads_out);
 	fputc('\n', stderr);
 }
 

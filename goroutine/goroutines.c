@@ -20,6 +20,8 @@
 #define MAX_SPAN 512                    /* bytes of a g read: goroutines__read()'s buffer */
 #define REASON_MAX_LEN 48
 #define IOV_BATCH 1024                  /* UIO_MAXIOV */
+#define READ_BUDGET 4096                /* records read per scan, in turn (those last
+					   seen waiting or dead); the others every scan */
 #define RUN_GAP 512                     /* records this close are read in one range */
 #define RUN_MAX (64u << 10)             /* ... of at most this many bytes */
 #define RAW_BATCH (128u << 10)          /* bytes read per system call, at most: compared
@@ -52,6 +54,8 @@ struct goroutines {
 	unsigned char *raw;             /* one batch: RAW_BATCH bytes */
 	size_t cap;
 	uint64_t dups;                  /* entries of allgs at the last scan that repeat a g */
+	uint64_t carried;               /* records not read at the last scan (the budget) */
+	size_t cursor;                  /* where in address order the next scan's turn is */
 	uint64_t last_len;              /* allglen as read at the last scan */
 	struct {
 		uint64_t key;           /* startpc + 1 */
@@ -362,6 +366,11 @@ uint64_t goroutines__duplicates(const struct goroutines *gs)
 	return gs->dups;
 }
 
+uint64_t goroutines__carried(const struct goroutines *gs)
+{
+	return gs->carried;
+}
+
 uint64_t goroutines__listed(const struct goroutines *gs)
 {
 	return gs->last_len;
@@ -441,6 +450,13 @@ int goroutines__scan(struct goroutines *gs, const struct go_rec **recs, size_t *
 	 * once.  A pointer out of order means allgs changed under the same
 	 * length: sorted again at the next scan. */
 	uint64_t prev_at = 0;
+	/* The budget: with more than READ_BUDGET goroutines, those last seen
+	 * waiting (or dead) are read in turn, READ_BUDGET a scan from
+	 * CURSOR on in address order; until its turn such a record counts as
+	 * unchanged.  The rest (running, runnable, in a system call, never
+	 * read) are read at every scan. */
+	size_t turn_end = gs->cursor + READ_BUDGET;
+	gs->carried = 0;
 	while (i < len) {
 		size_t k = 0, first = i, pos = 0;
 		uint64_t start = 0, end = 0;
@@ -450,6 +466,15 @@ int goroutines__scan(struct goroutines *gs, const struct go_rec **recs, size_t *
 			if (!gs->gptrs[idx] || (gs->gptrs[idx] & 7) || at == prev_at) {
 				gs->dups += gs->gptrs[idx] && at == prev_at;
 				gs->offs[idx] = SIZE_MAX;
+				continue;
+			}
+			if (len > READ_BUDGET && !(i >= gs->cursor && i < turn_end) &&
+			    !(turn_end > len && i < turn_end - len) && gs->prev_g[idx] == gs->gptrs[idx] &&
+			    gs->recs[idx].read && (gs->recs[idx].status == GO_WAITING ||
+						   gs->recs[idx].status == GO_DEAD)) {
+				gs->offs[idx] = SIZE_MAX - 1;   /* carried: as last read */
+				gs->carried++;
+				prev_at = at;
 				continue;
 			}
 			if (k && at >= end && at - end <= RUN_GAP && at + gs->span_len - start <= RUN_MAX) {
@@ -490,6 +515,10 @@ int goroutines__scan(struct goroutines *gs, const struct go_rec **recs, size_t *
 				gs->prev_g[idx] = 0;
 				continue;
 			}
+			if (gs->offs[idx] == SIZE_MAX - 1) {    /* not its turn */
+				rec->read = rec->unchanged = true;
+				continue;
+			}
 			const unsigned char *raw = gs->raw + gs->offs[idx];
 			rec->read = gs->offs[idx] + gs->span_len <= (size_t)rd;
 			rec->unchanged = false;
@@ -508,6 +537,7 @@ int goroutines__scan(struct goroutines *gs, const struct go_rec **recs, size_t *
 			gs->prev_g[idx] = gs->gptrs[idx];
 		}
 	}
+	gs->cursor = len > READ_BUDGET ? turn_end % len : 0;
 	*recs = gs->recs;
 	*n = len;
 	return 0;

@@ -54,7 +54,7 @@ struct goroutines *goroutines__new(pid_t pid, const struct module *main, char *n
 				   size_t notelen);
 void goroutines__free(struct goroutines *gs);    /* accepts NULL */
 
-/* Reads every goroutine's record into an array owned by GS, indexed as
+/* Reads the goroutines' records into an array owned by GS, indexed as
  * runtime.allgs is (a g keeps its index: allgs only grows), its length in
  * *N; records not read this time have .read false.  A record whose fields
  * are all as at the previous scan (those set with its goid, startpc and
@@ -69,6 +69,10 @@ int goroutines__scan(struct goroutines *gs, const struct go_rec **recs, size_t *
 #define GOROUTINES_MAX (1u << 20)
 uint64_t goroutines__duplicates(const struct goroutines *gs);
 uint64_t goroutines__listed(const struct goroutines *gs);
+/* At the last scan: the records not read, their turn not come (with more
+ * than 16,384 goroutines, those last seen waiting are read 16,384 a scan,
+ * in turn): they count as unchanged. */
+uint64_t goroutines__carried(const struct goroutines *gs);
 
 /* Reads the record of the goroutine at address G again, into R. */
 int goroutines__read(struct goroutines *gs, uint64_t g, struct go_rec *r);

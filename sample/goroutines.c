@@ -422,6 +422,7 @@ void go_tick(struct sampler *s)
 		v->nidx = n;
 	}
 	v->scan++;
+	s->stats.go_carried += goroutines__carried(v->gs);
 	uint64_t dups = goroutines__duplicates(v->gs);
 	if (dups && !v->dups_noted && s->nnotes < MAX_NOTES) {
 		char note[320];

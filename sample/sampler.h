@@ -58,6 +58,8 @@ struct sampler_stats {
 	 * those counted again unchanged, of those lost (changed while read,
 	 * twice), and thread samples left out (no user goroutine running). */
 	uint64_t go_seen, go_waiting, go_reused, go_lost, go_threads_out;
+	uint64_t go_carried;            /* goroutine samples counted from a record not
+					   read at that tick (the per-tick budget) */
 	struct target_stats target;
 	double pause_p50_us, pause_p99_us;
 	const char *tracer;             /* the tracer thread's scheduling (a static string) */

@@ -132,6 +132,28 @@ if start_target goroutines parked 10000; then
 	stop_target "$pid"
 fi
 
+# --- 100,000 parked goroutines: the per-tick budget (issue 27, item 9) ------------
+# Past 4,096 a tick, goroutines last seen waiting are read in turn and count
+# as unchanged until theirs comes: every one is still counted at every tick.
+if start_target goroutines parked 100000; then
+	pid=$TARGET_PID
+	out=$TMP/parked100k.folded
+	prof "$TMP/parked100k" "$pid" --duration 2 --stats -o "$out"
+	check_ran "parked 100,000" "$TMP/parked100k" "$out"
+	total=$(folded_total "$out")
+	ticks=$(ticks_of "$TMP/parked100k.err")
+	DETAIL="$total samples, $ticks ticks" \
+		check "parked 100,000: every goroutine counted at every tick (samples / ticks = 100002 +- 1%)" \
+		"[ '$ticks' -gt 0 ] && within \$((total / ticks)) 100002 1000"
+	carried=$(stat "$TMP/parked100k.err" 'of them not read at that tick')
+	DETAIL="$(grep -oE 'goroutines: .*' "$TMP/parked100k.err")" \
+		check "parked 100,000: most of them counted from a record not read at that tick (the budget)" \
+		"[ -n '$carried' ] && [ \$((carried * 100)) -ge \$((total * 80)) ]"
+	diag "parked 100,000: $(summary "$TMP/parked100k.err" | tr '\n' ' ') $(grep -oE 'profiler CPU [^;]*' "$TMP/parked100k.err")"
+	check "parked 100,000: no thread left traced" untraced "$pid"
+	stop_target "$pid"
+fi
+
 # --- churn: 10,000 goroutines a second --------------------------------------------
 if start_target goroutines churn 10000; then
 	pid=$TARGET_PID
