@@ -56,7 +56,7 @@ SRCS += module/gopclntab.c
 SRCS += dwarf/debuginfod.c
 SRCS += unwind/cfi.c
 SRCS += goroutine/goroutines.c goroutine/curg.c
-SRCS += sample/goroutines.c
+SRCS += sample/rt_go.c
 MAIN := cli/main.c
 OBJS := $(SRCS:%.c=build/%.o) build/output/profile.pb-c.o
 objs  = $(OBJS:build/%=$(1)/%)

@@ -361,7 +361,8 @@ static void live_metrics(void *arg, struct strbuf *sb)
 	metric(sb, "cprof_rooted_ratio", "gauge", "Share of the samples whose unwinding reached "
 	       "the stack's root.", ss.samples ? (double)ss.rooted / (double)ss.samples : 0);
 	metric(sb, "cprof_goroutine_samples_lost_total", "counter", "Goroutine samples lost (the "
-	       "goroutine moved while read, twice).", (double)ss.go_lost);
+	       "goroutine moved while read, twice).",
+	       (double)sampler_stats__rt(&ss, "goroutines", "lost"));
 	metric(sb, "cprof_threads", "gauge", "Threads sampled now.", (double)pr.threads);
 	metric(sb, "cprof_processes", "gauge", "Processes sampled now.", (double)pr.processes);
 	metric(sb, "cprof_restarts_total", "counter", "Processes followed after the first "
@@ -565,12 +566,12 @@ static void print_summary(const struct run *r, const struct sampler_stats *ss)
 	const struct target_stats *ts = &ss->target;
 	uint64_t total = ss->samples;
 	double secs = (double)(ss->end_ns - ss->start_ns) / 1e9;
-	if (ss->go_jump_lost)
+	if (ss->jump_lost)
 		fprintf(stderr, "cprof-attach: note: %llu %s of Go threads on their system stack "
 			"(runtime.systemstack, runtime.morestack) lack the frames of the goroutine "
 			"they worked for (it had moved on when read, or its context is unreadable): "
-			"counted as not fully unwound\n", (unsigned long long)ss->go_jump_lost,
-			plural(ss->go_jump_lost, "sample", "samples"));
+			"counted as not fully unwound\n", (unsigned long long)ss->jump_lost,
+			plural(ss->jump_lost, "sample", "samples"));
 	struct periods_stats ps = { 0 };
 	if (r->periods) {
 		periods__stats(r->periods, &ps);
@@ -598,12 +599,15 @@ static void print_summary(const struct run *r, const struct sampler_stats *ss)
 			"are the last one's\n", r->restarts + 1, r->o->pid_file);
 	const char *wrote = r->o->period > 0 || served_only(r->o) ?
 			    (ps.written ? ps.last : "no file") : outfile__path(r->out);
-	/* A goroutine profile counts goroutines: say so, with the threads
-	 * they ran on. */
-	char gor[64] = "";
-	if (ss->go_seen)
-		snprintf(gor, sizeof(gor), "%llu %s on ", (unsigned long long)ss->go_seen,
-			 plural(ss->go_seen, "goroutine", "goroutines"));
+	/* A runtime's profile counts its units (goroutines): say so, with
+	 * the threads they ran on. */
+	char gor[96] = "";
+	for (size_t i = 0; i < ss->nrt && !gor[0]; i++) {
+		uint64_t seen = sampler_stats__rt(ss, ss->rt[i].name, "seen");
+		if (seen)
+			snprintf(gor, sizeof(gor), "%llu %s on ", (unsigned long long)seen,
+				 plural(seen, ss->rt[i].unit, ss->rt[i].units));
+	}
 	fprintf(stderr, "cprof-attach: %llu %s, %s%llu %s, %llu %s, %.2f s, %s, wrote %s%s\n",
 		(unsigned long long)total, plural(total, "sample", "samples"), gor,
 		(unsigned long long)ts->threads_seen, plural(ts->threads_seen, "thread", "threads"),
@@ -655,14 +659,16 @@ static void print_stats(const struct sampler_stats *ss)
 	if (ts->execs)
 		fprintf(stderr, "; %llu exec %s followed", (unsigned long long)ts->execs,
 			plural(ts->execs, "call", "calls"));
-	if (ss->go_seen)
-		fprintf(stderr, "; goroutines: %llu seen, %llu samples from their saved context "
-			"(%llu counted again unchanged, %llu of them not read at that tick: the "
-			"per-tick budget), %llu lost (moved while read), "
-			"%llu thread-samples without a user goroutine",
-			(unsigned long long)ss->go_seen, (unsigned long long)ss->go_waiting,
-			(unsigned long long)ss->go_reused, (unsigned long long)ss->go_carried,
-			(unsigned long long)ss->go_lost, (unsigned long long)ss->go_threads_out);
+	/* Each runtime's figures, as it names them. */
+	for (size_t i = 0; i < ss->nrt; i++) {
+		fprintf(stderr, "; %s:", ss->rt[i].name);
+		for (size_t k = 0; k < ss->rt[i].n; k++)
+			fprintf(stderr, "%s %llu %s", k ? "," : "",
+				(unsigned long long)ss->rt[i].stat[k].value, ss->rt[i].stat[k].words);
+	}
+	if (ss->threads_left_out)
+		fprintf(stderr, "; %llu thread-samples left out (a thread running no goroutine)",
+			(unsigned long long)ss->threads_left_out);
 	fputc('\n', stderr);
 }
 

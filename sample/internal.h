@@ -1,6 +1,7 @@
 /* The sampler's state, shared by sample/sampler.c (the loop, threads,
- * address spaces) and sample/goroutines.c (the goroutine view of a Go
- * program).  Nothing outside sample/ includes this. */
+ * address spaces) and the runtime views (sample/runtime.h: sample/rt_go.c,
+ * the goroutines of a Go program).  Nothing outside sample/ includes
+ * this. */
 #ifndef CPROF_SAMPLE_INTERNAL_H
 #define CPROF_SAMPLE_INTERNAL_H
 
@@ -11,18 +12,28 @@
 
 #include "attach/target.h"
 #include "goroutine/curg.h"
+#include "profile/stacks.h"
 #include "sample/sampler.h"
 #include "unwind/unwinder.h"
 
 #define MAX_NOTES 64
 
-struct goview;
+struct rt_view;
+struct rt_ops;
+
+/* A runtime's view of one process (sample/runtime.h). */
+struct view {
+	const struct rt_ops *ops;
+	struct rt_view *v;
+	pid_t pid;
+	uint32_t space;                 /* the target's id of its address space */
+};
 
 /* One address space: a program image some processes share. */
 struct space {
 	struct modules *ms;
 	struct unwinder *uw;
-	struct gocurg curg;             /* its Go runtime's layout (sample/goroutines.c) */
+	struct gocurg curg;             /* its Go runtime's layout (sample/rt_go.c) */
 	int curg_known;                 /* 1: curg read, -1: none, 0: not looked at */
 	uint32_t curg_probe;            /* the target reads it at each stop, and this
 					   much of its stack (0: not yet) */
@@ -69,8 +80,16 @@ struct sampler {
 	struct sampler_stats stats;
 	char *notes[MAX_NOTES];
 	size_t nnotes, notes_taken;
-	struct goview *go;              /* cfg.goroutines, for a Go program */
-	unsigned char *go_stack;        /* go_jumped()'s copy of a goroutine's stack */
+	/* Runtime views: one per process a runtime knows (cfg.goroutines:
+	 * every Go program's), opened at a tick's start for each process
+	 * (or exec) not looked at yet; their figures once freed. */
+	struct view *views;
+	size_t nviews, views_cap;
+	struct { pid_t pid; uint32_t space; } *looked;  /* processes looked at */
+	size_t nlooked, looked_cap;
+	uint32_t next_rt_slot;          /* the next view's first slot */
+	struct sampler_runtime rt_done[SAMPLER_RUNTIMES];       /* views freed */
+	unsigned char *jump_stack;      /* a jumped unwind's copy of the other stack */
 };
 
 /* The current generation of space ID, its module table read from PID's
@@ -80,19 +99,20 @@ struct space *sampler_space_for(struct sampler *s, uint32_t id, pid_t pid);
  * compared (every SCAN_INTERVAL_NS). */
 struct space *sampler_due_scan(struct sampler *s, struct space *sp, uint32_t id, pid_t pid);
 
-/* ---- the goroutine view (sample/goroutines.c) ----
- * With cfg.goroutines and a Go program as the first target, every user
- * goroutine is counted at every tick: the waiting ones by go_tick(), the
- * running ones by their thread's capture, which take() counts under the
- * goroutine's slot (go_running_slot()) and drops for a thread that runs
- * none. */
-void go_start(struct sampler *s);               /* sets s->go, or a note */
-void go_tick(struct sampler *s);                /* before the threads' captures */
-uint32_t go_running_slot(const struct goview *v, pid_t tid);   /* or UINT32_MAX */
-enum unwind_status go_jumped(struct sampler *s, const struct capture *c, uint32_t space,
-			     uint64_t jump_sp, size_t *depth);    /* see sample/goroutines.c */
-pid_t go_pid(const struct goview *v);           /* the Go program's process */
-uint32_t go_running_state(const struct goview *v);     /* stacks__go_state("running") */
-void go_free(struct goview *v);                 /* accepts NULL */
+/* ---- services to the runtime views (sample/runtime.h) ---- */
+
+/* Counts K (K->pcs[0 .. K->n), whose unwind ended as ST: truncated marked,
+ * the sampler's figures counted) and returns its id, or -1 out of memory. */
+int64_t sampler_count(struct sampler *s, struct stack *k, enum unwind_status st);
+/* Counts stack ID again, N times, for SLOT; ROOTED: how its unwind ended. */
+void sampler_count_again(struct sampler *s, int64_t id, uint32_t slot, uint64_t n, bool rooted);
+/* Unwinds a saved context of process PID (its space ID) over the copy
+ * STACK (LEN bytes at its SP; WANT: what a read past the copy means, see
+ * unwind/unwinder.h) into the sampler's frame buffer (*PCS); the
+ * generation's index in *SPACE. */
+enum unwind_status sampler_unwind_saved(struct sampler *s, pid_t pid, uint32_t id,
+					const struct user_regs_struct *regs, const unsigned char *stack,
+					size_t len, size_t want, uint64_t **pcs, size_t *depth,
+					uint32_t *space);
 
 #endif

@@ -1,5 +1,6 @@
 #include "sample/sampler.h"
 #include "sample/internal.h"
+#include "sample/runtime.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -117,6 +118,8 @@ struct space *sampler_due_scan(struct sampler *s, struct space *sp, uint32_t id,
 
 /* ---- taking a capture ------------------------------------------------------ */
 
+static struct view *view_of(struct sampler *s, pid_t pid);
+
 static enum unwind_status unwind(struct sampler *s, const struct capture *c, size_t *depth,
 				 uint32_t *space)
 {
@@ -169,8 +172,8 @@ static void take_again(struct sampler *s, const struct capture *c)
 {
 	int kind = (int)(c->cookie & 3);
 	if (kind == COOKIE_DROPPED) {
-		if (s->go && c->pid == go_pid(s->go))
-			s->stats.go_threads_out += c->ticks;
+		if (view_of(s, c->pid))
+			s->stats.threads_left_out += c->ticks;
 		else
 			s->stats.idle_dropped += c->ticks;
 		return;
@@ -185,23 +188,205 @@ static void take_again(struct sampler *s, const struct capture *c)
 		s->stats.truncated += c->ticks;
 }
 
+/* Adds K to the table (and the timeline): its id, or -1. */
+static int64_t add_stack(struct sampler *s, const struct stack *k)
+{
+	int64_t id = stacks__add(s->st, k);
+	if (id < 0)
+		s->failure = "out of memory counting stacks (ulimit -v?)";
+	else if (s->tl)
+		timeline__add(s->tl, k->slot, (uint32_t)id, (uint32_t)k->count);
+	return id;
+}
+
+/* ---- runtime views (sample/runtime.h) ----------------------------------------- */
+
+const struct rt_ops *const runtimes[] = { &rt_go, NULL };
+
+static struct view *view_of(struct sampler *s, pid_t pid)
+{
+	for (size_t i = 0; i < s->nviews; i++)
+		if (s->views[i].pid == pid)
+			return &s->views[i];
+	return NULL;
+}
+
+static size_t ops_index(const struct rt_ops *ops)
+{
+	size_t i = 0;
+	while (runtimes[i] && runtimes[i] != ops)
+		i++;
+	return i;
+}
+
+static void add_note(struct sampler *s, const char *note)
+{
+	if (*note && s->nnotes < MAX_NOTES)
+		s->notes[s->nnotes++] = xstrdup(note);
+}
+
+/* Adds view V's figures into TOTAL. */
+static void add_figures(struct sampler_runtime *total, const struct view *v)
+{
+	struct rt_stat st[RT_MAX_STATS];
+	size_t n = v->ops->stats(v->v, st);
+	total->name = v->ops->name;
+	total->unit = v->ops->unit;
+	total->units = v->ops->units;
+	total->n = n;
+	for (size_t i = 0; i < n; i++) {
+		total->stat[i].key = st[i].key;
+		total->stat[i].words = st[i].words;
+		total->stat[i].value += st[i].value;
+	}
+}
+
+/* Frees view I (its process exited or exec'd, or it gave up), its
+ * figures kept. */
+static void close_view(struct sampler *s, size_t i)
+{
+	struct view *v = &s->views[i];
+	size_t k = ops_index(v->ops);
+	if (k < SAMPLER_RUNTIMES)
+		add_figures(&s->rt_done[k], v);
+	v->ops->free(v->v);
+	s->views[i] = s->views[--s->nviews];
+}
+
+/* Whether process PID's program (space ID) was looked at already; marks
+ * it. */
+static bool looked_at(struct sampler *s, pid_t pid, uint32_t id)
+{
+	for (size_t i = 0; i < s->nlooked; i++)
+		if (s->looked[i].pid == pid) {
+			if (s->looked[i].space == id)
+				return true;
+			s->looked[i].space = id;        /* exec'd: a new program */
+			return false;
+		}
+	if (s->nlooked == s->looked_cap) {
+		s->looked_cap = s->looked_cap ? 2 * s->looked_cap : 16;
+		s->looked = xrealloc(s->looked, s->looked_cap * sizeof(*s->looked));
+	}
+	s->looked[s->nlooked].pid = pid;
+	s->looked[s->nlooked++].space = id;
+	return false;
+}
+
+/* At a tick's start, no thread held: views closed for processes gone or
+ * exec'd, opened for processes (and programs) not looked at yet, then
+ * each view's tick. */
+static void views_tick(struct sampler *s)
+{
+	struct target_process procs[256];
+	size_t n = target__processes(s->t, procs, 256);
+	for (size_t i = 0; i < s->nviews;) {
+		size_t k = 0;
+		while (k < n && (procs[k].pid != s->views[i].pid || procs[k].space != s->views[i].space))
+			k++;
+		if (k == n)
+			close_view(s, i);       /* its process exited or exec'd */
+		else
+			i++;
+	}
+	for (size_t k = 0; s->cfg.goroutines && k < n; k++) {
+		if (looked_at(s, procs[k].pid, procs[k].space))
+			continue;
+		char note[320] = "";
+		for (const struct rt_ops *const *o = runtimes; *o; o++) {
+			if (s->next_rt_slot + RT_SLOTS < s->next_rt_slot)
+				break;          /* no slot left (never: 2^32 / 8192 views) */
+			struct rt_view *rv = (*o)->open(s, procs[k].pid, procs[k].space,
+							RT_SLOT_BASE + s->next_rt_slot, note, sizeof(note));
+			add_note(s, note);
+			if (!rv)
+				continue;
+			s->next_rt_slot += RT_SLOTS;
+			if (s->nviews == s->views_cap) {
+				s->views_cap = s->views_cap ? 2 * s->views_cap : 4;
+				s->views = xrealloc(s->views, s->views_cap * sizeof(*s->views));
+			}
+			s->views[s->nviews++] = (struct view){ *o, rv, procs[k].pid, procs[k].space };
+			break;
+		}
+	}
+	for (size_t i = 0; i < s->nviews;) {
+		char note[320] = "";
+		struct view *v = &s->views[i];
+		if (v->ops->tick(v->v, s, note, sizeof(note)) < 0) {
+			/* It gave up: its threads are sampled from their next
+			 * capture, counted as any thread's. */
+			add_note(s, note);
+			target__forget(s->t, v->pid);
+			close_view(s, i);
+			continue;
+		}
+		add_note(s, note);
+		i++;
+	}
+}
+
+/* ---- services to the runtime views ------------------------------------------ */
+
+int64_t sampler_count(struct sampler *s, struct stack *k, enum unwind_status st)
+{
+	/* K's pcs are the sampler's buffer (sampler_unwind_saved()), which
+	 * has room for the mark. */
+	if ((st == UNWIND_TRUNCATED || st == UNWIND_STACK_SHORT) && k->pcs == s->pcs)
+		s->pcs[k->n++] = STACKS_PC_TRUNCATED;
+	if (st == UNWIND_COMPLETE)
+		s->stats.rooted += k->count;
+	else if (st == UNWIND_TRUNCATED)
+		s->stats.truncated += k->count;
+	else
+		s->stats.partial += k->count;
+	return add_stack(s, k);
+}
+
+void sampler_count_again(struct sampler *s, int64_t id, uint32_t slot, uint64_t n, bool rooted)
+{
+	stacks__add_again(s->st, id, n, 0);
+	if (s->tl)
+		timeline__add(s->tl, slot, (uint32_t)id, (uint32_t)n);
+	if (rooted)
+		s->stats.rooted += n;
+	else
+		s->stats.truncated += n;
+}
+
+enum unwind_status sampler_unwind_saved(struct sampler *s, pid_t pid, uint32_t id,
+					const struct user_regs_struct *regs, const unsigned char *stack,
+					size_t len, size_t want, uint64_t **pcs, size_t *depth,
+					uint32_t *space)
+{
+	struct space *sp = sampler_due_scan(s, sampler_space_for(s, id, pid), id, pid);
+	struct unwind_input in = { regs, false, regs->rsp, stack, len, want };
+	*pcs = s->pcs;
+	*depth = 0;
+	*space = sp->index;
+	if (!sp->uw)
+		return UNWIND_PARTIAL;
+	/* Room for the truncated mark sampler_count() may add. */
+	return unwinder__unwind(sp->uw, &in, s->pcs, (size_t)s->cfg.max_depth, depth);
+}
+
 /* Unwinds one capture and counts it.  Returns -EAGAIN when it needs the
  * registers a stop gives. */
 static int take(struct sampler *s, const struct capture *c)
 {
 	size_t depth;
-	uint32_t slot = c->slot, go_state = 0;
-	if (s->go && c->pid == go_pid(s->go)) {
-		/* Goroutine view: a thread's sample is the sample of the
-		 * goroutine it runs, or of nothing. */
-		slot = go_running_slot(s->go, c->tid);
+	uint32_t slot = c->slot, rt_state = 0;
+	struct view *vw = view_of(s, c->pid);
+	if (vw) {
+		/* A runtime's view: a thread's sample is counted as it says
+		 * (a Go thread's as the goroutine it runs), or not at all. */
+		slot = vw->ops->thread(vw->v, c, &rt_state);
 		if (slot == UINT32_MAX) {
 			if (!c->unchanged)
 				target__counted(s->t, c, cookie(-1, COOKIE_DROPPED), 0);
-			s->stats.go_threads_out += c->ticks;
+			s->stats.threads_left_out += c->ticks;
 			return 0;
 		}
-		go_state = go_running_state(s->go);
 	}
 	if (c->unchanged) {
 		take_again(s, c);
@@ -219,12 +404,17 @@ static int take(struct sampler *s, const struct capture *c)
 	size_t need = uw && r == UNWIND_STACK_SHORT ? unwinder__stack_need(uw) : 0;
 	uint64_t jump_sp;
 	if (r == UNWIND_COMPLETE && uw && unwinder__jumped(uw, &jump_sp)) {
-		/* A Go thread on its system stack: the goroutine's frames go
-		 * on from its saved context; a sample without them is not
-		 * whole, and says so. */
-		r = go_jumped(s, c, space, jump_sp, &depth);
+		/* Its stack jumped to another (a Go thread on its system
+		 * stack: the goroutine's frames go on from its saved
+		 * context): the runtime that has such stacks goes on; a
+		 * sample left without them is not whole, and says so. */
+		for (const struct rt_ops *const *o = runtimes; *o; o++)
+			if ((*o)->jumped) {
+				r = (*o)->jumped(s, c, space, jump_sp, &depth);
+				break;
+			}
 		if (r == UNWIND_PARTIAL)
-			s->stats.go_jump_lost += c->ticks;
+			s->stats.jump_lost += c->ticks;
 	}
 	if (r == UNWIND_NEED_REGS)
 		return -EAGAIN;
@@ -245,13 +435,9 @@ static int take(struct sampler *s, const struct capture *c)
 	if (s->cfg.kernel_stacks && c->syscall >= 0)
 		depth = add_kernel_frames(s, c, depth);
 	struct stack st = { .slot = slot, .space = space, .state = c->state,
-			    .syscall = c->syscall, .go_state = go_state, .pcs = s->pcs, .n = depth,
+			    .syscall = c->syscall, .go_state = rt_state, .pcs = s->pcs, .n = depth,
 			    .count = c->ticks, .cpu_ns = c->cpu_ns };
-	int64_t id = stacks__add(s->st, &st);
-	if (id < 0)
-		s->failure = "out of memory counting stacks (ulimit -v?)";
-	else if (s->tl)
-		timeline__add(s->tl, slot, (uint32_t)id, c->ticks);
+	int64_t id = add_stack(s, &st);
 	/* Only a stack that ended where it ends (its root, or --max-depth) is
 	 * the one the same capture would give again: a partial one may do
 	 * better once the maps are re-read, a short copy once it is larger. */
@@ -315,8 +501,7 @@ static int start_ticks(struct sampler *s)
 static void sample_all(struct sampler *s)
 {
 	const struct capture *c;
-	if (s->go)
-		go_tick(s);
+	views_tick(s);
 	target__tick_begin(s->t);
 	while ((c = target__next_blocked(s->t)))
 		if (take(s, c) == -EAGAIN)
@@ -574,10 +759,8 @@ static void *tracer_main(void *arg)
 		return NULL;
 	}
 	raise_priority();               /* after a launch: the command keeps its own */
-	if (!s->cfg.command) {
+	if (!s->cfg.command)
 		read_spaces(s);
-		go_start(s);
-	}
 	if ((r = start_ticks(s)) < 0) {
 		snprintf(s->err, sizeof(s->err), "cannot start the timer: %s", strerror(-r));
 		report_start(s, r);
@@ -753,9 +936,28 @@ const struct modules *sampler__space(const struct sampler *s, size_t i)
 	return i < s->nspaces ? s->spaces[i].ms : NULL;
 }
 
+uint64_t sampler_stats__rt(const struct sampler_stats *ss, const char *name, const char *key)
+{
+	for (size_t i = 0; i < ss->nrt; i++)
+		for (size_t k = 0; ss->rt[i].name && !strcmp(ss->rt[i].name, name) && k < ss->rt[i].n; k++)
+			if (!strcmp(ss->rt[i].stat[k].key, key))
+				return ss->rt[i].stat[k].value;
+	return 0;
+}
+
 void sampler__stats(const struct sampler *s, struct sampler_stats *out)
 {
 	*out = s->stats;
+	/* Each runtime's figures: its views freed, and those open. */
+	out->nrt = 0;
+	for (size_t k = 0; runtimes[k] && k < SAMPLER_RUNTIMES; k++) {
+		struct sampler_runtime total = s->rt_done[k];
+		for (size_t i = 0; i < s->nviews; i++)
+			if (s->views[i].ops == runtimes[k])
+				add_figures(&total, &s->views[i]);
+		if (total.name)
+			out->rt[out->nrt++] = total;
+	}
 	out->samples = stacks__total(s->st);
 	out->tracer = s->tracer[0] ? s->tracer : NULL;
 	if (s->t) {
@@ -791,8 +993,11 @@ void sampler__free(struct sampler *s)
 	}
 	for (size_t i = 0; i < s->nnotes; i++)
 		free(s->notes[i]);
-	go_free(s->go);
-	free(s->go_stack);
+	while (s->nviews)
+		close_view(s, s->nviews - 1);
+	free(s->views);
+	free(s->looked);
+	free(s->jump_stack);
 	free(s->spaces);
 	free(s->gen);
 	target__free(s->t);

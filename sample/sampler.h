@@ -41,6 +41,9 @@ struct sampler_config {
 	int go_system;                  /* ... the runtime's own goroutines too */
 };
 
+#define SAMPLER_RUNTIMES 4
+#define SAMPLER_RT_STATS 8
+
 /* What the summary and --stats report. */
 struct sampler_stats {
 	uint64_t start_ns, end_ns;      /* CLOCK_MONOTONIC: first tick's slot, end */
@@ -48,18 +51,24 @@ struct sampler_stats {
 	uint64_t missed;                /* ticks whose whole period went by while late */
 	uint64_t partial, truncated, rooted;    /* samples, by how their unwind ended */
 	uint64_t short_copies;          /* stacks deeper than their copy (copy grown) */
-	uint64_t go_jump_lost;          /* samples of a Go thread on its system stack
-					   whose goroutine's frames could not be read */
+	uint64_t jump_lost;             /* samples whose unwind went on to another stack
+					   (a Go thread on its system stack, to its
+					   goroutine's) that could not be read */
 	uint64_t idle_dropped;          /* samples dropped by no_idle */
 	uint64_t refreshes;             /* re-reads of a process's maps */
 	uint64_t generations;           /* libraries replaced at the same address */
 	uint64_t samples;               /* counted */
-	/* Goroutine view: samples of waiting goroutines (from g.sched), of
-	 * those counted again unchanged, of those lost (changed while read,
-	 * twice), and thread samples left out (no user goroutine running). */
-	uint64_t go_seen, go_waiting, go_reused, go_lost, go_threads_out;
-	uint64_t go_carried;            /* goroutine samples counted from a record not
-					   read at that tick (the per-tick budget) */
+	/* Runtime views (a Go program's goroutines): their figures by name,
+	 * one entry per runtime, summed over its processes; and the thread
+	 * samples a view left out (a Go thread running no user goroutine). */
+	struct sampler_runtime {
+		const char *name;       /* "goroutines" */
+		const char *unit, *units;       /* what it samples: "goroutine(s)" */
+		size_t n;
+		struct { const char *key, *words; uint64_t value; } stat[SAMPLER_RT_STATS];
+	} rt[SAMPLER_RUNTIMES];
+	size_t nrt;
+	uint64_t threads_left_out;
 	struct target_stats target;
 	double pause_p50_us, pause_p99_us;
 	const char *tracer;             /* the tracer thread's scheduling (a static string) */
@@ -71,6 +80,9 @@ struct sampler_progress {
 };
 
 struct sampler;
+
+/* Figure KEY of runtime NAME in SS ("goroutines", "seen"), or 0. */
+uint64_t sampler_stats__rt(const struct sampler_stats *ss, const char *name, const char *key);
 
 /* Starts the tracer thread and returns once it has attached (or
  * launched) and sampling has begun.  On failure returns a negative errno

@@ -107,6 +107,38 @@ if start_target goroutines; then
 	stop_target "$pid"
 fi
 
+# --- every Go process (issue 25): launch mode, several PIDs, a Go child -------------
+# b1f3e94 gave goroutines to the first attached process only: launch mode,
+# the second PID and a Go program started under --subprocesses got the
+# thread view.
+out=$TMP/launch.folded
+# (the command runs 2.5 s: the profiler waits for the command it launched)
+prof "$TMP/launch" --duration 1.5 -o "$out" -- timeout 2.5 "$BIN/goroutines" "$TMP/launch.ready" split
+g=$(summary_field "$TMP/launch.err" goroutines)
+DETAIL="$(summary "$TMP/launch.err" | head -n 1)" \
+	check "launch mode: the goroutine view (5 goroutines)" "[ '$g' = 5 ] && grep -q '^runtime.goexit;main.compute;' '$out'"
+if start_target goroutines split; then
+	a=$TARGET_PID
+	if start_target goroutines split; then
+		b=$TARGET_PID
+		out=$TMP/two.folded
+		prof "$TMP/two" -p "$a,$b" --duration 1 --processes -o "$out"
+		g=$(summary_field "$TMP/two.err" goroutines)
+		na=$(folded_count "$out" "^goroutines \\($a\\);runtime.goexit;")
+		nb=$(folded_count "$out" "^goroutines \\($b\\);runtime.goexit;")
+		DETAIL="$g goroutines; $na and $nb goroutine samples" \
+			check "two Go processes (-p A,B): both by goroutines (10 in all, each half the samples)" \
+			"[ '$g' = 10 ] && within \$((na * 100 / (na + nb + 1))) 50 5"
+		stop_target "$b"
+	fi
+	stop_target "$a"
+fi
+out=$TMP/child.folded
+prof "$TMP/child" --duration 1.5 -o "$out" -- bash -c "timeout 2.5 '$BIN/goroutines' '$TMP/child.ready' split; true"
+g=$(summary_field "$TMP/child.err" goroutines)
+DETAIL="$(summary "$TMP/child.err" | head -n 1)" \
+	check "a Go program a shell starts (--subprocesses): its goroutines (5)" "[ '$g' = 5 ]"
+
 # --- 10,000 parked goroutines ----------------------------------------------------
 if start_target goroutines parked 10000; then
 	pid=$TARGET_PID

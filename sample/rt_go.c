@@ -1,4 +1,5 @@
 #include "sample/internal.h"
+#include "sample/runtime.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -15,7 +16,7 @@
 #include "util/remote.h"
 #include "util/xalloc.h"
 
-/* The goroutine view of a Go program (see sample/internal.h).
+/* The Go runtime's view (sample/runtime.h): a Go program's goroutines.
  * A Go program runs thousands of goroutines on a handful of threads, most
  * of them parked in runtime.futex or runtime.epollwait: the threads say
  * nothing of the goroutines waiting on a lock or a channel.  With
@@ -30,8 +31,8 @@
  * waiting where it waited at its last sample (same status, reason, SP,
  * PC and stack) has the same stack: it is counted again without a copy. */
 
-#define GO_SLOT_BASE (1u << 20)         /* above every thread slot */
 #define GO_MAX_SLOTS 4096               /* then one slot per goroutine function */
+_Static_assert(GO_MAX_SLOTS + 256 <= RT_SLOTS, "a view's slots");
 #define GO_STACK_MAX (256u << 10)
 #define GO_SWEEP_TICKS 64
 #define GO_PROBE_STACK (16u << 10)  /* of a goroutine behind a system stack, copied in the stop */
@@ -83,6 +84,14 @@ struct goview {
 	uint32_t bad_ticks;             /* ticks in a row that counted none */
 	int scan_err;                   /* the last scan's error, or 0 */
 	int dups_noted;                 /* the note on repeated allgs entries was made */
+	uint32_t slot_base;             /* its first label slot */
+	uint32_t again_slot;            /* again_id's slot and how its unwind ended */
+	bool again_rooted;
+	/* Its figures: goroutines seen, samples of waiting ones (from
+	 * g.sched), of those counted again unchanged, of those from a record
+	 * not read at that tick (the budget), of those lost (changed while
+	 * read, twice). */
+	uint64_t seen, waiting, reused, carried, lost;
 };
 
 /* Ticks in a row whose scan counted no goroutine before the view gives
@@ -158,7 +167,7 @@ static uint32_t go_slot(struct sampler *s, struct goview *v, struct go_entry *e,
 	fn = fn ? fn : "?";
 	struct stack_label l = { v->pid, 0, e->goid, v->comm, fn, creator, NULL };
 	if (v->nslots < GO_MAX_SLOTS) {
-		e->slot = GO_SLOT_BASE + v->nslots++;
+		e->slot = v->slot_base + v->nslots++;
 		stacks__set_label(s->st, e->slot, &l);
 		return e->slot;
 	}
@@ -170,7 +179,7 @@ static uint32_t go_slot(struct sampler *s, struct goview *v, struct go_entry *e,
 		/* Both point into the program's .gopclntab, kept mapped. */
 		v->pooled[i].fn = fn;
 		v->pooled[i].creator = creator;
-		v->pooled[i].slot = GO_SLOT_BASE + GO_MAX_SLOTS + (uint32_t)i;
+		v->pooled[i].slot = v->slot_base + GO_MAX_SLOTS + (uint32_t)i;
 		l.goid = -1;    /* "other goroutines" */
 		stacks__set_label(s->st, v->pooled[i].slot, &l);
 		v->npooled++;
@@ -226,23 +235,17 @@ static void go_take(struct sampler *s, struct goview *v, const struct go_rec *re
 	if (e->id >= 0 && go_same(&r, &(struct go_rec){ .goid = e->goid, .status = e->status,
 				       .reason = e->reason, .sp = e->sp, .pc = e->pc, .lo = e->lo,
 				       .hi = e->hi })) {
-		stacks__add_again(s->st, e->id, 1, 0);
-		if (s->tl)
-			timeline__add(s->tl, slot, (uint32_t)e->id, 1);
-		s->stats.go_reused++;
-		s->stats.go_waiting++;
+		sampler_count_again(s, e->id, slot, 1, e->rooted);
+		v->reused++;
+		v->waiting++;
 		v->counted++;
-		if (e->rooted)
-			s->stats.rooted++;
-		else
-			s->stats.truncated++;
 		return;
 	}
 	size_t len = go_copy(v, &r);
 	if (!len && r.status != GO_DEAD && r.status != GO_RUNNING)
 		len = go_copy(v, &r);   /* it moved: once more */
 	if (!len) {
-		s->stats.go_lost++;
+		v->lost++;
 		e->id = -1;
 		return;
 	}
@@ -253,31 +256,18 @@ static void go_take(struct sampler *s, struct goview *v, const struct go_rec *re
 	/* The whole stack up to g.stack.hi was copied unless GO_STACK_MAX cut
 	 * it: only then is a read past the copy a stack too short (marked
 	 * [truncated]). */
-	struct unwind_input in = { &regs, false, r.sp, v->stack, len,
-				   len == GO_STACK_MAX ? len : len + 1 };
-	struct space *sp = sampler_due_scan(s, sampler_space_for(s, v->space, v->pid), v->space, v->pid);
-	size_t depth = 0;
-	enum unwind_status st = sp->uw ? unwinder__unwind(sp->uw, &in, s->pcs,
-							   (size_t)s->cfg.max_depth, &depth) :
-					  UNWIND_PARTIAL;
-	if (st == UNWIND_TRUNCATED || st == UNWIND_STACK_SHORT)
-		s->pcs[depth++] = STACKS_PC_TRUNCATED;
-	if (st == UNWIND_COMPLETE)
-		s->stats.rooted++;
-	else if (st == UNWIND_TRUNCATED)
-		s->stats.truncated++;
-	else
-		s->stats.partial++;
-	struct stack k = { .slot = slot, .space = sp->index, .state = r.status == GO_RUNNABLE ||
+	uint64_t *pcs;
+	size_t depth;
+	uint32_t space;
+	enum unwind_status st = sampler_unwind_saved(s, v->pid, v->space, &regs, v->stack, len,
+						     len == GO_STACK_MAX ? len : len + 1, &pcs,
+						     &depth, &space);
+	struct stack k = { .slot = slot, .space = space, .state = r.status == GO_RUNNABLE ||
 				   r.status == GO_PREEMPTED ? 'R' : 'S', .syscall = -1,
 			   .go_state = stacks__go_state(s->st, go_state_name(v, &r)),
-			   .pcs = s->pcs, .n = depth, .count = 1 };
-	int64_t id = stacks__add(s->st, &k);
-	if (id < 0)
-		s->failure = "out of memory counting stacks (ulimit -v?)";
-	else if (s->tl)
-		timeline__add(s->tl, slot, (uint32_t)id, 1);
-	s->stats.go_waiting++;
+			   .pcs = pcs, .n = depth, .count = 1 };
+	int64_t id = sampler_count(s, &k, st);
+	v->waiting++;
 	v->counted++;
 	bool reuse = id >= 0 && (st == UNWIND_COMPLETE || st == UNWIND_TRUNCATED);
 	e->id = reuse ? id : -1;
@@ -301,7 +291,7 @@ static void go_running_add(struct goview *v, pid_t tid, uint32_t slot, uint64_t 
 static void go_again_flush(struct sampler *s, struct goview *v)
 {
 	if (v->again_n)
-		stacks__add_again(s->st, v->again_id, v->again_n, 0);
+		sampler_count_again(s, v->again_id, v->again_slot, v->again_n, v->again_rooted);
 	v->again_n = 0;
 }
 
@@ -321,16 +311,12 @@ static bool go_again(struct sampler *s, struct goview *v, const struct go_idx *x
 		if (v->again_n && v->again_id != x->id)
 			go_again_flush(s, v);
 		v->again_id = x->id;
+		v->again_slot = x->slot;
+		v->again_rooted = x->rooted;
 		v->again_n++;
-		if (s->tl)
-			timeline__add(s->tl, x->slot, (uint32_t)x->id, 1);
-		s->stats.go_reused++;
-		s->stats.go_waiting++;
+		v->reused++;
+		v->waiting++;
 		v->counted++;
-		if (x->rooted)
-			s->stats.rooted++;
-		else
-			s->stats.truncated++;
 		return true;
 	default:
 		return false;
@@ -350,7 +336,7 @@ static void go_look(struct sampler *s, struct goview *v, const struct go_rec *r,
 	if (e->slot == UINT32_MAX && x->goid == r->goid && x->slot != UINT32_MAX)
 		e->slot = x->slot;      /* swept while it did not change */
 	if (x->goid != r->goid)
-		s->stats.go_seen++;     /* a new goroutine at this g */
+		v->seen++;              /* a new goroutine at this g */
 	x->goid = r->goid;
 	if (r->status == GO_RUNNING) {
 		pid_t tid = goroutines__m_tid(v->gs, r->m);
@@ -377,44 +363,36 @@ static void go_look(struct sampler *s, struct goview *v, const struct go_rec *r,
  * would give an empty profile: after GO_BAD_TICKS ticks in a row that
  * counted no goroutine, the view is dropped, a note says why, and the
  * program's threads are sampled instead, from their next capture on. */
-static void go_check_readable(struct sampler *s)
+/* -1, with NOTE, when the view gives up (see above). */
+static int go_check_readable(struct goview *v, char *note, size_t notelen)
 {
-	struct goview *v = s->go;
 	if (v->counted) {
 		v->bad_ticks = 0;
-		return;
+		return 0;
 	}
 	if (++v->bad_ticks < GO_BAD_TICKS)
-		return;
-	if (s->nnotes < MAX_NOTES) {
-		char note[320];
-		char why[96];
-		snprintf(why, sizeof(why), "runtime.allglen is %llu, above the %u read",
-			 (unsigned long long)goroutines__listed(v->gs), GOROUTINES_MAX);
-		snprintf(note, sizeof(note), "PID %d is a Go program, but its goroutine list cannot be "
-			 "read (%s): sampling its threads, not its goroutines", (int)v->pid,
-			 v->scan_err == -EINVAL ? why :
-			 v->scan_err < 0 ? strerror(-v->scan_err) : "no goroutine found in it");
-		s->notes[s->nnotes++] = xstrdup(note);
-	}
-	target__forget(s->t, v->pid);
-	go_free(v);
-	s->go = NULL;
+		return 0;
+	char why[96];
+	snprintf(why, sizeof(why), "runtime.allglen is %llu, above the %u read",
+		 (unsigned long long)goroutines__listed(v->gs), GOROUTINES_MAX);
+	snprintf(note, notelen, "PID %d is a Go program, but its goroutine list cannot be read "
+		 "(%s): sampling its threads, not its goroutines", (int)v->pid,
+		 v->scan_err == -EINVAL ? why :
+		 v->scan_err < 0 ? strerror(-v->scan_err) : "no goroutine found in it");
+	return -1;
 }
 
 /* A tick's goroutines: the waiting ones counted here, the running ones
  * noted (by thread) for their thread's capture. */
-void go_tick(struct sampler *s)
+static int go_tick(struct rt_view *rv, struct sampler *s, char *note, size_t notelen)
 {
-	struct goview *v = s->go;
+	struct goview *v = (struct goview *)rv;
 	const struct go_rec *recs;
 	size_t n;
 	v->nrunning = 0;
 	v->counted = 0;
-	if ((v->scan_err = goroutines__scan(v->gs, &recs, &n)) < 0) {
-		go_check_readable(s);
-		return;
-	}
+	if ((v->scan_err = goroutines__scan(v->gs, &recs, &n)) < 0)
+		return go_check_readable(v, note, notelen);
 	if (n > v->nidx) {
 		v->idx = xrealloc(v->idx, n * sizeof(*v->idx));
 		for (size_t i = v->nidx; i < n; i++)
@@ -422,14 +400,12 @@ void go_tick(struct sampler *s)
 		v->nidx = n;
 	}
 	v->scan++;
-	s->stats.go_carried += goroutines__carried(v->gs);
+	v->carried += goroutines__carried(v->gs);
 	uint64_t dups = goroutines__duplicates(v->gs);
-	if (dups && !v->dups_noted && s->nnotes < MAX_NOTES) {
-		char note[320];
-		snprintf(note, sizeof(note), "PID %d: runtime.allgs lists %llu of its %llu entries for a "
+	if (dups && !v->dups_noted) {
+		snprintf(note, notelen, "PID %d: runtime.allgs lists %llu of its %llu entries for a "
 			 "goroutine it lists already (a runtime rewritten, or lying): each goroutine is "
 			 "counted once", (int)v->pid, (unsigned long long)dups, (unsigned long long)n);
-		s->notes[s->nnotes++] = xstrdup(note);
 		v->dups_noted = 1;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -445,7 +421,7 @@ void go_tick(struct sampler *s)
 	if (v->scan % GO_SWEEP_TICKS == 0 && v->cap && v->scan > 2)
 		go_rebuild(v, v->cap, v->scan - 2);     /* drops the ended */
 	v->counted += (uint32_t)v->nrunning;
-	go_check_readable(s);
+	return go_check_readable(v, note, notelen);
 }
 
 /* The layout of the Go runtime that PC (in runtime.systemstack) is in,
@@ -501,8 +477,8 @@ static void set_probe(struct sampler *s, struct space *sp, const struct capture 
  * system stack for it, so a probe's context holds).  Returns how the
  * goroutine's part ended: UNWIND_PARTIAL when it could not be read,
  * UNWIND_NEED_REGS for a capture made without a stop. */
-enum unwind_status go_jumped(struct sampler *s, const struct capture *c, uint32_t space,
-			     uint64_t jump_sp, size_t *depth)
+static enum unwind_status go_jumped(struct sampler *s, const struct capture *c, uint32_t space,
+				    uint64_t jump_sp, size_t *depth)
 {
 	struct space *sp = &s->spaces[space];
 	const struct gocurg *l;
@@ -543,13 +519,13 @@ enum unwind_status go_jumped(struct sampler *s, const struct capture *c, uint32_
 	if (!len) {
 		/* Not copied while stopped: copied now, and the context read
 		 * again after. */
-		if (!s->go_stack)
-			s->go_stack = xmalloc(GO_STACK_MAX);
-		stack = s->go_stack;
+		if (!s->jump_stack)
+			s->jump_stack = xmalloc(GO_STACK_MAX);
+		stack = s->jump_stack;
 		len = r.hi - r.sp < GO_STACK_MAX ? (size_t)(r.hi - r.sp) : GO_STACK_MAX;
 		want = len == GO_STACK_MAX ? len : len + 1;
 		unsigned char gb[TARGET_PROBE_MAX];
-		if (remote__read(c->pid, r.sp, s->go_stack, len) < 0 ||
+		if (remote__read(c->pid, r.sp, s->jump_stack, len) < 0 ||
 		    remote__read(c->pid, r.g, gb, gocurg__g_len(l)) < 0 ||
 		    gocurg__parse(l, 0, r.m, r.g, gb, gocurg__g_len(l), &again) < 0 ||
 		    again.sp != r.sp || again.pc != r.pc)
@@ -571,47 +547,67 @@ enum unwind_status go_jumped(struct sampler *s, const struct capture *c, uint32_
 	return st == UNWIND_STACK_SHORT ? UNWIND_TRUNCATED : st == UNWIND_NO_MODULE ? UNWIND_PARTIAL : st;
 }
 
-/* The slot of the goroutine thread TID runs at this tick, or UINT32_MAX. */
-uint32_t go_running_slot(const struct goview *v, pid_t tid)
+/* A capture of one of its threads: counted as the goroutine it runs at
+ * this tick (its slot, state "running"), or not at all. */
+static uint32_t go_thread(struct rt_view *rv, const struct capture *c, uint32_t *state)
 {
+	const struct goview *v = (const struct goview *)rv;
+	*state = v->go_running;
 	for (size_t i = 0; i < v->nrunning; i++)
-		if (v->running[i].tid == tid)
+		if (v->running[i].tid == c->tid)
 			return v->running[i].slot;
 	return UINT32_MAX;
 }
 
-/* Turns the goroutine view on for the first target process, if it is a Go
- * program whose DWARF says where its goroutines are; else a note. */
-void go_start(struct sampler *s)
+/* Process PID's goroutine view, if it is a Go program whose DWARF says
+ * where its goroutines are; else NULL, with a note for a Go program. */
+static struct rt_view *go_open(struct sampler *s, pid_t pid, uint32_t space, uint32_t slot_base,
+			       char *note, size_t notelen)
 {
-	struct target_process procs[1];
-	if (!s->cfg.goroutines || target__processes(s->t, procs, 1) < 1)
-		return;
-	struct space *sp = sampler_space_for(s, procs[0].space, procs[0].pid);
+	struct space *sp = sampler_space_for(s, space, pid);
 	const struct module *main = modules__main(sp->ms);
-	char note[320], why[200];
-	struct goroutines *gs = goroutines__new(procs[0].pid, main, why, sizeof(why));
+	char why[200];
+	struct goroutines *gs = main ? goroutines__new(pid, main, why, sizeof(why)) : NULL;
 	if (!gs) {
 		/* Only a Go program is worth a word. */
-		if (strcmp(why, "not a Go program") != 0 && s->nnotes < MAX_NOTES) {
-			snprintf(note, sizeof(note), "PID %d is a Go program, but %s: sampling its threads, "
-				 "not its goroutines", (int)procs[0].pid, why);
-			s->notes[s->nnotes++] = xstrdup(note);
-		}
-		return;
+		if (main && strcmp(why, "not a Go program") != 0)
+			snprintf(note, notelen, "PID %d is a Go program, but %s: sampling its threads, "
+				 "not its goroutines", (int)pid, why);
+		return NULL;
 	}
 	struct goview *v = xcalloc(1, sizeof(*v));
 	v->gs = gs;
-	v->pid = procs[0].pid;
-	v->space = procs[0].space;
+	v->pid = pid;
+	v->space = space;
+	v->slot_base = slot_base;
 	v->stack = xmalloc(GO_STACK_MAX);
 	v->go_running = stacks__go_state(s->st, "running");
-	snprintf(v->comm, sizeof(v->comm), "%s", main && main->name ? main->name : "?");
-	s->go = v;
+	snprintf(v->comm, sizeof(v->comm), "%s", main->name ? main->name : "?");
+	return (struct rt_view *)v;
 }
 
-void go_free(struct goview *v)
+static size_t go_stats(const struct rt_view *rv, struct rt_stat *out)
 {
+	const struct goview *v = (const struct goview *)rv;
+	size_t n = 0;
+	out[n++] = (struct rt_stat){ "seen", "seen", v->seen };
+	out[n++] = (struct rt_stat){ "waiting", "samples from their saved context", v->waiting };
+	out[n++] = (struct rt_stat){ "reused", "counted again unchanged", v->reused };
+	out[n++] = (struct rt_stat){ "carried", "of them not read at that tick (the per-tick "
+				     "budget)", v->carried };
+	out[n++] = (struct rt_stat){ "lost", "lost (moved while read)", v->lost };
+	return n;
+}
+
+static void go_keep(struct rt_view *rv, struct stacks *st)
+{
+	(void)rv;
+	(void)st;
+}
+
+static void go_free(struct rt_view *rv)
+{
+	struct goview *v = (struct goview *)rv;
 	if (!v)
 		return;
 	free(v->idx);
@@ -622,12 +618,8 @@ void go_free(struct goview *v)
 	free(v);
 }
 
-pid_t go_pid(const struct goview *v)
-{
-	return v->pid;
-}
-
-uint32_t go_running_state(const struct goview *v)
-{
-	return v->go_running;
-}
+const struct rt_ops rt_go = {
+	.name = "goroutines", .unit = "goroutine", .units = "goroutines",
+	.open = go_open, .tick = go_tick, .thread = go_thread, .stats = go_stats,
+	.keep = go_keep, .free = go_free, .jumped = go_jumped,
+};

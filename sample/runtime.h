@@ -1,0 +1,87 @@
+/* runtime: a language runtime's own view of a process, behind one
+ * interface, so that the sampler (sample/sampler.c) knows no runtime by
+ * name.  Nothing outside sample/ includes this.
+ *
+ * A view is opened for a process when its program is first looked at
+ * (attached, forked under --subprocesses, launched, exec'd), at a tick's
+ * start, never while a thread of the target is stopped: each runtime's
+ * open() says whether the process is one of its own (Go: a Go binary whose
+ * DWARF says where its goroutines are; later CPython: a libpython).  From
+ * then on, at every tick:
+ *   - tick() runs before the threads' captures: the runtime may count
+ *     samples of its own (Go: every goroutine not running on a thread,
+ *     from the context it saved), and may give up (< 0: the sampler frees
+ *     the view, says why in a note, and samples the threads);
+ *   - thread() is told of each capture of the process's threads and says
+ *     under which label (slot) and runtime state it is counted, or that it
+ *     is not counted at all (Go: a thread that runs no user goroutine);
+ *   - stats() reports its figures by name, for --stats and the summary;
+ *   - keep() names the stack ids it holds, so that the stack table's aging
+ *     keeps them;
+ * and the view is freed when its process exits or execs (an exec is
+ * looked at again, as a new program). */
+#ifndef CPROF_SAMPLE_RUNTIME_H
+#define CPROF_SAMPLE_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "sample/sampler.h"
+#include "unwind/unwinder.h"
+
+struct sampler;
+struct capture;
+struct space;
+struct stacks;
+struct rt_view;
+
+/* Each view's labels are slots of its own: RT_SLOTS of them from a base
+ * the sampler gives it, above every thread's. */
+#define RT_SLOT_BASE (1u << 20)
+#define RT_SLOTS (1u << 13)
+
+/* A figure a view reports: KEY (for /metrics and the summary: "seen",
+ * "lost"), VALUE, and what it counts, in words, printed "VALUE WORDS". */
+struct rt_stat {
+	const char *key, *words;
+	uint64_t value;
+};
+#define RT_MAX_STATS SAMPLER_RT_STATS
+
+struct rt_ops {
+	const char *name;               /* "goroutines": what --stats calls its figures */
+	const char *unit, *units;       /* what one of its samples is: "goroutine(s)" */
+	/* A view of process PID (address space SPACE, its first slot
+	 * SLOT_BASE), or NULL: not this runtime's, or one it cannot read
+	 * (then NOTE, if not empty, says why in one line). */
+	struct rt_view *(*open)(struct sampler *s, pid_t pid, uint32_t space, uint32_t slot_base,
+				char *note, size_t notelen);
+	/* Before the tick's captures.  Returns 0, or < 0 when the view gives
+	 * up (NOTE then says why). */
+	int (*tick)(struct rt_view *v, struct sampler *s, char *note, size_t notelen);
+	/* A capture of one of its threads: the slot to count it under (and
+	 * *STATE, a stacks__go_state() code or 0), or UINT32_MAX: not
+	 * counted. */
+	uint32_t (*thread)(struct rt_view *v, const struct capture *c, uint32_t *state);
+	/* Its figures, cumulative, at most RT_MAX_STATS, always the same keys
+	 * in the same order; "seen" is the number of its units.  Returns
+	 * how many. */
+	size_t (*stats)(const struct rt_view *v, struct rt_stat *out);
+	void (*keep)(struct rt_view *v, struct stacks *st);
+	void (*free)(struct rt_view *v);
+	/* Not per view: a capture whose unwind jumped to another stack
+	 * (unwinder__jumped(): a Go thread on its system stack) is made
+	 * whole, its frames after s->pcs[0 .. *DEPTH); NULL if the runtime
+	 * has no such stacks. */
+	enum unwind_status (*jumped)(struct sampler *s, const struct capture *c, uint32_t space,
+				     uint64_t jump_sp, size_t *depth);
+};
+
+/* Every runtime the sampler knows of, ended by NULL. */
+extern const struct rt_ops *const runtimes[];
+
+/* The Go runtime (sample/rt_go.c). */
+extern const struct rt_ops rt_go;
+
+#endif
