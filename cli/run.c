@@ -736,7 +736,7 @@ static int start_sampler(struct run *r)
 		.child_mask = &r->old_mask, .hz = o->hz, .subprocesses = o->subprocesses,
 		.max_depth = o->max_depth, .no_idle = o->no_idle,
 		.timeline = o->format == FORMAT_SPEEDSCOPE,
-		.kernel_stacks = o->kernel_stacks, .goroutines = !o->os_threads,
+		.kernel_stacks = o->kernel_stacks, .runtime_views = !o->os_threads,
 		.go_system = o->go_system,
 		.tids = o->ntids ? o->tids : NULL, .ntids = o->ntids,
 		.threads_re = o->threads_matching ? &o->threads_re : NULL,

@@ -80,7 +80,7 @@ struct sampler {
 	struct sampler_stats stats;
 	char *notes[MAX_NOTES];
 	size_t nnotes, notes_taken;
-	/* Runtime views: one per process a runtime knows (cfg.goroutines:
+	/* Runtime views: one per process a runtime knows (cfg.runtime_views:
 	 * every Go program's), opened at a tick's start for each process
 	 * (or exec) not looked at yet; their figures once freed. */
 	struct view *views;

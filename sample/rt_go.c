@@ -20,7 +20,7 @@
  * A Go program runs thousands of goroutines on a handful of threads, most
  * of them parked in runtime.futex or runtime.epollwait: the threads say
  * nothing of the goroutines waiting on a lock or a channel.  With
- * cfg.goroutines the sampling unit is the goroutine, as in fgprof and
+ * cfg.runtime_views the sampling unit is the goroutine, as in fgprof and
  * runtime.GoroutineProfile: at every tick every user goroutine is counted
  * once.  A running one is its thread's sample (taken as today: the stack
  * ends at runtime.goexit); the others are unwound from the context they

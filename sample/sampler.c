@@ -289,7 +289,7 @@ static void views_tick(struct sampler *s)
 		else
 			i++;
 	}
-	for (size_t k = 0; s->cfg.goroutines && k < n; k++) {
+	for (size_t k = 0; s->cfg.runtime_views && k < n; k++) {
 		if (looked_at(s, procs[k].pid, procs[k].space))
 			continue;
 		char note[320] = "";
@@ -637,7 +637,7 @@ static void raise_priority(void)
 		setpriority(PRIO_PROCESS, 0, -10);
 }
 
-static void go_realtime(struct sampler *s)
+static void enter_realtime(struct sampler *s)
 {
 	struct sched_param sp = { .sched_priority = 1 };
 	if (sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp) < 0) {
@@ -658,7 +658,7 @@ static void watch_lateness(struct sampler *s, uint64_t late)
 	if (late >= s->period_ns)
 		s->late_ticks++;
 	if (s->late_ticks >= LATE_TICKS)
-		go_realtime(s);
+		enter_realtime(s);
 	if (++s->late_window >= LATE_WINDOW)
 		s->late_ticks = s->late_window = 0;
 }

@@ -37,7 +37,8 @@ struct sampler_config {
 	int once;                       /* one tick, every thread, then stop (--dump) */
 	int timeline;                   /* keep each thread's samples in order */
 	int kernel_stacks;              /* blocked threads' kernel stacks too (root) */
-	int goroutines;                 /* a Go program: sample its goroutines, not threads */
+	int runtime_views;              /* a runtime's own units where it has any (a Go
+					   program's goroutines), not its threads */
 	int go_system;                  /* ... the runtime's own goroutines too */
 };
 

@@ -133,6 +133,18 @@ if start_target goroutines split; then
 	fi
 	stop_target "$a"
 fi
+out=$TMP/exec.folded
+# bash execs the program itself (the same process, a new program): it runs
+# on after the profiler's 1.5 s, which then waits for its command; the
+# test ends it once the summary is out.
+prof_bg "$TMP/exec" --duration 1.5 -o "$out" -- bash -c "exec '$BIN/goroutines' '$TMP/exec.ready' split"
+_summary_out() { [ -n "$(summary_field "$TMP/exec.err" samples)" ]; }
+wait_until 20 _summary_out
+kill -KILL "$(cat "$TMP/exec.ready" 2>/dev/null)" 2>/dev/null
+prof_wait 20
+g=$(summary_field "$TMP/exec.err" goroutines)
+DETAIL="$(summary "$TMP/exec.err" | head -n 1)" \
+	check "a Go program a shell execs: its goroutines (5)" "[ '$g' = 5 ]"
 out=$TMP/child.folded
 prof "$TMP/child" --duration 1.5 -o "$out" -- bash -c "timeout 2.5 '$BIN/goroutines' '$TMP/child.ready' split; true"
 g=$(summary_field "$TMP/child.err" goroutines)
