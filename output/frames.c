@@ -189,7 +189,10 @@ struct namer {
 	size_t nspaces;
 	struct names *nc;
 	struct intern *locs;            /* (space, pc) -> loc id */
-	struct intern *mods;            /* module pointer -> module id */
+	struct intern *mods;            /* module pointer -> index in mod_of */
+	int32_t *mod_of;                /* ... -> the frames' module id */
+	int32_t *named;                 /* modules known by name only (symbolic frames) */
+	size_t nnamed;
 	struct sparse labels;           /* stack slot -> label id + 1 (0: none yet) */
 	uint32_t *buf;
 	size_t cap;
@@ -201,11 +204,30 @@ static int32_t module_id(struct namer *nm, const struct module *m)
 		return FRAMES_NO_MODULE;
 	int added;
 	int64_t id = intern__add(nm->mods, &m, sizeof(m), &added);
+	if (id < 0)
+		return FRAMES_NO_MODULE;
 	if (added) {
 		struct frame_module fm = { m->shown, NULL, m->build_id, m->start, m->end };
-		frames__add_module(nm->fr, &fm);
+		nm->mod_of = xrealloc(nm->mod_of, ((size_t)id + 1) * sizeof(*nm->mod_of));
+		nm->mod_of[id] = frames__add_module(nm->fr, &fm);
 	}
-	return (int32_t)id;
+	return nm->mod_of[id];
+}
+
+/* A module known by name only (a symbolic frame's: an interpreter's file),
+ * added once. */
+static int32_t named_module(struct namer *nm, const char *name)
+{
+	if (!name || !*name)
+		return FRAMES_NO_MODULE;
+	for (size_t i = 0; i < nm->nnamed; i++)
+		if (!strcmp(frames__module(nm->fr, nm->named[i])->path, name))
+			return nm->named[i];
+	struct frame_module fm = { name, NULL, "", 0, 0 };
+	int32_t id = frames__add_module(nm->fr, &fm);
+	nm->named = xrealloc(nm->named, (nm->nnamed + 1) * sizeof(*nm->named));
+	nm->named[nm->nnamed++] = id;
+	return id;
 }
 
 static struct symbolizer *sym_for(struct namer *nm, uint32_t space)
@@ -272,12 +294,10 @@ static uint32_t loc_id(struct namer *nm, uint32_t space, uint64_t pc)
 		static const struct frame_line cut = { "[truncated]", NULL, 0 };
 		return frames__add_loc(nm->fr, 0, FRAMES_NO_MODULE, &cut, 1);
 	}
-	const char *kname = stacks__kernel_name(nm->st, pc);
-	if (kname) {            /* perf's mark for kernel code */
-		char name[80];
-		snprintf(name, sizeof(name), "%s [k]", kname);
-		struct frame_line k = { name, NULL, 0 };
-		return frames__add_loc(nm->fr, 0, FRAMES_NO_MODULE, &k, 1);
+	struct stacks_frame sf;
+	if (stacks__symbolic(nm->st, pc, &sf) == 0) {   /* a kernel or interpreter frame */
+		struct frame_line k = { sf.func, sf.file, sf.line };
+		return frames__add_loc(nm->fr, 0, named_module(nm, sf.module), &k, 1);
 	}
 	const struct modules *ms = space < nm->nspaces ? nm->spaces[space] : NULL;
 	const struct module *m = ms ? modules__find(ms, pc) : NULL;
@@ -370,6 +390,8 @@ struct frames *frames__name(struct names *nc, const struct stacks *st,
 out:
 	intern__free(nm.locs);
 	intern__free(nm.mods);
+	free(nm.mod_of);
+	free(nm.named);
 	sparse__free(&nm.labels);
 	free(nm.buf);
 	return nm.fr;

@@ -1,6 +1,7 @@
 #include "profile/stacks.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,7 +21,7 @@ struct stacks {
 	uint64_t total;
 	uint64_t *key;
 	size_t key_cap;
-	struct intern *kernel;          /* kernel function names (STACKS_PC_KERNEL) */
+	struct intern *symbolic;        /* frames that are not addresses (STACKS_PC_SYMBOLIC) */
 	struct intern *go_states;       /* goroutine states (stacks__go_state) */
 	struct sparse labels;           /* struct label_slot by slot: thread slots count
 					   from 0, goroutine slots from far above */
@@ -58,7 +59,7 @@ void stacks__free(struct stacks *st)
 		free((char *)d->l.comm);
 	}
 	sparse__free(&st->labels);
-	intern__free(st->kernel);
+	intern__free(st->symbolic);
 	intern__free(st->go_states);
 	intern__free(st->in);
 	free(st->counts);
@@ -168,10 +169,15 @@ struct stacks *stacks__view(const struct stacks *st, const struct stacks_slice *
 		if (d->set)
 			stacks__set_label(v, i, &d->l);
 	}
-	/* Kernel names and goroutine states keep their codes: the same
+	/* Symbolic frames and goroutine states keep their codes: the same
 	 * order of interning gives the same ids. */
-	for (size_t i = 0; st->kernel && i < intern__count(st->kernel); i++)
-		stacks__kernel_pc(v, intern__key(st->kernel, i, NULL));
+	for (size_t i = 0; st->symbolic && i < intern__count(st->symbolic); i++) {
+		size_t len;
+		const char *key = intern__key(st->symbolic, i, &len);
+		if (!v->symbolic && !(v->symbolic = intern__new()))
+			break;
+		intern__add(v->symbolic, key, len, NULL);
+	}
 	for (size_t i = 0; st->go_states && i < intern__count(st->go_states); i++)
 		stacks__go_state(v, intern__key(st->go_states, i, NULL));
 	return v;
@@ -224,21 +230,53 @@ const struct stack_label *stacks__label(const struct stacks *st, uint32_t slot)
 	return d && d->set ? &d->l : NULL;
 }
 
-uint64_t stacks__kernel_pc(struct stacks *st, const char *name)
+/* A symbolic frame's key in the table: LINE (4 bytes), then FUNC, FILE
+ * and MODULE, each ended by a NUL ("" for none). */
+uint64_t stacks__symbolic_pc(struct stacks *st, const struct stacks_frame *f)
 {
-	if (!st->kernel && !(st->kernel = intern__new()))
+	if (!st->symbolic && !(st->symbolic = intern__new()))
 		return STACKS_PC_TRUNCATED;
-	int64_t id = intern__add(st->kernel, name, strlen(name), NULL);
-	return id < 0 ? STACKS_PC_TRUNCATED : STACKS_PC_KERNEL | (uint64_t)id;
+	const char *part[3] = { f->func ? f->func : "", f->file ? f->file : "",
+				f->module ? f->module : "" };
+	size_t len = 4;
+	for (int i = 0; i < 3; i++)
+		len += strlen(part[i]) + 1;
+	char stackbuf[512], *key = len <= sizeof(stackbuf) ? stackbuf : xmalloc(len);
+	int32_t line = f->line;
+	memcpy(key, &line, 4);
+	size_t at = 4;
+	for (int i = 0; i < 3; i++) {
+		size_t l = strlen(part[i]) + 1;
+		memcpy(key + at, part[i], l);
+		at += l;
+	}
+	int64_t id = intern__add(st->symbolic, key, len, NULL);
+	if (key != stackbuf)
+		free(key);
+	return id < 0 ? STACKS_PC_TRUNCATED : STACKS_PC_SYMBOLIC | (uint64_t)id;
 }
 
-const char *stacks__kernel_name(const struct stacks *st, uint64_t pc)
+int stacks__symbolic(const struct stacks *st, uint64_t pc, struct stacks_frame *out)
 {
-	uint64_t id = pc & ~STACKS_PC_KERNEL;
-	if (pc == STACKS_PC_TRUNCATED || !(pc & STACKS_PC_KERNEL) || !st->kernel ||
-	    id >= intern__count(st->kernel))
-		return NULL;
-	return intern__key(st->kernel, (size_t)id, NULL);
+	uint64_t id = pc & ~STACKS_PC_SYMBOLIC;
+	size_t len;
+	if (pc == STACKS_PC_TRUNCATED || !(pc & STACKS_PC_SYMBOLIC) || !st->symbolic ||
+	    id >= intern__count(st->symbolic))
+		return -1;
+	const char *key = intern__key(st->symbolic, (size_t)id, &len);
+	int32_t line;
+	memcpy(&line, key, 4);
+	const char *func = key + 4, *file = func + strlen(func) + 1, *module = file + strlen(file) + 1;
+	*out = (struct stacks_frame){ func, *file ? file : NULL, *module ? module : NULL, line };
+	return 0;
+}
+
+/* Kernel functions: perf's mark, "NAME [k]". */
+uint64_t stacks__kernel_pc(struct stacks *st, const char *name)
+{
+	char func[96];
+	snprintf(func, sizeof(func), "%s [k]", name);
+	return stacks__symbolic_pc(st, &(struct stacks_frame){ func, NULL, NULL, 0 });
 }
 
 uint32_t stacks__go_state(struct stacks *st, const char *name)

@@ -16,10 +16,21 @@
  * copy ran out): shown as "[truncated]". */
 #define STACKS_PC_TRUNCATED ((uint64_t)-1)
 
-/* A kernel frame (from /proc/PID/task/TID/stack, which gives names, not
- * addresses): this bit and the name's id (stacks__kernel_name).  User
- * addresses on x86-64 never have it; STACKS_PC_TRUNCATED is checked first. */
-#define STACKS_PC_KERNEL (1ull << 63)
+/* A frame that is not a machine address: a kernel function (from
+ * /proc/PID/task/TID/stack, which gives names), an interpreter's function,
+ * file and line read from its memory.  This bit and the frame's id in the
+ * table (stacks__symbolic()).  User addresses on x86-64 never have it;
+ * STACKS_PC_TRUNCATED is checked first.  The table keeps every such frame
+ * for the run: they are as many as the functions (and lines) sampled. */
+#define STACKS_PC_SYMBOLIC (1ull << 63)
+
+/* What a symbolic frame says: its function, and where it is when known
+ * (FILE and LINE; MODULE, a name such as a Python file's or "[kernel]",
+ * or NULL). */
+struct stacks_frame {
+	const char *func, *file, *module;
+	int line;
+};
 
 /* Address spaces: up to 2^24 (one per program image a process ran). */
 #define STACKS_MAX_SPACES (1u << 24)
@@ -81,8 +92,12 @@ const struct stack_label *stacks__label(const struct stacks *st, uint32_t slot);
 /* The PC standing for kernel function NAME (interned: one id per name),
  * or STACKS_PC_TRUNCATED when out of memory. */
 uint64_t stacks__kernel_pc(struct stacks *st, const char *name);
-/* The kernel function a STACKS_PC_KERNEL PC stands for, or NULL. */
-const char *stacks__kernel_name(const struct stacks *st, uint64_t pc);
+/* The "PC" of symbolic frame F (its strings are copied): always the same
+ * for the same frame; STACKS_PC_TRUNCATED when out of memory. */
+uint64_t stacks__symbolic_pc(struct stacks *st, const struct stacks_frame *f);
+/* The frame a STACKS_PC_SYMBOLIC PC stands for: 0, or -1 for any other PC.
+ * Its strings live as long as ST. */
+int stacks__symbolic(const struct stacks *st, uint64_t pc, struct stacks_frame *out);
 
 /* The code of a goroutine's state NAME, in Go's words ("running",
  * "runnable", "chan receive", "sleep", ...): interned, never 0; 0 when out

@@ -495,6 +495,84 @@ static void test_sparse(void)
 	timeline__free(tl);
 }
 
+/* Frames that are not addresses (an interpreter's function, file and line;
+ * a kernel function) travel through the table, a view of it, naming and
+ * the writers: pprof's Function and Line, folded. */
+static void test_symbolic(void)
+{
+	struct stacks *st = stacks__new();
+	uint64_t py = stacks__symbolic_pc(st, &(struct stacks_frame){ "handle_request", "app/views.py",
+								      "views.py", 42 });
+	uint64_t again = stacks__symbolic_pc(st, &(struct stacks_frame){ "handle_request",
+									 "app/views.py", "views.py", 42 });
+	uint64_t other = stacks__symbolic_pc(st, &(struct stacks_frame){ "handle_request",
+									 "app/views.py", "views.py", 43 });
+	uint64_t k = stacks__kernel_pc(st, "do_sys_poll");
+	struct stacks_frame f;
+	check(py == again && py != other && (py & STACKS_PC_SYMBOLIC) && stacks__symbolic(st, py, &f) == 0 &&
+	      !strcmp(f.func, "handle_request") && !strcmp(f.file, "app/views.py") &&
+	      !strcmp(f.module, "views.py") && f.line == 42 && stacks__symbolic(st, 0x401000, &f) < 0 &&
+	      stacks__symbolic(st, STACKS_PC_TRUNCATED, &f) < 0,
+	      "symbolic frames: one PC per frame, read back; addresses are not symbolic");
+	uint64_t pcs[] = { k, py };
+	add(st, 0, 'S', pcs, 2, 3, 0);
+	stacks__set_label(st, 0, &(struct stack_label){ 7, 7, 0, "python3", "MainThread", NULL, NULL });
+	struct stacks_slice sl;
+	stacks__take(st, &sl);
+	const struct stacks_slice *v1[] = { &sl };
+	struct stacks *view = stacks__view(st, v1, 1);
+	struct frames *fr = view ? frames__from_stacks(view, NULL, 0, NULL, 0) : NULL;
+	int ok = fr && frames__nstacks(fr) == 1;
+	struct frame_stack fs;
+	if (ok) {
+		frames__stack(fr, 0, &fs);
+		const struct frame_loc *l0 = frames__loc(fr, fs.locs[0]), *l1 = frames__loc(fr, fs.locs[1]);
+		const struct frame_line *a = frames__line(fr, l0->first), *b = frames__line(fr, l1->first);
+		const struct frame_module *m = frames__module(fr, l1->module);
+		ok = fs.n == 2 && !strcmp(a->func, "do_sys_poll [k]") && !strcmp(b->func, "handle_request") &&
+		     b->file && !strcmp(b->file, "app/views.py") && b->line == 42 && m &&
+		     !strcmp(m->name, "views.py");
+	}
+	check(ok, "symbolic frames: named through a view of slices: function, file, line, module");
+	char path[] = "/tmp/cprof-unit-XXXXXX", err[256];
+	struct profile_info info = { .period_ns = 10101010, .comment = "x" };
+	int fd = mkstemp(path);
+	int r = fr ? folded__write(fd, fr, &info, err, sizeof(err)) : -1;
+	char text[256] = "";
+	ssize_t n = r == 0 ? pread(fd, text, sizeof(text) - 1, 0) : -1;
+	text[n > 0 ? n : 0] = '\0';
+	close(fd);
+	check(strstr(text, "handle_request;do_sys_poll [k] 3") != NULL, "symbolic frames: folded");
+	fd = open(path, O_RDWR | O_TRUNC);
+	r = fr ? pprof__write(fd, fr, &info, err, sizeof(err)) : -1;
+	close(fd);
+	gzFile gz = gzopen(path, "rb");
+	static unsigned char buf[1 << 16];
+	int len = gz ? gzread(gz, buf, sizeof(buf)) : -1;
+	if (gz)
+		gzclose(gz);
+	unlink(path);
+	Perftools__Profiles__Profile *p =
+		r == 0 && len > 0 ? perftools__profiles__profile__unpack(NULL, (size_t)len, buf) : NULL;
+	ok = 0;
+	for (size_t i = 0; p && i < p->n_location; i++)
+		for (size_t j = 0; j < p->location[i]->n_line; j++) {
+			Perftools__Profiles__Line *ln = p->location[i]->line[j];
+			for (size_t q = 0; q < p->n_function; q++)
+				if (p->function[q]->id == ln->function_id && ln->line == 42 &&
+				    !strcmp(p->string_table[p->function[q]->name], "handle_request") &&
+				    !strcmp(p->string_table[p->function[q]->filename], "app/views.py"))
+					ok = 1;
+		}
+	check(ok, "symbolic frames: pprof Function (name, file) and Line 42");
+	if (p)
+		perftools__profiles__profile__free_unpacked(p, NULL);
+	frames__free(fr);
+	stacks__free(view);
+	stacks__slice_free(&sl);
+	stacks__free(st);
+}
+
 /* Writes a pprof of fake stacks (no modules: every address is unknown)
  * and reads it back with protobuf-c: the invariants pprof relies on. */
 static void test_pprof(void)
@@ -934,6 +1012,7 @@ int main(void)
 	test_options_habits();
 	test_options_formats();
 	test_options_documented();
+	test_symbolic();
 	test_stacks();
 	test_slices();
 	test_sparse();
