@@ -14,6 +14,11 @@
 #include "util/xalloc.h"
 
 #define HISTORY_SLICE_NS 1000000000ull  /* the history's grain: a second */
+/* With --period, a stack in no slice kept and not counted for this long is
+ * freed (sampler__age), and so are the address-space generations only
+ * such stacks named.  A stack that comes back after is counted anew, its
+ * names still cached (output/frames.h). */
+#define STACK_AGE_NS (60 * 1000000000ull)
 
 struct job {
 	struct frames *fr;
@@ -243,6 +248,32 @@ static void trim(struct periods *p)
 	pthread_mutex_unlock(&p->mu);
 }
 
+static void forget_space(void *arg, uint32_t space)
+{
+	names__forget(arg, space);
+}
+
+/* With the sampler paused, after a take and trim(): with --period, the
+ * stacks in no slice kept and not counted for STACK_AGE_NS are freed.
+ * Without it (--history alone) the profile of the whole run is written at
+ * the end, from every stack's whole-run count: nothing is freed. */
+static void age(struct periods *p)
+{
+	if (!p->period_ns)
+		return;
+	uint64_t now = stacks__epoch(sampler__stacks(p->s));
+	uint64_t keep = (STACK_AGE_NS + p->slice_ns - 1) / p->slice_ns;
+	uint64_t before = now > keep ? now - keep : 0;
+	if (p->n && p->slices[0].epoch < before)
+		before = p->slices[0].epoch;
+	uint64_t t0 = now_ns();
+	size_t freed = sampler__age(p->s, before, forget_space, p->names);
+	pthread_mutex_lock(&p->mu);
+	p->st.stacks_freed += freed;
+	p->st.age_ms_max = fmax(p->st.age_ms_max, (double)(now_ns() - t0) / 1e6);
+	pthread_mutex_unlock(&p->mu);
+}
+
 /* With the sampler paused: slices [FROM, TO) (numbers) named, for the
  * writer.  NULL when they hold no sample (or out of memory). */
 static struct frames *name_slices(struct periods *p, uint64_t from, uint64_t to)
@@ -335,6 +366,7 @@ static void slice_work(struct periods *p, int period_due)
 	if (period_due)
 		end_period(p);
 	trim(p);
+	age(p);
 }
 
 int periods__poll(struct periods *p)

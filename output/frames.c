@@ -253,6 +253,8 @@ static struct symbolizer *home_of(struct namer *nm, uint32_t space, const struct
 		nc->homes[id] = (struct home){ space, m };
 		nc->nhomes = (size_t)id + 1;
 	}
+	if (nc->homes[id].space == UINT32_MAX)          /* its home was forgotten */
+		nc->homes[id] = (struct home){ space, m };
 	const struct home *h = &nc->homes[id];
 	/* A home in a space this call was not given is not used. */
 	if (h->space >= nm->nspaces || !nm->spaces[h->space])
@@ -335,6 +337,18 @@ struct names *names__new(const char *const *dirs, size_t ndirs)
 	return nc;
 }
 
+void names__forget(struct names *nc, uint32_t space)
+{
+	if (space < nc->nsyms) {
+		symbolizer__free(nc->syms[space]);
+		nc->syms[space] = NULL;
+		nc->built[space] = 0;
+	}
+	for (size_t i = 0; i < nc->nhomes; i++)
+		if (nc->homes[i].space == space)
+			nc->homes[i] = (struct home){ UINT32_MAX, NULL };
+}
+
 void names__free(struct names *nc)
 {
 	if (!nc)
@@ -364,6 +378,8 @@ struct frames *frames__name(struct names *nc, const struct stacks *st,
 		frames__set_main_module(nm.fr, module_id(&nm, modules__main(spaces[0])));
 	for (size_t i = 0; i < stacks__unique(st); i++) {
 		struct stack s;
+		if (!stacks__exists(st, i))
+			continue;       /* aged out (profile/stacks.h) */
 		stacks__get(st, i, &s);
 		name_stack(&nm, st, &s);
 	}

@@ -596,6 +596,18 @@ void go_start(struct sampler *s)
 	s->go = v;
 }
 
+void go_keep_ids(struct goview *v, struct stacks *st)
+{
+	for (size_t i = 0; i < v->cap; i++)
+		if (v->tab[i].goid && v->tab[i].id >= 0)
+			stacks__keep(st, v->tab[i].id);
+	for (size_t i = 0; i < v->nidx; i++)
+		if (v->idx[i].kind == GX_REUSE)
+			stacks__keep(st, v->idx[i].id);
+	if (v->again_n)
+		stacks__keep(st, v->again_id);
+}
+
 void go_free(struct goview *v)
 {
 	if (!v)

@@ -51,8 +51,12 @@ struct sampler {
 	const char *failure;            /* why sampling stopped early, or NULL */
 	int stopped;
 	struct target *t;
-	struct space *spaces;           /* every generation of every space */
+	struct space *spaces;           /* the generations of the spaces: those a
+					   stack still names; .ms NULL: a free entry */
 	size_t nspaces, spaces_cap;
+	uint32_t *free_spaces;          /* entries of spaces[] free for reuse */
+	size_t nfree_spaces;
+	uint64_t spaces_freed;          /* generations freed so far */
 	uint32_t *gen;                  /* the target's space id -> current generation */
 	size_t ngen;
 	struct stacks *st;
@@ -94,5 +98,7 @@ enum unwind_status go_jumped(struct sampler *s, const struct capture *c, uint32_
 pid_t go_pid(const struct goview *v);           /* the Go program's process */
 uint32_t go_running_state(const struct goview *v);     /* stacks__go_state("running") */
 void go_free(struct goview *v);                 /* accepts NULL */
+/* stacks__keep() for every stack id the view holds (sampler__age()). */
+void go_keep_ids(struct goview *v, struct stacks *st);
 
 #endif

@@ -37,14 +37,12 @@
  * generations here: when a library is unmapped and another file mapped
  * over its range (dlclose + dlopen), the samples taken before must still
  * be named from the old file, so the space gets a new module table and
- * the old one stays.  Stacks are counted with the generation's index. */
+ * the old one stays.  Stacks are counted with the generation's index.  An
+ * old generation stays as long as a stack of the table names it; once the
+ * last is aged out (sampler__age()) it is freed and its index reused. */
 
 static struct space *new_space(struct sampler *s, uint32_t id, pid_t pid)
 {
-	if (s->nspaces == s->spaces_cap) {
-		s->spaces_cap = s->spaces_cap ? s->spaces_cap * 2 : 16;
-		s->spaces = xrealloc(s->spaces, s->spaces_cap * sizeof(*s->spaces));
-	}
 	if (id >= s->ngen) {
 		size_t n = (size_t)id + 1 > s->ngen * 2 ? (size_t)id + 1 : s->ngen * 2;
 		s->gen = xrealloc(s->gen, n * sizeof(*s->gen));
@@ -52,12 +50,22 @@ static struct space *new_space(struct sampler *s, uint32_t id, pid_t pid)
 			s->gen[i] = UINT32_MAX;
 		s->ngen = n;
 	}
-	struct space *sp = &s->spaces[s->nspaces];
-	*sp = (struct space){ .ms = modules__new(pid), .index = (uint32_t)s->nspaces };
+	uint32_t index;
+	if (s->nfree_spaces) {
+		index = s->free_spaces[--s->nfree_spaces];      /* one sampler__age() freed */
+	} else {
+		if (s->nspaces == s->spaces_cap) {
+			s->spaces_cap = s->spaces_cap ? s->spaces_cap * 2 : 16;
+			s->spaces = xrealloc(s->spaces, s->spaces_cap * sizeof(*s->spaces));
+		}
+		index = (uint32_t)s->nspaces++;
+	}
+	struct space *sp = &s->spaces[index];
+	*sp = (struct space){ .ms = modules__new(pid), .index = index };
 	modules__refresh(sp->ms, pid);
 	sp->uw = unwinder__new(sp->ms);
 	sp->born_ns = sp->last_refresh_ns = sp->last_scan_ns = now_ns();
-	s->gen[id] = (uint32_t)s->nspaces++;
+	s->gen[id] = index;
 	return sp;
 }
 
@@ -716,6 +724,50 @@ void sampler__take(struct sampler *s, struct stacks_slice *out)
 	stacks__take(s->st, out);
 }
 
+static void keep_cookie(void *arg, uint64_t c)
+{
+	stacks__keep(arg, (int64_t)(c >> 2) - 1);      /* see cookie() */
+}
+
+size_t sampler__age(struct sampler *s, uint64_t before, void (*forget)(void *arg, uint32_t space),
+		    void *arg)
+{
+	if (s->tl)
+		return 0;       /* the timeline holds every stack's id */
+	if (s->t)
+		target__each_cookie(s->t, keep_cookie, s->st);
+	if (s->go)
+		go_keep_ids(s->go, s->st);
+	size_t freed = stacks__age(s->st, before);
+	/* The generations no stack names and no space has as its current. */
+	unsigned char *used = xcalloc(s->nspaces + 1, 1);
+	for (size_t i = 0; i < s->ngen; i++)
+		if (s->gen[i] != UINT32_MAX)
+			used[s->gen[i]] = 1;
+	for (size_t id = 0; id < stacks__unique(s->st); id++) {
+		struct stack k;
+		if (!stacks__exists(s->st, id))
+			continue;
+		stacks__get(s->st, id, &k);
+		if (k.space < s->nspaces)
+			used[k.space] = 1;
+	}
+	for (size_t i = 0; i < s->nspaces; i++) {
+		if (used[i] || !s->spaces[i].ms)
+			continue;
+		unwinder__free(s->spaces[i].uw);
+		modules__free(s->spaces[i].ms);
+		s->spaces[i] = (struct space){ .index = (uint32_t)i };
+		s->free_spaces = xrealloc(s->free_spaces, (s->nfree_spaces + 1) * sizeof(*s->free_spaces));
+		s->free_spaces[s->nfree_spaces++] = (uint32_t)i;
+		s->spaces_freed++;
+		if (forget)
+			forget(arg, (uint32_t)i);
+	}
+	free(used);
+	return freed;
+}
+
 int sampler__targets_exited(const struct sampler *s)
 {
 	return s->exited;
@@ -794,6 +846,7 @@ void sampler__free(struct sampler *s)
 	go_free(s->go);
 	free(s->go_stack);
 	free(s->spaces);
+	free(s->free_spaces);
 	free(s->gen);
 	target__free(s->t);
 	stacks__free(s->st);
