@@ -43,6 +43,9 @@
 
 static struct space *new_space(struct sampler *s, uint32_t id, pid_t pid)
 {
+	/* The generation before, if any: its modules are shared. */
+	const struct modules *prev = id < s->ngen && s->gen[id] != UINT32_MAX ?
+				     s->spaces[s->gen[id]].ms : NULL;
 	if (id >= s->ngen) {
 		size_t n = (size_t)id + 1 > s->ngen * 2 ? (size_t)id + 1 : s->ngen * 2;
 		s->gen = xrealloc(s->gen, n * sizeof(*s->gen));
@@ -61,7 +64,7 @@ static struct space *new_space(struct sampler *s, uint32_t id, pid_t pid)
 		index = (uint32_t)s->nspaces++;
 	}
 	struct space *sp = &s->spaces[index];
-	*sp = (struct space){ .ms = modules__new(pid), .index = index };
+	*sp = (struct space){ .ms = prev ? modules__copy(prev, pid) : modules__new(pid), .index = index };
 	modules__refresh(sp->ms, pid);
 	sp->uw = unwinder__new(sp->ms);
 	sp->born_ns = sp->last_refresh_ns = sp->last_scan_ns = now_ns();
@@ -78,20 +81,51 @@ struct space *sampler_space_for(struct sampler *s, uint32_t id, pid_t pid)
 	return new_space(s, id, pid);
 }
 
+/* Whether a stack of the table counted in generation SP names an address
+ * in one of the N ranges R. */
+static bool space_sampled_in(const struct sampler *s, const struct space *sp, uint64_t (*r)[2],
+			     size_t n)
+{
+	for (size_t id = 0; id < stacks__unique(s->st); id++) {
+		struct stack k;
+		if (!stacks__exists(s->st, id))
+			continue;
+		stacks__get(s->st, id, &k);
+		if (k.space != sp->index)
+			continue;
+		for (size_t i = 0; i < k.n; i++)
+			for (size_t j = 0; j < n; j++)
+				if (k.pcs[i] >= r[j][0] && k.pcs[i] < r[j][1])
+					return true;
+	}
+	return false;
+}
+
 /* Re-reads the maps of space ID (current generation SP): files added are
- * added; a file mapped over another's range starts a new generation.
+ * added; a file mapped over another's range starts a new generation, if a
+ * stack counted in this one has an address in the file replaced (to be
+ * named from it): else the table is changed in place (a library reloaded
+ * 10 times a second would otherwise make a generation at every scan).
  * Returns the space to use from now on, or NULL if nothing changed. */
 static struct space *rescan(struct sampler *s, struct space *sp, uint32_t id, pid_t pid)
 {
 	uint64_t now = now_ns();
+	uint64_t ranges[16][2];
+	size_t n;
 	sp->last_refresh_ns = sp->last_scan_ns = now;
 	s->stats.refreshes++;
-	switch (modules__scan(sp->ms, pid)) {
+	switch (modules__scan_replaced(sp->ms, pid, ranges, 16, &n)) {
 	case MODULES_ADDED:
 		modules__refresh(sp->ms, pid);
 		unwinder__flush(sp->uw);
 		return sp;
 	case MODULES_REPLACED:
+		if (n <= 16 && !space_sampled_in(s, sp, ranges, n)) {
+			modules__refresh(sp->ms, pid);
+			unwinder__flush(sp->uw);
+			s->stats.replaced_in_place++;
+			return sp;
+		}
 		s->stats.generations++;
 		return new_space(s, id, pid);
 	default:

@@ -53,6 +53,8 @@ struct sampler_stats {
 	uint64_t idle_dropped;          /* samples dropped by no_idle */
 	uint64_t refreshes;             /* re-reads of a process's maps */
 	uint64_t generations;           /* libraries replaced at the same address */
+	uint64_t replaced_in_place;     /* ... where no stack counted held an address
+					   of the one replaced: the table changed */
 	uint64_t samples;               /* counted */
 	/* Goroutine view: samples of waiting goroutines (from g.sched), of
 	 * those counted again unchanged, of those lost (changed while read,
