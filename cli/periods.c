@@ -17,7 +17,8 @@
 /* With --period, a stack in no slice kept and not counted for this long is
  * freed (sampler__age), and so are the address-space generations only
  * such stacks named.  A stack that comes back after is counted anew, its
- * names still cached (output/frames.h). */
+ * names still cached (output/frames.h).  CPROF_STACK_AGE (seconds) sets
+ * it, for the tests: they cannot wait minutes. */
 #define STACK_AGE_NS (60 * 1000000000ull)
 
 struct job {
@@ -35,6 +36,7 @@ struct periods {
 	char *comment;
 	struct names *names;
 	uint64_t slice_ns, period_ns, history_ns;
+	uint64_t age_ns;                /* STACK_AGE_NS */
 	uint64_t next_slice;            /* CLOCK_MONOTONIC: the next slice is due */
 	uint64_t next_period;           /* ... the period ends (UINT64_MAX: no --period) */
 	uint64_t last_take;             /* CLOCK_REALTIME: the end of the last slice */
@@ -262,7 +264,7 @@ static void age(struct periods *p)
 	if (!p->period_ns)
 		return;
 	uint64_t now = stacks__epoch(sampler__stacks(p->s));
-	uint64_t keep = (STACK_AGE_NS + p->slice_ns - 1) / p->slice_ns;
+	uint64_t keep = (p->age_ns + p->slice_ns - 1) / p->slice_ns;
 	uint64_t before = now > keep ? now - keep : 0;
 	if (p->n && p->slices[0].epoch < before)
 		before = p->slices[0].epoch;
@@ -445,6 +447,8 @@ int periods__new(struct periods **out, const struct options *o, const char *patt
 	p->period_ns = o->period > 0 ? (uint64_t)llround(o->period * 1e9) : 0;
 	p->history_ns = o->history > 0 ? (uint64_t)llround(o->history * 1e9) : 0;
 	p->slice_ns = p->period_ns ? p->period_ns : HISTORY_SLICE_NS;
+	const char *age = getenv("CPROF_STACK_AGE");
+	p->age_ns = age && atof(age) >= 0 ? (uint64_t)llround(atof(age) * 1e9) : STACK_AGE_NS;
 	if (p->history_ns && p->slice_ns > HISTORY_SLICE_NS)
 		p->slice_ns = HISTORY_SLICE_NS;
 	struct sampler_progress pr;

@@ -11,11 +11,13 @@
  * READY.creators the creators' TIDs, written before READY.
  *
  * With DL_RATE and LIBs, a thread "loader" dlopen()s the next LIB (in
- * turn), calls its inner_A or inner_B (tests/targets/swaplib.c), and
- * dlclose()s it when the next is due, DL_RATE times a second: two libraries of one size are
- * loaded at one address in turn, each one replacing the other there (a new
- * address-space generation for the profiler each time).  READY.loads holds
- * the number of loads so far, rewritten with READY.count.
+ * turn), calls its inner_A or inner_B (tests/targets/swaplib.c) for about
+ * a millisecond, through via_first for the first LIB and via_second for
+ * the others, and dlclose()s it when the next is due, DL_RATE times a
+ * second: two libraries of one size are loaded at one address in turn,
+ * each replacing the other there (for the profiler, a module replaced at
+ * each scan of the maps).  READY.loads holds the number of loads so far,
+ * rewritten with READY.count.
  *
  *   churn READY 100 1 500   100 short-lived threads a second
  *   churn READY 0 2 0       two creators, clone() after clone()
@@ -101,10 +103,25 @@ static long dl_rate;
 static char **libs;
 static int nlibs;
 
-/* Loads LIB and calls it; the caller unloads it. */
-__attribute__((noinline)) static void *load_and_call(const char *lib)
+/* The first library of the list is called through via_first, the second
+ * through via_second: a profile that named one library's code from the
+ * other's table would show via_first;inner_B (tests/t_always.sh). */
+__attribute__((noinline)) static void via_first(void (*fn)(uint64_t))
 {
-	void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+	fn(5000000);            /* a millisecond or two: samples land in it */
+	atomic_fetch_add(&loads, 1);
+}
+
+__attribute__((noinline)) static void via_second(void (*fn)(uint64_t))
+{
+	fn(5000000);
+	atomic_fetch_add(&loads, 1);
+}
+
+/* Loads library I and calls it; the caller unloads it. */
+__attribute__((noinline)) static void *load_and_call(long i)
+{
+	void *h = dlopen(libs[i % nlibs], RTLD_NOW | RTLD_LOCAL);
 	void (*fn)(uint64_t);
 
 	if (!h)
@@ -116,8 +133,10 @@ __attribute__((noinline)) static void *load_and_call(const char *lib)
 		dlclose(h);
 		return NULL;
 	}
-	fn(100000);
-	atomic_fetch_add(&loads, 1);
+	if (i % nlibs == 0)
+		via_first(fn);
+	else
+		via_second(fn);
 	return h;
 }
 
@@ -131,7 +150,7 @@ static void *loader_main(void *arg)
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	atomic_fetch_add(&started, 1);
 	for (long i = 0;; i++) {
-		void *h = load_and_call(libs[i % nlibs]);
+		void *h = load_and_call(i);
 
 		if (!h)
 			exit(97);
