@@ -1,6 +1,7 @@
 #include "cli/periods.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -158,6 +159,25 @@ static void write_job(struct periods *p, struct job *j)
 	pthread_mutex_unlock(&p->mu);
 }
 
+/* A period's naming and encoding allocate megabytes for a moment (the
+ * view, the named frames, the encoder's buffers), in the periods thread's
+ * arena and the writer's.  Freed, that memory stays in the arenas, in
+ * pieces, and RSS wanders with where the next period's pieces land:
+ * malloc_trim() after each file gives the free pages back.  Measured on
+ * tests/bin/churn with libraries (bench/always.sh's target), --period
+ * 10s, RSS every 15 s from 2 to 4 minutes: 36.0-38.6 MB without, 35.2-35.8
+ * MB with; a malloc_trim() took 0.18 ms at most. */
+static void trim_heap(struct periods *p)
+{
+	uint64_t t0 = now_ns();
+	malloc_trim(0);
+	double ms = (double)(now_ns() - t0) / 1e6;
+	pthread_mutex_lock(&p->mu);
+	if (ms > p->st.trim_ms_max)
+		p->st.trim_ms_max = ms;
+	pthread_mutex_unlock(&p->mu);
+}
+
 static void *writer_main(void *arg)
 {
 	struct periods *p = arg;
@@ -174,6 +194,7 @@ static void *writer_main(void *arg)
 		pthread_mutex_unlock(&p->mu);
 		write_job(p, &j);
 		frames__free(j.fr);
+		trim_heap(p);
 		pthread_mutex_lock(&p->mu);
 		p->busy = 0;
 		pthread_cond_broadcast(&p->cv);

@@ -45,6 +45,7 @@ struct periods_stats {
 	double name_ms_max;             /* the longest pause for naming */
 	uint64_t stacks_freed;          /* stacks aged out (sampler__age) */
 	double age_ms_max;              /* the longest of those walks */
+	double trim_ms_max;             /* the longest malloc_trim() after a file */
 	char last[4096];                /* the last file written */
 };
 
