@@ -548,6 +548,18 @@ void target__interrupt(struct target *t)
 	t->nstop = t->nvisit = t->visit_i = 0;
 }
 
+void target__each_cookie(const struct target *t, void (*fn)(void *arg, uint64_t cookie), void *arg)
+{
+	FOR_EACH_THREAD(t, th, tmp)
+		if (th->cookie)
+			fn(arg, th->cookie);
+	for (size_t i = t->delivered; i < t->ncaps; i++)
+		if (t->caps[i].cookie)
+			fn(arg, t->caps[i].cookie);
+	if (t->blocked.cookie)
+		fn(arg, t->blocked.cookie);
+}
+
 void target__forget(struct target *t, pid_t pid)
 {
 	FOR_EACH_THREAD(t, th, tmp) {

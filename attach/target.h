@@ -208,6 +208,11 @@ void target__forget(struct target *t, pid_t pid);
  * unchanged capture carrying it. */
 void target__counted(struct target *t, const struct capture *c, uint64_t cookie, size_t stack_used);
 
+/* Calls FN(ARG, COOKIE) for every cookie the target holds (threads'
+ * last counted stacks, and captures not yet handed out that carry one):
+ * what the caller must keep valid (e.g. stack ids it ages out). */
+void target__each_cookie(const struct target *t, void (*fn)(void *arg, uint64_t cookie), void *arg);
+
 /* Takes the captures of threads still stopping (waiting at most a short
  * while; take them with target__next_stopped() after) and reads what is
  * still needed from the threads (their names) before the tracer thread

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Always on (issue 22), measured, never asserted:
 #     bash bench/always.sh [SECONDS]      (make bench: 600; make soak: 3600)
-#   1. churn: tests/bin/churn, 200 threads created and ended a second, under
-#      --period 10s for SECONDS: the profiler's RSS and open descriptors at
-#      1 minute, 5 minutes (or half the run, if shorter) and the end, and
-#      its CPU share of a core;
+#   1. churn: tests/bin/churn, 200 threads created and ended a second and a
+#      library dlopen()ed and dlclose()d 10 times a second (two of one size,
+#      in turn at one address: a new address-space generation at each scan
+#      of the maps), under --period 10s for SECONDS: the profiler's RSS and
+#      open descriptors at 1 minute, 5 minutes (or half the run, if shorter)
+#      and the end, and its CPU share of a core;
 #   2. an idle pool: bench/build/pool, 100 idle threads + 1 computing, and
 #      1,000 idle + 1, each 60 s under --period 10s: the profiler's CPU share
 #      of a core over the whole run (start and end included);
@@ -29,13 +31,14 @@ rss_kib() { awk '/^VmRSS/ { print $2 }' "/proc/$1/status" 2>/dev/null; }
 nfds() { ls "/proc/$1/fd" 2>/dev/null | wc -l; }
 cpu_ticks_of() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null; }
 
-make -s cprof-attach tests/bin/churn >/dev/null 2>&1
+make -s cprof-attach tests/bin/churn tests/bin/libswapA.so tests/bin/libswapB.so >/dev/null 2>&1
 mkdir -p bench/build
 [ -x bench/build/pool ] || ${CC:-cc} -O2 -g -fomit-frame-pointer -pthread -o bench/build/pool bench/pool.c
 [ -x tests/bin/churn ] || { echo "always: no tests/bin/churn" >&2; exit 1; }
 
 # --- 1. churn ------------------------------------------------------------------
-tests/bin/churn "$TMP/churn" 200 1 200 >/dev/null 2>&1 &
+tests/bin/churn "$TMP/churn" 200 1 200 10 "$PWD/tests/bin/libswapA.so" "$PWD/tests/bin/libswapB.so" \
+	>/dev/null 2>&1 &
 PIDS+=("$!")
 wait_until 10 file_ready "$TMP/churn" || { echo "always: churn did not start" >&2; exit 1; }
 target=$(cat "$TMP/churn")
@@ -44,6 +47,11 @@ t0=$(date +%s)
 "$CPROF" "$target" --period 10s --duration "$SECS" -q -o "$TMP/c/c-%n.folded" 2>"$TMP/churn.err" &
 prof=$!
 PIDS+=("$prof")
+# RSS and descriptors every 30 s, for the trend (printed at the end).
+( while kill -0 "$prof" 2>/dev/null; do
+	sleep 30
+	echo "$(($(date +%s) - t0))s:$(rss_kib "$prof"):$(nfds "$prof")"
+done >"$TMP/trace" ) &
 mid=$((SECS / 2 < 300 ? SECS / 2 : 300))
 for at in 60 "$mid" $((SECS - 5)); do
 	now=$(($(date +%s) - t0))
@@ -55,10 +63,13 @@ done
 hz=$(getconf CLK_TCK)
 say "churn.cpu_share_pct $(awk -v t="$ticks" -v hz="$hz" -v s="$((SECS - 5))" 'BEGIN { printf "%.2f", 100 * t / hz / s }')"
 wait "$prof"
+kill -USR1 "$target" 2>/dev/null       # churn rewrites its .count and .loads
+say "churn.trace_s:rss_kib:fds $(grep -E ':[0-9]+:' "$TMP/trace" | tr '\n' ' ')"
 sum=0
 for f in "$TMP"/c/c-*.folded; do
 	sum=$((sum + $(awk '{ n += $NF } END { print n + 0 }' "$f")))
 done
+say "churn.libraries_loaded $(cat "$TMP/churn.loads" 2>/dev/null || echo ?)"
 total=$(sed -nE 's/^cprof-attach: ([0-9]+) samples?,.*/\1/p' "$TMP/churn.err" | tail -1)
 say "churn.period_files $(ls "$TMP/c" | wc -l)"
 say "churn.samples_in_files $sum"

@@ -44,6 +44,9 @@ struct periods_stats {
 	uint64_t slices;
 	uint64_t history_slices, history_bytes; /* kept now */
 	double name_ms_max;             /* the longest pause for naming */
+	uint64_t stacks_freed;          /* stacks aged out (sampler__age) */
+	double age_ms_max;              /* the longest of those walks */
+	double trim_ms_max;             /* the longest malloc_trim() after a file */
 	char last[4096];                /* the last file written */
 };
 

@@ -27,6 +27,11 @@ struct modules {
 	uint64_t exe_inode;             /* of /proc/PID/exe, 0 if unknown */
 	struct module **mods;           /* sorted by start */
 	size_t n, cap;
+	uint64_t version;               /* changes made to the table */
+	/* modules__scan_replaced(): where the scan found a file mapped over
+	 * modules of the table (their ranges), or more than it could hold. */
+	uint64_t (*replaced)[2];
+	size_t nreplaced, replaced_max;
 };
 
 int maps__parse_line(const char *line, struct map_entry *e)
@@ -63,8 +68,8 @@ struct modules *modules__new(pid_t pid)
 
 static void module_free(struct module *m)
 {
-	if (!m)
-		return;
+	if (!m || --m->refs > 0)
+		return;         /* another table (generation) still has it */
 	if (m->image && m->fd >= 0)
 		munmap((void *)m->image, m->image_len);
 	else
@@ -76,6 +81,20 @@ static void module_free(struct module *m)
 	free(m->path);
 	free(m->shown);
 	free(m);
+}
+
+struct modules *modules__copy(const struct modules *from, pid_t pid)
+{
+	struct modules *ms = modules__new(pid);
+	ms->exe_inode = from->exe_inode;
+	ms->cap = from->n ? from->n : 1;
+	ms->mods = xcalloc(ms->cap, sizeof(*ms->mods));
+	for (size_t i = 0; i < from->n; i++) {
+		ms->mods[i] = from->mods[i];
+		ms->mods[i]->refs++;
+	}
+	ms->n = from->n;
+	return ms;
 }
 
 void modules__free(struct modules *ms)
@@ -287,6 +306,7 @@ static void load_vdso_image(struct module *m, pid_t pid)
 static struct module *module_new(pid_t pid, const struct map_entry *first, uint64_t end)
 {
 	struct module *m = xcalloc(1, sizeof(*m));
+	m->refs = 1;
 	m->path = xstrdup(first->path);
 	/* A file name is any bytes but '/' and NUL, chosen by whoever named
 	 * the library: shown only once cleaned. */
@@ -317,6 +337,7 @@ static int same_module(const struct module *m, const struct map_entry *e)
 static void insert_module(struct modules *ms, struct module *m)
 {
 	size_t w = 0;
+	ms->version++;
 	for (size_t i = 0; i < ms->n; i++) {
 		struct module *o = ms->mods[i];
 		if (o->start < m->end && m->start < o->end)
@@ -493,12 +514,29 @@ static int reader_next(struct maps_reader *r, struct map_entry *e)
 	return maps__parse_line(r->line, e) == 0 ? 1 : -1;
 }
 
+/* A scan found a file over [START, END): the ranges of the modules there. */
+static void note_replaced(struct modules *ms, uint64_t start, uint64_t end)
+{
+	for (size_t i = 0; i < ms->n; i++) {
+		const struct module *o = ms->mods[i];
+		if (o->start >= end || start >= o->end)
+			continue;
+		if (ms->nreplaced < ms->replaced_max) {
+			ms->replaced[ms->nreplaced][0] = o->start;
+			ms->replaced[ms->nreplaced][1] = o->end;
+		}
+		ms->nreplaced++;
+	}
+}
+
 /* Reads PID's maps (FILES_ONLY: the file-backed mappings, through the
  * ioctl where the kernel has it); with APPLY, adds each module not in the
  * table (and drops those it overlaps).  Returns the largest change seen
  * (0 same, 1 added, 2 replaced), or -errno. */
 static int walk(struct modules *ms, pid_t pid, int apply, int files_only)
 {
+	if (!apply)
+		ms->nreplaced = 0;
 	struct maps_reader *r = xmalloc(sizeof(*r));
 	int e0 = reader_open(r, pid, files_only);
 	if (e0 < 0) {
@@ -529,6 +567,8 @@ static int walk(struct modules *ms, pid_t pid, int apply, int files_only)
 			enum run_kind k = classify(ms, run, run_end);
 			if (k != RUN_SAME && apply)
 				insert_module(ms, module_new(pid, run, run_end));
+			if (k == RUN_REPLACES && !apply)
+				note_replaced(ms, run->start, run_end);
 			if (k == RUN_REPLACES)
 				change = MODULES_REPLACED;
 			else if (k == RUN_NEW && change == MODULES_SAME)
@@ -567,4 +607,23 @@ int modules__refresh(struct modules *ms, pid_t pid)
 int modules__scan(const struct modules *ms, pid_t pid)
 {
 	return walk_maps((struct modules *)ms, pid, 0);
+}
+
+int modules__scan_replaced(const struct modules *ms, pid_t pid, uint64_t (*ranges)[2], size_t max,
+			   size_t *n)
+{
+	struct modules *w = (struct modules *)ms;
+	w->replaced = ranges;
+	w->replaced_max = max;
+	w->nreplaced = 0;
+	int r = walk_maps(w, pid, 0);
+	*n = w->nreplaced;
+	w->replaced = NULL;
+	w->replaced_max = w->nreplaced = 0;
+	return r;
+}
+
+uint64_t modules__version(const struct modules *ms)
+{
+	return ms->version;
 }

@@ -48,6 +48,7 @@ struct module {
 	 * .note.go.buildid string `go tool buildid` prints); "" if none. */
 	char build_id[128];
 	int usable;                     /* image parsed, bias known */
+	unsigned refs;                  /* tables holding it (modules__copy) */
 	struct module_cfi *cfi;         /* see module__func_start(), module/ehframe.c */
 };
 
@@ -56,6 +57,11 @@ struct modules;
 /* An empty table for process PID (whose maps modules__refresh() reads). */
 struct modules *modules__new(pid_t pid);
 void modules__free(struct modules *ms);          /* accepts NULL */
+/* A new table for PID holding the modules of FROM: the same modules, not
+ * opened again (each is freed with the last table holding it).  A new
+ * generation of an address space is a copy, then modules__refresh(): only
+ * the files that changed are opened. */
+struct modules *modules__copy(const struct modules *from, pid_t pid);
 
 #define MODULES_SAME 0
 #define MODULES_ADDED 1                 /* files mapped where nothing was */
@@ -72,6 +78,18 @@ int modules__refresh(struct modules *ms, pid_t pid);
 /* Compares /proc/PID/maps with the table without changing it: MODULES_*,
  * or a negative errno. */
 int modules__scan(const struct modules *ms, pid_t pid);
+
+/* The same, and the ranges [start, end) of the modules of the table that a
+ * file now covers (MODULES_REPLACED) in RANGES (MAX of them; *N is how many
+ * there are, more than MAX when they did not all fit).  A caller that holds
+ * no sample with an address in them may replace them in place
+ * (modules__refresh) instead of making a new table. */
+int modules__scan_replaced(const struct modules *ms, pid_t pid, uint64_t (*ranges)[2], size_t max,
+			   size_t *n);
+
+/* Changes made to the table so far (modules added, replaced): a cache
+ * built from the table is stale once it differs. */
+uint64_t modules__version(const struct modules *ms);
 
 const struct module *modules__find(const struct modules *ms, uint64_t addr);
 

@@ -163,6 +163,7 @@ void frames__set_main_module(struct frames *fr, int32_t module)
  * info are read once, however many processes mapped it. */
 struct home {
 	uint32_t space;
+	uint64_t version;               /* of its table then (modules__version) */
 	const struct module *m;
 };
 
@@ -173,7 +174,7 @@ struct home {
  * a new one. */
 struct names {
 	struct symbolizer **syms;       /* by space, made on first use */
-	size_t *built;                  /* ... the modules its table had then */
+	uint64_t *built;                /* ... its table's version then */
 	size_t nsyms;
 	const char *const *dirs;
 	size_t ndirs;
@@ -244,7 +245,7 @@ static struct symbolizer *sym_for(struct namer *nm, uint32_t space)
 		memset(nc->built + nc->nsyms, 0, (n - nc->nsyms) * sizeof(*nc->built));
 		nc->nsyms = n;
 	}
-	size_t count = modules__count(nm->spaces[space]);
+	uint64_t count = modules__version(nm->spaces[space]);
 	if (nc->syms[space] && nc->built[space] != count) {
 		symbolizer__free(nc->syms[space]);
 		nc->syms[space] = NULL;
@@ -272,10 +273,15 @@ static struct symbolizer *home_of(struct namer *nm, uint32_t space, const struct
 		return sym_for(nm, space);
 	if (added) {
 		nc->homes = xrealloc(nc->homes, ((size_t)id + 1) * sizeof(*nc->homes));
-		nc->homes[id] = (struct home){ space, m };
 		nc->nhomes = (size_t)id + 1;
 	}
-	const struct home *h = &nc->homes[id];
+	/* A home that was forgotten, or whose table changed since (its
+	 * module may be gone: a library replaced in place), is made anew. */
+	struct home *h = &nc->homes[id];
+	if (added || h->space == UINT32_MAX ||
+	    (h->space < nm->nspaces && nm->spaces[h->space] &&
+	     modules__version(nm->spaces[h->space]) != h->version))
+		*h = (struct home){ space, modules__version(nm->spaces[space]), m };
 	/* A home in a space this call was not given is not used. */
 	if (h->space >= nm->nspaces || !nm->spaces[h->space])
 		return sym_for(nm, space);
@@ -355,6 +361,18 @@ struct names *names__new(const char *const *dirs, size_t ndirs)
 	return nc;
 }
 
+void names__forget(struct names *nc, uint32_t space)
+{
+	if (space < nc->nsyms) {
+		symbolizer__free(nc->syms[space]);
+		nc->syms[space] = NULL;
+		nc->built[space] = 0;
+	}
+	for (size_t i = 0; i < nc->nhomes; i++)
+		if (nc->homes[i].space == space)
+			nc->homes[i] = (struct home){ UINT32_MAX, 0, NULL };
+}
+
 void names__free(struct names *nc)
 {
 	if (!nc)
@@ -384,6 +402,8 @@ struct frames *frames__name(struct names *nc, const struct stacks *st,
 		frames__set_main_module(nm.fr, module_id(&nm, modules__main(spaces[0])));
 	for (size_t i = 0; i < stacks__unique(st); i++) {
 		struct stack s;
+		if (!stacks__exists(st, i))
+			continue;       /* aged out (profile/stacks.h) */
 		stacks__get(st, i, &s);
 		name_stack(&nm, st, &s);
 	}

@@ -74,10 +74,15 @@ struct frames *frames__from_stacks(const struct stacks *st, const struct modules
  * naming learns, each space's symbolizer and its cache of every address it
  * named, is kept in NC from one call to the next, so a profile costs the
  * addresses it is the first to hold.  SPACES must be the same tables
- * (grown, not replaced) at each call with NC. */
+ * (grown, not replaced) at each call with NC, but for those given to
+ * names__forget(). */
 struct names;
 struct names *names__new(const char *const *dirs, size_t ndirs);       /* DIRS must outlive it */
 void names__free(struct names *nc);             /* accepts NULL */
+/* Space SPACE's table is gone (its index may come back with another):
+ * its symbolizer and what it named are dropped, and a file first seen
+ * there is homed anew where it is next seen. */
+void names__forget(struct names *nc, uint32_t space);
 struct frames *frames__name(struct names *nc, const struct stacks *st,
 			    const struct modules *const *spaces, size_t nspaces);
 

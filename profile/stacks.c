@@ -26,6 +26,8 @@ struct stacks {
 	struct sparse labels;           /* struct label_slot by slot: thread slots count
 					   from 0, goroutine slots from far above */
 	uint64_t *slice, *slice_cpu;    /* by id: since the last take (stacks__take) */
+	uint64_t *last;                 /* by id: the epoch it was last counted (or kept) in */
+	uint64_t epoch;                 /* takes so far: what counting goes into now */
 	int64_t *touched;               /* ids whose slice count is not 0 */
 	size_t ntouched, touched_cap;
 };
@@ -38,7 +40,7 @@ struct label_slot {
 struct stacks *stacks__new(void)
 {
 	struct stacks *st = xcalloc(1, sizeof(*st));
-	st->in = intern__new();
+	st->in = intern__new_removable();
 	sparse__init(&st->labels, sizeof(struct label_slot));
 	if (!st->in) {
 		free(st);
@@ -66,6 +68,7 @@ void stacks__free(struct stacks *st)
 	free(st->cpu);
 	free(st->slice);
 	free(st->slice_cpu);
+	free(st->last);
 	free(st->touched);
 	free(st->key);
 	free(st);
@@ -81,7 +84,8 @@ int64_t stacks__add(struct stacks *st, const struct stack *s)
 		     (uint64_t)(s->space & (STACKS_MAX_SPACES - 1)) << 40;
 	st->key[1] = (uint32_t)(s->syscall + 1) | (uint64_t)s->go_state << 32;
 	memcpy(st->key + HEAD, s->pcs, s->n * sizeof(*s->pcs));
-	int64_t id = intern__add(st->in, st->key, (s->n + HEAD) * sizeof(*st->key), NULL);
+	int added;
+	int64_t id = intern__add(st->in, st->key, (s->n + HEAD) * sizeof(*st->key), &added);
 	if (id < 0)
 		return id;
 	if ((size_t)id >= st->cap) {
@@ -90,11 +94,12 @@ int64_t stacks__add(struct stacks *st, const struct stack *s)
 		st->cpu = xrealloc(st->cpu, cap * sizeof(*st->cpu));
 		st->slice = xrealloc(st->slice, cap * sizeof(*st->slice));
 		st->slice_cpu = xrealloc(st->slice_cpu, cap * sizeof(*st->slice_cpu));
-		memset(st->counts + st->cap, 0, (cap - st->cap) * sizeof(*st->counts));
-		memset(st->cpu + st->cap, 0, (cap - st->cap) * sizeof(*st->cpu));
-		memset(st->slice + st->cap, 0, (cap - st->cap) * sizeof(*st->slice));
-		memset(st->slice_cpu + st->cap, 0, (cap - st->cap) * sizeof(*st->slice_cpu));
+		st->last = xrealloc(st->last, cap * sizeof(*st->last));
 		st->cap = cap;
+	}
+	if (added) {            /* a new id, or one freed by stacks__age() */
+		st->counts[id] = st->cpu[id] = st->slice[id] = st->slice_cpu[id] = 0;
+		st->last[id] = st->epoch;
 	}
 	stacks__add_again(st, id, s->count, s->cpu_ns);
 	return id;
@@ -102,8 +107,9 @@ int64_t stacks__add(struct stacks *st, const struct stack *s)
 
 void stacks__add_again(struct stacks *st, int64_t id, uint64_t count, uint64_t cpu_ns)
 {
-	if (id < 0 || (size_t)id >= intern__count(st->in))
+	if (id < 0 || !intern__has(st->in, (size_t)id))
 		return;
+	st->last[id] = st->epoch;
 	st->counts[id] += count;
 	st->cpu[id] += cpu_ns;
 	st->total += count;
@@ -134,6 +140,43 @@ void stacks__take(struct stacks *st, struct stacks_slice *out)
 		st->slice[id] = st->slice_cpu[id] = 0;
 	}
 	st->ntouched = 0;
+	out->epoch = st->epoch++;
+}
+
+uint64_t stacks__epoch(const struct stacks *st)
+{
+	return st->epoch;
+}
+
+void stacks__keep(struct stacks *st, int64_t id)
+{
+	if (id >= 0 && intern__has(st->in, (size_t)id))
+		st->last[id] = st->epoch;
+}
+
+size_t stacks__age(struct stacks *st, uint64_t before)
+{
+	size_t freed = 0;
+	for (size_t id = 0; id < intern__count(st->in); id++) {
+		if (!intern__has(st->in, id) || st->last[id] >= before)
+			continue;
+		/* Counted before BEFORE, not since: its slice count is 0
+		 * (taken at the take that ended its epoch). */
+		intern__remove(st->in, id);
+		st->counts[id] = st->cpu[id] = 0;
+		freed++;
+	}
+	return freed;
+}
+
+size_t stacks__live(const struct stacks *st)
+{
+	return intern__live(st->in);
+}
+
+int stacks__exists(const struct stacks *st, size_t id)
+{
+	return intern__has(st->in, id);
 }
 
 void stacks__slice_free(struct stacks_slice *sl)
@@ -197,6 +240,10 @@ uint64_t stacks__total(const struct stacks *st)
 void stacks__get(const struct stacks *st, size_t i, struct stack *out)
 {
 	size_t len;
+	if (!intern__has(st->in, i)) {
+		*out = (struct stack){ .syscall = -1 };
+		return;
+	}
 	const uint64_t *k = intern__key(st->in, i, &len);
 	out->slot = (uint32_t)k[0];
 	out->state = (char)(k[0] >> 32);

@@ -78,11 +78,15 @@ int64_t stacks__add(struct stacks *st, const struct stack *s);
  * and adds CPU_NS: the same key again, without copying or hashing it. */
 void stacks__add_again(struct stacks *st, int64_t id, uint64_t count, uint64_t cpu_ns);
 
+/* Ids handed out so far: every stack's id is below it (after
+ * stacks__age(), some below it are free: stacks__exists()). */
 size_t stacks__unique(const struct stacks *st);
 uint64_t stacks__total(const struct stacks *st);
 
-/* The I-th unique stack; its pcs point into ST. */
+/* The stack with id I; its pcs point into ST (valid until it is aged
+ * out).  A free id gives an empty stack (n 0, count 0). */
 void stacks__get(const struct stacks *st, size_t i, struct stack *out);
+int stacks__exists(const struct stacks *st, size_t i);
 
 /* Sets the label of SLOT (strings copied).  Slots without one have none. */
 void stacks__set_label(struct stacks *st, uint32_t slot, const struct stack_label *l);
@@ -108,15 +112,17 @@ const char *stacks__go_state_name(const struct stacks *st, uint32_t code);
 /* ---- always on: counts taken and zeroed while counting goes on ----
  * Besides its count for the whole run, each stack has a count since the
  * last take.  A take moves those counts, of the stacks counted since, into
- * a slice and zeroes them: each sample is in exactly one slice.  Stack ids
- * stay valid (nothing is removed), so a slice is ids and counts, and a
- * profile of any run of slices is stacks__view() of them. */
+ * a slice and zeroes them: each sample is in exactly one slice.  A slice
+ * is ids and counts, and a profile of any run of slices is stacks__view()
+ * of them: the ids stay valid as long as a slice holding them is kept
+ * (see stacks__age()). */
 struct stacks_slice {
 	int64_t *ids;
 	uint64_t *counts, *cpu;
 	size_t n;
 	uint64_t total;                 /* samples */
 	uint64_t start_ns, end_ns;      /* CLOCK_REALTIME: what it covers (the taker's) */
+	uint64_t epoch;                 /* stacks__epoch() while it was counted */
 };
 
 /* Fills OUT (its arrays allocated) with the counts since the last take and
@@ -129,6 +135,26 @@ void stacks__slice_free(struct stacks_slice *sl);        /* its arrays; accepts 
  * states of ST: what a writer names and writes.  NULL when out of memory. */
 struct stacks *stacks__view(const struct stacks *st, const struct stacks_slice *const *slices,
 			    size_t n);
+
+/* ---- aging: a table that does not grow for ever ----
+ * Epochs count the takes: counting goes into epoch stacks__epoch(), and
+ * a take ends it (the slice has its number).  Each stack remembers the
+ * last epoch it was counted in.  Every stack of a slice of epoch E was
+ * counted in E, so a stack last counted before the epoch of the oldest
+ * slice kept is in no slice kept: stacks__age(BEFORE) frees those, and
+ * their ids are handed out again (to new stacks) by stacks__add().  The
+ * caller keeps the ids it holds elsewhere (a thread's last stack, a
+ * goroutine's) with stacks__keep() first: exact, and cheap (a walk of the
+ * ids, once per take).  The whole-run counts (stacks__get's count) of the
+ * stacks freed are gone: a run that writes the whole run's profile at the
+ * end must not age. */
+uint64_t stacks__epoch(const struct stacks *st);
+/* Stack ID counts as counted now (an id held by a cache). */
+void stacks__keep(struct stacks *st, int64_t id);
+/* Frees every stack last counted (or kept) before epoch BEFORE; returns
+ * how many.  Call right after a take (no stack counted since). */
+size_t stacks__age(struct stacks *st, uint64_t before);
+size_t stacks__live(const struct stacks *st);   /* stacks held now */
 
 /* The name of a state letter: "running", "sleeping", "disk wait", ... */
 const char *stacks__state_name(char state);

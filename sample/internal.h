@@ -62,8 +62,12 @@ struct sampler {
 	const char *failure;            /* why sampling stopped early, or NULL */
 	int stopped;
 	struct target *t;
-	struct space *spaces;           /* every generation of every space */
+	struct space *spaces;           /* the generations of the spaces: those a
+					   stack still names; .ms NULL: a free entry */
 	size_t nspaces, spaces_cap;
+	uint32_t *free_spaces;          /* entries of spaces[] free for reuse */
+	size_t nfree_spaces;
+	uint64_t spaces_freed;          /* generations freed so far */
 	uint32_t *gen;                  /* the target's space id -> current generation */
 	size_t ngen;
 	struct stacks *st;

@@ -599,10 +599,18 @@ static size_t go_stats(const struct rt_view *rv, struct rt_stat *out)
 	return n;
 }
 
+/* The stack ids it holds, kept by the table's aging (sampler__age()). */
 static void go_keep(struct rt_view *rv, struct stacks *st)
 {
-	(void)rv;
-	(void)st;
+	struct goview *v = (struct goview *)rv;
+	for (size_t i = 0; i < v->cap; i++)
+		if (v->tab[i].goid && v->tab[i].id >= 0)
+			stacks__keep(st, v->tab[i].id);
+	for (size_t i = 0; i < v->nidx; i++)
+		if (v->idx[i].kind == GX_REUSE)
+			stacks__keep(st, v->idx[i].id);
+	if (v->again_n)
+		stacks__keep(st, v->again_id);
 }
 
 static void go_free(struct rt_view *rv)

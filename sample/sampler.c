@@ -38,14 +38,15 @@
  * generations here: when a library is unmapped and another file mapped
  * over its range (dlclose + dlopen), the samples taken before must still
  * be named from the old file, so the space gets a new module table and
- * the old one stays.  Stacks are counted with the generation's index. */
+ * the old one stays.  Stacks are counted with the generation's index.  An
+ * old generation stays as long as a stack of the table names it; once the
+ * last is aged out (sampler__age()) it is freed and its index reused. */
 
 static struct space *new_space(struct sampler *s, uint32_t id, pid_t pid)
 {
-	if (s->nspaces == s->spaces_cap) {
-		s->spaces_cap = s->spaces_cap ? s->spaces_cap * 2 : 16;
-		s->spaces = xrealloc(s->spaces, s->spaces_cap * sizeof(*s->spaces));
-	}
+	/* The generation before, if any: its modules are shared. */
+	const struct modules *prev = id < s->ngen && s->gen[id] != UINT32_MAX ?
+				     s->spaces[s->gen[id]].ms : NULL;
 	if (id >= s->ngen) {
 		size_t n = (size_t)id + 1 > s->ngen * 2 ? (size_t)id + 1 : s->ngen * 2;
 		s->gen = xrealloc(s->gen, n * sizeof(*s->gen));
@@ -53,12 +54,22 @@ static struct space *new_space(struct sampler *s, uint32_t id, pid_t pid)
 			s->gen[i] = UINT32_MAX;
 		s->ngen = n;
 	}
-	struct space *sp = &s->spaces[s->nspaces];
-	*sp = (struct space){ .ms = modules__new(pid), .index = (uint32_t)s->nspaces };
+	uint32_t index;
+	if (s->nfree_spaces) {
+		index = s->free_spaces[--s->nfree_spaces];      /* one sampler__age() freed */
+	} else {
+		if (s->nspaces == s->spaces_cap) {
+			s->spaces_cap = s->spaces_cap ? s->spaces_cap * 2 : 16;
+			s->spaces = xrealloc(s->spaces, s->spaces_cap * sizeof(*s->spaces));
+		}
+		index = (uint32_t)s->nspaces++;
+	}
+	struct space *sp = &s->spaces[index];
+	*sp = (struct space){ .ms = prev ? modules__copy(prev, pid) : modules__new(pid), .index = index };
 	modules__refresh(sp->ms, pid);
 	sp->uw = unwinder__new(sp->ms);
 	sp->born_ns = sp->last_refresh_ns = sp->last_scan_ns = now_ns();
-	s->gen[id] = (uint32_t)s->nspaces++;
+	s->gen[id] = index;
 	return sp;
 }
 
@@ -71,20 +82,51 @@ struct space *sampler_space_for(struct sampler *s, uint32_t id, pid_t pid)
 	return new_space(s, id, pid);
 }
 
+/* Whether a stack of the table counted in generation SP names an address
+ * in one of the N ranges R. */
+static bool space_sampled_in(const struct sampler *s, const struct space *sp, uint64_t (*r)[2],
+			     size_t n)
+{
+	for (size_t id = 0; id < stacks__unique(s->st); id++) {
+		struct stack k;
+		if (!stacks__exists(s->st, id))
+			continue;
+		stacks__get(s->st, id, &k);
+		if (k.space != sp->index)
+			continue;
+		for (size_t i = 0; i < k.n; i++)
+			for (size_t j = 0; j < n; j++)
+				if (k.pcs[i] >= r[j][0] && k.pcs[i] < r[j][1])
+					return true;
+	}
+	return false;
+}
+
 /* Re-reads the maps of space ID (current generation SP): files added are
- * added; a file mapped over another's range starts a new generation.
+ * added; a file mapped over another's range starts a new generation, if a
+ * stack counted in this one has an address in the file replaced (to be
+ * named from it): else the table is changed in place (a library reloaded
+ * 10 times a second would otherwise make a generation at every scan).
  * Returns the space to use from now on, or NULL if nothing changed. */
 static struct space *rescan(struct sampler *s, struct space *sp, uint32_t id, pid_t pid)
 {
 	uint64_t now = now_ns();
+	uint64_t ranges[16][2];
+	size_t n;
 	sp->last_refresh_ns = sp->last_scan_ns = now;
 	s->stats.refreshes++;
-	switch (modules__scan(sp->ms, pid)) {
+	switch (modules__scan_replaced(sp->ms, pid, ranges, 16, &n)) {
 	case MODULES_ADDED:
 		modules__refresh(sp->ms, pid);
 		unwinder__flush(sp->uw);
 		return sp;
 	case MODULES_REPLACED:
+		if (n <= 16 && !space_sampled_in(s, sp, ranges, n)) {
+			modules__refresh(sp->ms, pid);
+			unwinder__flush(sp->uw);
+			s->stats.replaced_in_place++;
+			return sp;
+		}
 		s->stats.generations++;
 		return new_space(s, id, pid);
 	default:
@@ -899,6 +941,50 @@ void sampler__take(struct sampler *s, struct stacks_slice *out)
 	stacks__take(s->st, out);
 }
 
+static void keep_cookie(void *arg, uint64_t c)
+{
+	stacks__keep(arg, (int64_t)(c >> 2) - 1);      /* see cookie() */
+}
+
+size_t sampler__age(struct sampler *s, uint64_t before, void (*forget)(void *arg, uint32_t space),
+		    void *arg)
+{
+	if (s->tl)
+		return 0;       /* the timeline holds every stack's id */
+	if (s->t)
+		target__each_cookie(s->t, keep_cookie, s->st);
+	for (size_t i = 0; i < s->nviews; i++)
+		s->views[i].ops->keep(s->views[i].v, s->st);
+	size_t freed = stacks__age(s->st, before);
+	/* The generations no stack names and no space has as its current. */
+	unsigned char *used = xcalloc(s->nspaces + 1, 1);
+	for (size_t i = 0; i < s->ngen; i++)
+		if (s->gen[i] != UINT32_MAX)
+			used[s->gen[i]] = 1;
+	for (size_t id = 0; id < stacks__unique(s->st); id++) {
+		struct stack k;
+		if (!stacks__exists(s->st, id))
+			continue;
+		stacks__get(s->st, id, &k);
+		if (k.space < s->nspaces)
+			used[k.space] = 1;
+	}
+	for (size_t i = 0; i < s->nspaces; i++) {
+		if (used[i] || !s->spaces[i].ms)
+			continue;
+		unwinder__free(s->spaces[i].uw);
+		modules__free(s->spaces[i].ms);
+		s->spaces[i] = (struct space){ .index = (uint32_t)i };
+		s->free_spaces = xrealloc(s->free_spaces, (s->nfree_spaces + 1) * sizeof(*s->free_spaces));
+		s->free_spaces[s->nfree_spaces++] = (uint32_t)i;
+		s->spaces_freed++;
+		if (forget)
+			forget(arg, (uint32_t)i);
+	}
+	free(used);
+	return freed;
+}
+
 int sampler__targets_exited(const struct sampler *s)
 {
 	return s->exited;
@@ -999,6 +1085,7 @@ void sampler__free(struct sampler *s)
 	free(s->looked);
 	free(s->jump_stack);
 	free(s->spaces);
+	free(s->free_spaces);
 	free(s->gen);
 	target__free(s->t);
 	stacks__free(s->st);

@@ -58,6 +58,8 @@ struct sampler_stats {
 	uint64_t idle_dropped;          /* samples dropped by no_idle */
 	uint64_t refreshes;             /* re-reads of a process's maps */
 	uint64_t generations;           /* libraries replaced at the same address */
+	uint64_t replaced_in_place;     /* ... where no stack counted held an address
+					   of the one replaced: the table changed */
 	uint64_t samples;               /* counted */
 	/* Runtime views (a Go program's goroutines): their figures by name,
 	 * one entry per runtime, summed over its processes; and the thread
@@ -121,6 +123,18 @@ void sampler__resume(struct sampler *s);
 /* While paused: the counts since the last take, taken and zeroed (see
  * profile/stacks.h), and the labels of every thread seen so far. */
 void sampler__take(struct sampler *s, struct stacks_slice *out);
+
+/* While paused, right after sampler__take(): frees the stacks not counted
+ * since epoch BEFORE (profile/stacks.h: stacks__age), but never one whose
+ * id the sampler holds (a thread's last stack, a goroutine's), then the
+ * address-space generations no stack names any more and no space uses
+ * now: FORGET(ARG, I) is called for each index I freed (its module table
+ * is gone; the index will be reused: a cache of names by space must drop
+ * it).  Returns the stacks freed.  Nothing is freed with a timeline (it
+ * holds every id).  The whole run's counts of the stacks freed are lost:
+ * only for a run whose profiles are its slices (--period). */
+size_t sampler__age(struct sampler *s, uint64_t before, void (*forget)(void *arg, uint32_t space),
+		    void *arg);
 
 /* After sampler__stop() (or while paused): the counted stacks (with their
  * labels), the module table of each address space (NULL for a space never

@@ -50,8 +50,9 @@ tests/bin/libhostile.so tests/bin/libhostile-s.so: tests/targets/hostile_lib.c t
 	$(Q)$(CC) -std=gnu11 -O2 -fomit-frame-pointer -fPIC -shared -Wall -Wextra -g \
 		-Wl,--build-id=none $(if $(findstring -s.so,$@),-s) -o $@ $<
 
-# The two libraries tests/bin/swapper loads at one address: one source,
-# two function names.
+# The two libraries tests/bin/swapper loads at one address (and
+# tests/bin/churn, 10 times a second, in t_always and bench/always.sh):
+# one source, two function names.
 tests/bin/libswapA.so tests/bin/libswapB.so: tests/bin/libswap%.so: tests/targets/swaplib.c tests/tests.mk
 	@mkdir -p tests/bin
 	@echo "  CC      $< ($(notdir $@))"

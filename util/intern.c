@@ -24,8 +24,11 @@ struct intern {
 	size_t nslots;                  /* power of two */
 	size_t count;
 	struct block *blocks;
-	char **keys;
+	char **keys;                    /* by id; NULL: a free id (removable tables) */
 	size_t key_cap;
+	int removable;                  /* keys malloc'ed one by one, ids reused */
+	size_t *free_ids;               /* ... the ids free for reuse (a stack) */
+	size_t nfree, free_cap;
 };
 
 uint64_t hash_bytes(const void *key, size_t len)
@@ -63,10 +66,22 @@ struct intern *intern__new(void)
 	return in;
 }
 
+struct intern *intern__new_removable(void)
+{
+	struct intern *in = intern__new();
+	if (in)
+		in->removable = 1;
+	return in;
+}
+
 void intern__free(struct intern *in)
 {
 	if (!in)
 		return;
+	if (in->removable)
+		for (size_t i = 0; i < in->count; i++)
+			free(in->keys[i]);
+	free(in->free_ids);
 	free(in->slots);
 	for (struct block *b = in->blocks, *prev; b; b = prev) {
 		prev = b->prev;
@@ -79,6 +94,16 @@ void intern__free(struct intern *in)
 size_t intern__count(const struct intern *in)
 {
 	return in->count;
+}
+
+size_t intern__live(const struct intern *in)
+{
+	return in->count - in->nfree;
+}
+
+int intern__has(const struct intern *in, size_t id)
+{
+	return id < in->count && in->keys[id] != NULL;
 }
 
 const void *intern__key(const struct intern *in, size_t id, size_t *len)
@@ -131,9 +156,32 @@ static int grow_slots(struct intern *in)
 	return 0;
 }
 
-static int store_key(struct intern *in, const void *key, size_t len)
+/* Stores KEY under a new id (a free one first): the id, or -ENOMEM. */
+static int64_t store_key(struct intern *in, const void *key, size_t len)
 {
 	size_t need = 8 + ((len + 1 + 7) & ~(size_t)7);
+	uint32_t n = (uint32_t)len;
+	if (in->removable) {
+		char *dst = malloc(need);
+		if (!dst)
+			return -ENOMEM;
+		if (!in->nfree && in->count == in->key_cap) {
+			size_t cap = in->key_cap ? in->key_cap * 2 : 64;
+			char **k = realloc(in->keys, cap * sizeof(*k));
+			if (!k) {
+				free(dst);
+				return -ENOMEM;
+			}
+			in->keys = k;
+			in->key_cap = cap;
+		}
+		memset(dst, 0, need);
+		memcpy(dst, &n, sizeof(n));
+		memcpy(dst + 8, key, len);
+		size_t id = in->nfree ? in->free_ids[--in->nfree] : in->count++;
+		in->keys[id] = dst;
+		return (int64_t)id;
+	}
 	struct block *b = in->blocks;
 	if (!b || b->len + need > b->cap) {
 		size_t cap = need > 65536 ? need : 65536;
@@ -153,14 +201,13 @@ static int store_key(struct intern *in, const void *key, size_t len)
 		in->keys = k;
 		in->key_cap = cap;
 	}
-	uint32_t n = (uint32_t)len;
 	char *dst = b->data + b->len;
 	memset(dst, 0, need);
 	memcpy(dst, &n, sizeof(n));
 	memcpy(dst + 8, key, len);
 	in->keys[in->count] = dst;
 	b->len += need;
-	return 0;
+	return (int64_t)in->count++;
 }
 
 int64_t intern__find(const struct intern *in, const void *key, size_t len)
@@ -176,16 +223,59 @@ int64_t intern__add(struct intern *in, const void *key, size_t len, int *added)
 		*added = 0;
 	if (s->id >= 0)
 		return s->id;
-	if ((in->count + 1) * 4 > in->nslots * 3) {
+	if ((intern__live(in) + 1) * 4 > in->nslots * 3) {
 		if (grow_slots(in) < 0)
 			return -ENOMEM;
 		s = lookup(in, h, key, len);
 	}
-	if (store_key(in, key, len) < 0)
-		return -ENOMEM;
+	int64_t id = store_key(in, key, len);
+	if (id < 0)
+		return id;
 	s->hash = h;
-	s->id = (int64_t)in->count++;
+	s->id = id;
 	if (added)
 		*added = 1;
 	return s->id;
+}
+
+void intern__remove(struct intern *in, size_t id)
+{
+	if (!in->removable || !intern__has(in, id))
+		return;
+	size_t len;
+	const void *key = intern__key(in, id, &len);
+	size_t mask = in->nslots - 1;
+	size_t i = hash_bytes(key, len) & mask;
+	while (in->slots[i].id != (int64_t)id)
+		i = (i + 1) & mask;
+	/* Linear probing without tombstones: the entries after the hole that
+	 * could not sit where they wanted move back into it (Knuth's
+	 * algorithm R), so lookups still find them. */
+	for (size_t j = i;;) {
+		in->slots[i].id = -1;
+		for (;;) {
+			j = (j + 1) & mask;
+			if (in->slots[j].id < 0)
+				goto removed;
+			size_t home = in->slots[j].hash & mask;
+			/* Does HOME lie cyclically in (i, j]?  Then it stays. */
+			if (i <= j ? (i < home && home <= j) : (i < home || home <= j))
+				continue;
+			break;
+		}
+		in->slots[i] = in->slots[j];
+		i = j;
+	}
+removed:
+	free(in->keys[id]);
+	in->keys[id] = NULL;
+	if (in->nfree == in->free_cap) {
+		size_t cap = in->free_cap ? in->free_cap * 2 : 64;
+		size_t *f = realloc(in->free_ids, cap * sizeof(*f));
+		if (!f)
+			return;         /* the id is lost for reuse, not the key's memory */
+		in->free_ids = f;
+		in->free_cap = cap;
+	}
+	in->free_ids[in->nfree++] = id;
 }

@@ -24,8 +24,23 @@ int64_t intern__add(struct intern *in, const void *key, size_t len, int *added);
 /* Returns the id of KEY or -1 when absent. */
 int64_t intern__find(const struct intern *in, const void *key, size_t len);
 
+/* Ids handed out so far: every id is below it.  In a table made with
+ * intern__new_removable() some of them may be free (intern__has). */
 size_t intern__count(const struct intern *in);
 const void *intern__key(const struct intern *in, size_t id, size_t *len);
+
+/* ---- removable keys ----
+ * A table whose keys can be removed: each key is allocated on its own (not
+ * in the arena), intern__remove() frees it and its id, and intern__add()
+ * hands freed ids out again before new ones, so that ids stay dense and
+ * memory follows the keys there are, not those there ever were.  The
+ * pointer intern__key() gives stays valid until its key is removed. */
+struct intern *intern__new_removable(void);
+/* Removes the key of ID (a table made removable; a free ID is ignored). */
+void intern__remove(struct intern *in, size_t id);
+/* Whether ID holds a key; keys held now. */
+int intern__has(const struct intern *in, size_t id);
+size_t intern__live(const struct intern *in);
 
 uint64_t hash_bytes(const void *key, size_t len);
 

@@ -461,6 +461,109 @@ static void test_stacks(void)
 	stacks__free(st);
 }
 
+/* Removable keys: ids freed and handed out again, lookups of the keys
+ * left still right after removals in the middle of probe chains. */
+static void test_intern_remove(void)
+{
+	struct intern *in = intern__new_removable();
+	char key[32];
+	int added, bad = 0;
+	for (int i = 0; i < 5000; i++) {
+		int n = snprintf(key, sizeof(key), "k%d", i);
+		bad |= intern__add(in, key, (size_t)n, NULL) != i;
+	}
+	for (int i = 0; i < 5000; i += 3)
+		intern__remove(in, (size_t)i);
+	intern__remove(in, 0);          /* free already: ignored */
+	for (int i = 0; i < 5000; i++) {
+		int n = snprintf(key, sizeof(key), "k%d", i);
+		int64_t want = i % 3 ? i : -1;
+		bad |= intern__find(in, key, (size_t)n) != want || intern__has(in, (size_t)i) != (i % 3 != 0);
+	}
+	check(!bad && intern__live(in) == 5000 - 1667 && intern__count(in) == 5000,
+	      "intern: removed keys are gone, the others found where they were");
+	int64_t id = intern__add(in, "new", 3, &added);
+	check(added && id >= 0 && id < 5000 && id % 3 == 0 && intern__count(in) == 5000,
+	      "intern: a removed id is handed out again before a new one");
+	for (int i = 0; i < 20000; i++) {  /* churn: add and remove, many times over */
+		int n = snprintf(key, sizeof(key), "c%d", i);
+		int64_t c = intern__add(in, key, (size_t)n, NULL);
+		if (i >= 10)
+			intern__remove(in, (size_t)intern__find(in, key, (size_t)snprintf(key, sizeof(key), "c%d", i - 10)));
+		bad |= c < 0;
+	}
+	check(!bad && intern__live(in) == 5000 - 1667 + 1 + 10 && intern__count(in) <= 5011 &&
+	      intern__find(in, "c19999", 6) >= 0 && intern__find(in, "c19989", 6) == -1 &&
+	      intern__find(in, "k4999", 5) == 4999,
+	      "intern: 20000 keys added and removed in turn: ids stay within what is held");
+	intern__free(in);
+}
+
+/* Aging: a stack is freed only once it is in no slice kept and not
+ * counted since; one kept by its holder stays; ids come back to new
+ * stacks, with counts of their own. */
+static void test_stacks_age(void)
+{
+	struct stacks *st = stacks__new();
+	uint64_t a[] = { 1, 2, 3 }, b[] = { 4, 5 }, c[] = { 6 }, d[] = { 7, 8, 9, 10 };
+	struct stacks_slice s0, s1, s2, s3;
+	add(st, 0, 'R', a, 3, 2, 0);                    /* epoch 0: a, b, c */
+	add(st, 0, 'S', b, 2, 1, 0);
+	add(st, 1, 'S', c, 1, 1, 0);
+	stacks__take(st, &s0);
+	add(st, 0, 'R', a, 3, 1, 0);                    /* epoch 1: a */
+	stacks__take(st, &s1);
+	check(s0.epoch == 0 && s1.epoch == 1 && stacks__epoch(st) == 2, "age: a take ends an epoch");
+	check(stacks__age(st, 0) == 0 && stacks__live(st) == 3, "age: nothing before epoch 0");
+	/* s0 dropped by its holder: the oldest slice kept is s1 (epoch 1).
+	 * c is held elsewhere (a thread's cookie): kept. */
+	stacks__keep(st, 2);
+	size_t freed = stacks__age(st, s1.epoch);
+	struct stack x;
+	stacks__get(st, 0, &x);
+	check(freed == 1 && stacks__live(st) == 2 && stacks__exists(st, 0) && !stacks__exists(st, 1) &&
+	      stacks__exists(st, 2) && x.n == 3 && x.count == 3,
+	      "age: only the stack in no slice kept and not held is freed (b)");
+	const struct stacks_slice *one[] = { &s1 };
+	struct stacks *v = stacks__view(st, one, 1);
+	check(v && stacks__total(v) == 1, "age: the slice kept is still whole");
+	stacks__free(v);
+	struct stack k = { .slot = 3, .state = 'R', .syscall = -1, .pcs = d, .n = 4, .count = 4 };
+	int64_t id = stacks__add(st, &k);
+	stacks__get(st, (size_t)id, &x);
+	check(id == 1 && x.count == 4 && x.n == 4 && x.pcs[3] == 10 && x.slot == 3 && stacks__unique(st) == 3,
+	      "age: a new stack takes the freed id, with its own count");
+	stacks__add_again(st, 1, 1, 0);
+	stacks__take(st, &s2);                          /* epoch 2: d */
+	check(s2.n == 1 && s2.ids[0] == 1 && s2.counts[0] == 5, "age: the reused id is counted as the new stack");
+	/* Later: nothing kept before epoch 3, a and c not counted since. */
+	stacks__take(st, &s3);
+	freed = stacks__age(st, 3);
+	check(freed == 3 && stacks__live(st) == 0, "age: every stack not counted since is freed");
+	add(st, 0, 'S', b, 2, 1, 0);                    /* b again: a new stack */
+	check(stacks__live(st) == 1 && stacks__unique(st) == 3, "age: the table holds what is live");
+	/* A table that churns: 1000 new stacks a take, for 100 takes, aged
+	 * to the last 2 takes: ids stay within 3000. */
+	for (uint64_t t = 0; t < 100; t++) {
+		for (uint64_t i = 0; i < 1000; i++) {
+			uint64_t pcs[2] = { t, i };
+			add(st, 0, 'R', pcs, 2, 1, 0);
+		}
+		struct stacks_slice sl;
+		stacks__take(st, &sl);
+		stacks__slice_free(&sl);
+		uint64_t now = stacks__epoch(st);
+		stacks__age(st, now > 2 ? now - 2 : 0);
+	}
+	check(stacks__live(st) == 2000 && stacks__unique(st) <= 3003,
+	      "age: a churning table holds the stacks of the last takes, not of every take");
+	stacks__slice_free(&s0);
+	stacks__slice_free(&s1);
+	stacks__slice_free(&s2);
+	stacks__slice_free(&s3);
+	stacks__free(st);
+}
+
 static void test_sparse(void)
 {
 	struct sparse a;
@@ -1015,6 +1118,8 @@ int main(void)
 	test_symbolic();
 	test_stacks();
 	test_slices();
+	test_intern_remove();
+	test_stacks_age();
 	test_sparse();
 	test_pprof();
 	test_text();
