@@ -144,8 +144,9 @@ TEST_BINS += tests/bin/gounwind-ext tests/bin/gounwind-ext-sw tests/bin/goalloc 
 endif
 
 # Go programs built as they are, one directory each (tests/targets/NAME/):
-# pyroreceiver, a stand-in for Pyroscope's ingest API (tests/t_serve.sh).
-GO_PLAIN := pyroreceiver
+# pyroreceiver, a stand-in for Pyroscope's ingest API (tests/t_serve.sh);
+# goweb, the net/http service of docs/go.md's recipe (tests/t_docs.sh).
+GO_PLAIN := pyroreceiver goweb
 $(GO_PLAIN:%=tests/bin/%): tests/bin/%: tests/targets/%/main.go tests/tests.mk
 	@mkdir -p tests/bin build/go
 	@echo "  GO      $<"
