@@ -1,5 +1,8 @@
 /* cprof-attach: a wall-clock sampling profiler for running Linux processes. */
+#include <error.h>
+#include <signal.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "cli/options.h"
@@ -23,12 +26,61 @@ static int refuse_setuid(void)
 	return -1;
 }
 
+/* A library that crashes where it ran out of memory (libdw does, naming
+ * under `ulimit -v`; glibc aborts with "Unexpected error.") would leave a
+ * bare "Segmentation fault": our line instead (after the library's own, if
+ * it printed one), and an exit below 128.  Whatever was being sampled is detached
+ * by the kernel as the process ends (no thread is left stopped: see
+ * shared/DESIGN.md), and an output file is replaced only once complete,
+ * so it is as it was.  Not under the sanitizers, whose own reports are
+ * the point. */
+/* Libraries that give up with error(3) (libdw on ENOMEM: "libdw: Cannot
+ * allocate memory") speak as we do: "cprof-attach: error: ...". */
+static void progname(void)
+{
+	fflush(stdout);
+	fputs("cprof-attach: error: ", stderr);
+}
+
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_UNDEFINED__)
+static void on_crash(int sig)
+{
+	static const char msg[] = "cprof-attach: error: crashed (a fault in the profiler or a "
+				  "library: out of memory? ulimit -v?); the target is left running and "
+				  "untraced, the output file as it was\n";
+	ssize_t w = write(STDERR_FILENO, msg, sizeof(msg) - 1);
+	(void)w;
+	_exit(sig == SIGSEGV ? 70 : sig == SIGBUS ? 71 : 72);
+}
+
+static void catch_crashes(void)
+{
+	static char alt[16384];
+	stack_t ss = { .ss_sp = alt, .ss_size = sizeof(alt) };
+	sigaltstack(&ss, NULL);
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_crash;
+	sa.sa_flags = SA_ONSTACK | SA_RESETHAND;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGSEGV, &sa, NULL);
+	sigaction(SIGBUS, &sa, NULL);
+	sigaction(SIGABRT, &sa, NULL);  /* glibc's own "Unexpected error." */
+}
+#else
+static void catch_crashes(void)
+{
+}
+#endif
+
 int main(int argc, char **argv)
 {
 	struct options o;
 	char err[512];
 	if (refuse_setuid() < 0)
 		return 1;
+	catch_crashes();
+	error_print_progname = progname;
 	if (options__parse(&o, argc, argv, err, sizeof(err)) < 0) {
 		fprintf(stderr, "cprof-attach: error: %s\n", err);
 		return 2;

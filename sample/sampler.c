@@ -865,8 +865,9 @@ int sampler__start(struct sampler **out, const struct sampler_config *cfg, char 
 		snprintf(err, errlen, "cannot set up signals and timer: %s", strerror(r < 0 ? -r : ENOMEM));
 		return r < 0 ? r : -ENOMEM;
 	}
-	if (pthread_create(&s->thread, NULL, tracer_main, s) != 0) {
-		snprintf(err, errlen, "cannot start the tracer thread");
+	if ((r = pthread_create(&s->thread, NULL, tracer_main, s)) != 0) {
+		snprintf(err, errlen, "cannot start the tracer thread: %s", r == EAGAIN ?
+			 "out of memory or threads (ulimit -v? ulimit -u?)" : strerror(r));
 		return -EAGAIN;
 	}
 	s->thread_started = 1;
