@@ -79,6 +79,7 @@ struct thread {
 	struct fp_frame *fp;
 	char stop_state;                /* the state its stop-capture reports */
 	int selected;                   /* sampled (see target_config) */
+	int ever_selected;              /* counted in stats.threads_sampled */
 	int pooled;                     /* shares its name's slot (MAX_THREAD_SLOTS) */
 	char name[16];
 	struct thread *next;            /* hash chain */

@@ -171,6 +171,10 @@ void target_name_changed(struct target *t, struct thread *th)
 	target_slot_process(t, th->slot, th->proc);
 	if (target_filtered(t))
 		th->selected = target_wanted(t, th->tid, th->name);
+	if (th->selected && !th->ever_selected) {
+		th->ever_selected = 1;
+		t->stats.threads_sampled++;
+	}
 	if (th->slot != old || !th->selected) {
 		/* Its counted stack has the old label (or is no longer wanted). */
 		if (th->selected && th->skipped)
@@ -270,6 +274,10 @@ struct thread *target_thread_add(struct target *t, struct process *p, pid_t tid)
 		return th;
 	target_give_slot(t, th);
 	t->stats.threads_seen++;
+	if (th->selected) {
+		th->ever_selected = 1;
+		t->stats.threads_sampled++;
+	}
 	th->cpu_ns = target_read_cpu_ns(t, th);        /* CPU time counts from here */
 	return th;
 }

@@ -123,6 +123,8 @@ struct target_stats {
 	uint64_t lost;                  /* thread-ticks without a capture: the thread
 					   exited, or the run ended, before it stopped */
 	uint64_t threads_seen;
+	uint64_t threads_sampled;       /* of them, those --tid or --threads-matching chose
+					   (all of them without either) */
 	uint64_t processes_seen;
 	uint64_t execs;                 /* exec() calls followed */
 	uint64_t skipped;               /* processes left alone (traced by another tracer) */

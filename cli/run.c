@@ -608,9 +608,12 @@ static void print_summary(const struct run *r, const struct sampler_stats *ss)
 			snprintf(gor, sizeof(gor), "%llu %s on ", (unsigned long long)seen,
 				 plural(seen, ss->rt[i].unit, ss->rt[i].units));
 	}
+	/* With --tid or --threads-matching: the threads sampled, not all. */
+	uint64_t nthreads = r->o->ntids || r->o->threads_matching ? ts->threads_sampled :
+			    ts->threads_seen;
 	fprintf(stderr, "cprof-attach: %llu %s, %s%llu %s, %llu %s, %.2f s, %s, wrote %s%s\n",
 		(unsigned long long)total, plural(total, "sample", "samples"), gor,
-		(unsigned long long)ts->threads_seen, plural(ts->threads_seen, "thread", "threads"),
+		(unsigned long long)nthreads, plural(nthreads, "thread", "threads"),
 		(unsigned long long)ts->processes_seen,
 		plural(ts->processes_seen, "process", "processes"), secs,
 		r->stop_reason ? r->stop_reason : "stopped",
@@ -640,7 +643,7 @@ static void print_stats(const struct sampler_stats *ss)
 		"backoff, %llu uncertain); %llu frame pointers reused from a stop; "
 		"%llu blocked captures retried, %llu stacks deeper than their copy "
 		"(copy grown); profiler CPU %.1f ms (%.2f ms per 1000 thread-samples); "
-		"peak RSS %ld KiB; tracer thread %s",
+		"peak RSS %ld KiB; the sampling thread ran at %s",
 		ss->pause_p50_us, ss->pause_p99_us,
 		(unsigned long long)thread_samples, (unsigned long long)ts->samples,
 		(unsigned long long)ts->samples_blocked, (unsigned long long)ts->carried,

@@ -708,16 +708,19 @@ static void watch_lateness(struct sampler *s, uint64_t late)
 /* How the tracer thread was scheduled, for --stats. */
 static void describe_tracer(struct sampler *s)
 {
+	/* In a user's words: when, not which tick; what, not the policy. */
+	double at = (double)s->rt_from_tick / (s->cfg.hz > 0 ? s->cfg.hz : 1);
 	if (s->rt_dropped)
-		snprintf(s->tracer, sizeof(s->tracer), "SCHED_FIFO from tick %llu (ticks were late), "
-			 "then nice -10 (it used over half a CPU)", (unsigned long long)s->rt_from_tick);
+		snprintf(s->tracer, sizeof(s->tracer), "real-time priority from %.1f s on (its ticks "
+			 "were late), then nice -10 (it used over half a CPU)", at);
 	else if (s->realtime)
-		snprintf(s->tracer, sizeof(s->tracer), "SCHED_FIFO from tick %llu (ticks were late)",
-			 (unsigned long long)s->rt_from_tick);
+		snprintf(s->tracer, sizeof(s->tracer), "real-time priority from %.1f s on (its ticks "
+			 "were late)", at);
 	else if (s->rt_refused)
-		snprintf(s->tracer, sizeof(s->tracer), "ticks were late, SCHED_FIFO not allowed");
+		snprintf(s->tracer, sizeof(s->tracer), "its ticks were late, and real-time priority "
+			 "was not allowed");
 	else
-		snprintf(s->tracer, sizeof(s->tracer), "not real-time (ticks on time)");
+		snprintf(s->tracer, sizeof(s->tracer), "normal priority (its ticks were on time)");
 }
 
 static void check_realtime(struct sampler *s)

@@ -252,12 +252,16 @@ if [ -n "$WALL_PID" ]; then
 	r=$(roots "$out")
 	DETAIL="roots: $r" check "--tid $burner: only 'burner ($burner)' as root frame" \
 		"[ '$r' = 'burner ($burner)' ]"
+	DETAIL="$(summary "$TMP/tid1.err" | head -n 1)" \
+		check "--tid $burner: the summary counts the 1 thread sampled, not the process's 3" \
+		"[ '$(summary_field "$TMP/tid1.err" threads)' = 1 ]"
 	out=$TMP/tid2.folded
 	prof "$TMP/tid2" "$pid" --duration 0.5 --threads --tid "$burner" --tid "$sleeper" -o "$out"
 	check_ran "--tid twice" "$TMP/tid2" "$out"
 	r=$(roots "$out")
 	DETAIL="roots: $r" check "--tid $burner --tid $sleeper: exactly those two threads" \
 		"[ '$r' = 'burner ($burner),sleeper ($sleeper)' ]"
+	check "--tid twice: the summary counts 2 threads" "[ '$(summary_field "$TMP/tid2.err" threads)' = 2 ]"
 
 	# A TID that is not in the process: another process's, and one that
 	# does not exist at all.
