@@ -38,8 +38,9 @@ mkdir -p bench/build
 
 # --- 1. churn ------------------------------------------------------------------
 tests/bin/churn "$TMP/churn" 200 1 200 10 "$PWD/tests/bin/libswapA.so" "$PWD/tests/bin/libswapB.so" \
-	>/dev/null 2>&1 &
-PIDS+=("$!")
+	>/dev/null 2>"$TMP/churn.target.err" &
+churn_pid=$!
+PIDS+=("$churn_pid")
 wait_until 10 file_ready "$TMP/churn" || { echo "always: churn did not start" >&2; exit 1; }
 target=$(cat "$TMP/churn")
 mkdir -p "$TMP/c"
@@ -63,7 +64,10 @@ done
 hz=$(getconf CLK_TCK)
 say "churn.cpu_share_pct $(awk -v t="$ticks" -v hz="$hz" -v s="$((SECS - 5))" 'BEGIN { printf "%.2f", 100 * t / hz / s }')"
 wait "$prof"
-kill -USR1 "$target" 2>/dev/null       # churn rewrites its .count and .loads
+if ! kill -USR1 "$target" 2>/dev/null; then     # churn rewrites its .count and .loads
+	wait "$churn_pid"
+	say "churn.target_exited_early status $? $(head -c 200 "$TMP/churn.target.err" | tr '\n' ' ')"
+fi
 say "churn.trace_s:rss_kib:fds $(grep -E ':[0-9]+:' "$TMP/trace" | tr '\n' ' ')"
 sum=0
 for f in "$TMP"/c/c-*.folded; do
