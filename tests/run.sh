@@ -46,7 +46,7 @@ UNIT=${UNIT:-build/tests/unit}
 TEST_TIMEOUT=${TEST_TIMEOUT:-90}
 SUITE_BUDGET=${SUITE_BUDGET:-840}
 AWK_PASS=${AWK_PASS:-1}
-AWK_FILES=${AWK_FILES:-"t_folded t_symbols t_signals t_launch t_eintr t_docs"}
+AWK_FILES=${AWK_FILES:-"t_folded t_symbols t_signals t_launch t_eintr"}
 SAN_FILES=${SAN_FILES:-"t_attach t_always t_errors t_folded t_pprof t_flamegraph t_dump t_subprocesses
 	t_forkexec t_hostile t_outfile t_unwind t_gounwind t_signals t_fuzz t_serve t_push t_container"}
 LOGS=build/tests/logs

@@ -248,14 +248,14 @@ if start_target churn 200 1 200 10 "$BIN/libswapA.so" "$BIN/libswapB.so"; then
 	mkdir -p "$TMP/m"
 	# The sanitizer pass checks the aging's memory safety, not RSS (its
 	# quarantine holds what is freed): a shorter run there.
-	secs=26 from=7 to=22
+	secs=20 from=6 to=17
 	[ "${CPROF_SANITIZED:-0}" = 1 ] && secs=10 from=3 to=8
 	export CPROF_STACK_AGE=2
 	prof_bg "$TMP/flat" "$pid" --period 1s --duration "$secs" -o "$TMP/m/m-%n.folded"
 	unset CPROF_STACK_AGE
 	if wait_attached "$pid"; then
-		# From the 8th period on (the first naming done, most of the
-		# first 4,096 threads seen: each has a label), to the 23rd.
+		# From the 7th period on (the first naming done, most of the
+		# first 4,096 threads seen: each has a label), to the 18th.
 		wait_until 20 file_ready "$TMP/m/m-$from.folded"
 		rss0=$(rss_kib "$PROF_PID")
 		fds0=$(nfds "$PROF_PID")
@@ -277,7 +277,7 @@ if start_target churn 200 1 200 10 "$BIN/libswapA.so" "$BIN/libswapB.so"; then
 		if [ "${CPROF_SANITIZED:-0}" = 1 ]; then
 			skip "flat: RSS" "the sanitizers' quarantine holds freed memory"
 		else
-			DETAIL="$rss0 -> $rss1 KiB" check "flat: RSS grows by less than 4 MiB in 15 s" \
+			DETAIL="$rss0 -> $rss1 KiB" check "flat: RSS grows by less than 4 MiB in 11 s" \
 				"[ -n '$rss1' ] && [ '$rss1' -lt $((${rss0:-0} + 4096)) ]"
 		fi
 		sum=0

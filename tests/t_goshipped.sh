@@ -138,6 +138,13 @@ else
 			prof "$TMP/$label" "$pid" "${args[@]}" -o "$out"
 			check_ran "$label" "$TMP/$label" "$out"
 			assist=$(samples "$out" ';runtime\.gcAssistAlloc1[; ]')
+			if [ "${assist:-0}" -lt 5 ]; then
+				# A loaded machine can leave the collector ahead of the
+				# allocating goroutine for 3 s: no assist to look at.
+				diag "$label: $assist GC assist samples in 3 s: once more, 6 s"
+				prof "$TMP/$label" "$pid" --duration 6 "${args[@]:2}" -o "$out"
+				assist=$(samples "$out" ';runtime\.gcAssistAlloc1[; ]')
+			fi
 			user=$(samples "$out" '^runtime\.goexit;.*main\.deep;.*;runtime\.gcAssistAlloc1[; ]')
 			DETAIL="$user of $assist; $(grep -E ';runtime\.gcAssistAlloc1[; ]' "$out" | grep -v main.deep | head -2 | cut -c1-250 | tr '\n' '|')" \
 				check "$label: GC assists go on past runtime.systemstack to the goroutine that allocated (>= 90%)" \
@@ -212,7 +219,9 @@ else
 	export RESTIC_PASSWORD=cprof-test
 	restic init --repo "$TMP/repo" -q >/dev/null 2>&1
 	out=$TMP/restic.folded
-	prof "$TMP/restic" --duration 3 -o "$out" -- restic --repo "$TMP/repo" backup /usr/share -q
+	# /usr/share/locale and /usr/share/doc: about 3 s of work (all of
+	# /usr/share took 15 s, every second of it waited for)
+	prof "$TMP/restic" --duration 3 -o "$out" -- restic --repo "$TMP/repo" backup /usr/share/locale /usr/share/doc -q
 	shipped restic "$(command -v restic)" "$out" "$TMP/restic"
 fi
 
@@ -245,7 +254,7 @@ else
 	done
 	out=$TMP/hugo.folded
 	prof "$TMP/hugo" --duration 3 -o "$out" -- sh -c \
-		"for i in 1 2 3 4 5 6 7 8 9 10; do hugo --quiet -s '$site' -d '$TMP/public' || exit 1; done"
+		"for i in 1 2 3 4 5; do hugo --quiet -s '$site' -d '$TMP/public' || exit 1; done"
 	shipped hugo "$(command -v hugo)" "$out" "$TMP/hugo"
 fi
 done_testing
