@@ -142,6 +142,19 @@ static void note_root_serving(const struct run *r)
 			serve__address(r->serve));
 }
 
+/* The profiler's resident memory, bytes (0 if unknown). */
+static uint64_t self_rss(void)
+{
+	long pages = 0, rss = 0;
+	FILE *f = fopen("/proc/self/statm", "re");
+	if (f) {
+		if (fscanf(f, "%ld %ld", &pages, &rss) != 2)
+			rss = 0;
+		fclose(f);
+	}
+	return (uint64_t)rss * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
 /* --listen or --push without -o: the profiles go there, no file is written. */
 static int served_only(const struct options *o)
 {
@@ -218,13 +231,6 @@ static void show_status(struct run *r, int final)
 		periods__stats(r->periods, &ps);
 		if (r->push)
 			push__stats(r->push, &pu);
-		long pages = 0, rss = 0;
-		FILE *f = fopen("/proc/self/statm", "re");
-		if (f) {
-			if (fscanf(f, "%ld %ld", &pages, &rss) != 2)
-				rss = 0;
-			fclose(f);
-		}
 		n += snprintf(line + n, sizeof(line) - (size_t)n, ", %llu %s", (unsigned long long)ps.written,
 			      plural(ps.written, "file", "files"));
 		if (r->serving && (size_t)n < sizeof(line))
@@ -235,7 +241,7 @@ static void show_status(struct run *r, int final)
 				      (unsigned long long)pu.sent, (unsigned long long)pu.queued);
 		if ((size_t)n < sizeof(line))
 			n += snprintf(line + n, sizeof(line) - (size_t)n, ", %.1f MiB",
-				      (double)rss * (double)sysconf(_SC_PAGESIZE) / 1048576.0);
+				      (double)self_rss() / 1048576.0);
 	}
 	size_t width = term_columns() - 1, used = columns_of(line, SIZE_MAX, NULL), bytes;
 	if (r->periods && (r->o->period > 0 || served_only(r->o)))
@@ -389,15 +395,8 @@ static void live_metrics(void *arg, struct strbuf *sb)
 	metric(sb, "process_cpu_seconds_total", "counter", "The profiler's CPU time (user and "
 	       "system), seconds.", (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
 	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6);
-	long pages = 0, rss = 0;
-	FILE *f = fopen("/proc/self/statm", "re");
-	if (f) {
-		if (fscanf(f, "%ld %ld", &pages, &rss) != 2)
-			rss = 0;
-		fclose(f);
-	}
 	metric(sb, "process_resident_memory_bytes", "gauge", "The profiler's resident memory, "
-	       "bytes.", (double)rss * (double)sysconf(_SC_PAGESIZE));
+	       "bytes.", (double)self_rss());
 	metric(sb, "process_start_time_seconds", "gauge", "When the profiler started, unix "
 	       "seconds.", (double)r->started_real / 1e9);
 }

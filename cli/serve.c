@@ -24,7 +24,8 @@
 #include "util/xalloc.h"
 
 /* The paths, for /metrics' counts. */
-enum route { R_FGPROF, R_PROFILE, R_GOROUTINE, R_INDEX, R_METRICS, R_OTHER, NROUTES };
+enum route { R_FGPROF, R_PROFILE, R_GOROUTINE, R_INDEX, R_METRICS, R_OTHER, NROUTES,
+	     R_OTHER_UNCOUNTED /* an answer counted before it was made */ };
 static const char *const route_name[NROUTES] = {
 	"/debug/fgprof", "/debug/pprof/profile", "/debug/pprof/goroutine", "/debug/pprof/",
 	"/metrics", "other",
@@ -234,6 +235,28 @@ static enum MHD_Result answer(struct serve *s, struct MHD_Connection *c, enum ro
 	return q;
 }
 
+/* SB's bytes (taken) as the answer, of type TYPE. */
+static enum MHD_Result answer_buffer(struct serve *s, struct MHD_Connection *c, enum route r,
+				     unsigned code, struct strbuf *sb, const char *type)
+{
+	struct MHD_Response *resp = MHD_create_response_from_buffer(sb->len, sb->s,
+								     MHD_RESPMEM_MUST_FREE);
+	if (!resp) {
+		strbuf__free(sb);
+		return MHD_NO;
+	}
+	MHD_add_response_header(resp, "Content-Type", type);
+	if (code == MHD_HTTP_UNAUTHORIZED)
+		MHD_add_response_header(resp, "WWW-Authenticate", "Bearer");
+	if (r == R_OTHER_UNCOUNTED) {   /* counted already (/metrics) */
+		MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+		enum MHD_Result q = MHD_queue_response(c, code, resp);
+		MHD_destroy_response(resp);
+		return q;
+	}
+	return answer(s, c, r, code, resp);
+}
+
 static enum MHD_Result text(struct serve *s, struct MHD_Connection *c, enum route r,
 			    unsigned code, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
@@ -247,15 +270,7 @@ static enum MHD_Result text(struct serve *s, struct MHD_Connection *c, enum rout
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
 	strbuf__addf(&sb, "%s\n", line);
-	struct MHD_Response *resp = MHD_create_response_from_buffer(sb.len, sb.s,
-								     MHD_RESPMEM_MUST_FREE);
-	if (resp)
-		MHD_add_response_header(resp, "Content-Type", "text/plain; charset=utf-8");
-	else
-		strbuf__free(&sb);
-	if (resp && code == MHD_HTTP_UNAUTHORIZED)
-		MHD_add_response_header(resp, "WWW-Authenticate", "Bearer");
-	return answer(s, c, r, code, resp);
+	return answer_buffer(s, c, r, code, &sb, "text/plain; charset=utf-8");
 }
 
 /* A body made by WRITE (an output/ writer) into memory. */
@@ -520,14 +535,7 @@ static enum MHD_Result index_page(struct serve *s, struct MHD_Connection *c)
 	else
 		strbuf__addf(&sb, "<p id=\"kept\">The flight recorder holds nothing yet.</p>\n");
 	strbuf__addf(&sb, "</body></html>\n");
-	struct MHD_Response *resp = MHD_create_response_from_buffer(sb.len, sb.s,
-								     MHD_RESPMEM_MUST_FREE);
-	if (!resp) {
-		strbuf__free(&sb);
-		return MHD_NO;
-	}
-	MHD_add_response_header(resp, "Content-Type", "text/html; charset=utf-8");
-	return answer(s, c, R_INDEX, 200, resp);
+	return answer_buffer(s, c, R_INDEX, 200, &sb, "text/html; charset=utf-8");
 }
 
 void serve__metrics(struct serve *s, struct strbuf *sb)
@@ -554,17 +562,8 @@ static enum MHD_Result metrics(struct serve *s, struct MHD_Connection *c)
 	s->src.metrics(s->src.arg, &sb);
 	counted(s, R_METRICS, 200);     /* this one is counted in itself */
 	serve__metrics(s, &sb);
-	struct MHD_Response *resp = MHD_create_response_from_buffer(sb.len, sb.s,
-								     MHD_RESPMEM_MUST_FREE);
-	if (!resp) {
-		strbuf__free(&sb);
-		return MHD_NO;
-	}
-	MHD_add_response_header(resp, "Content-Type", "text/plain; version=0.0.4; charset=utf-8");
-	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
-	enum MHD_Result q = MHD_queue_response(c, 200, resp);
-	MHD_destroy_response(resp);
-	return q;
+	return answer_buffer(s, c, R_OTHER_UNCOUNTED, 200, &sb,
+			     "text/plain; version=0.0.4; charset=utf-8");
 }
 
 /* Compares without telling by its time how much of the token matched. */
