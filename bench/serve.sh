@@ -6,7 +6,8 @@
 #      other: alone; under `--period 15s` to files; under `--listen` with
 #      a scraper asking /debug/fgprof?seconds=10 every 15 s (as Parca and
 #      Alloy do).  For each: the work's wall and CPU time, and the
-#      profiler's CPU share of a core.  The target's throughput is
+#      profiler's CPU share of a core (its user + system time, from
+#      /usr/bin/time, over the work's wall time).  The target's throughput is
 #      alone / profiled wall time.
 #   2. a store that is down: --push to a port where nothing listens,
 #      --period 0.25s for 100 s (400 periods: past the queue's 360) on a
@@ -42,20 +43,24 @@ units=$(awk -v r="$rate" -v s="$SECS" 'BEGIN { printf "%d", r * s }')
 
 # run MODE: one timed run of the work; prints "wall cpu profiler_cpu_s".
 run() {
-	local mode=$1 ready=$TMP/$1.ready prof= scraper= t0 t1 pt0 pt1
+	local mode=$1 ready=$TMP/$1.ready prof= scraper=
 	rm -f "$ready"
 	bench/build/work 1 "$units" "$ready" >"$TMP/$mode.work" 2>&1 &
 	local w=$!
 	PIDS+=("$w")
 	wait_until 30 file_ready "$ready" || { echo "serve: work did not start" >&2; exit 1; }
+	# The profiler's CPU time: /usr/bin/time's, from attach to its end
+	# (the work's exit ends it), start and end included.
 	case $mode in
 	files)
 		mkdir -p "$TMP/f"
-		"$CPROF" "$w" --period 15s -q -o "$TMP/f/f-%n.pprof" 2>"$TMP/$mode.err" &
+		/usr/bin/time -o "$TMP/$mode.time" -f '%U %S' \
+			"$CPROF" "$w" --period 15s -q -o "$TMP/f/f-%n.pprof" 2>"$TMP/$mode.err" &
 		prof=$!
 		;;
 	served)
-		"$CPROF" "$w" --listen 127.0.0.1:0 -q 2>"$TMP/$mode.err" &
+		/usr/bin/time -o "$TMP/$mode.time" -f '%U %S' \
+			"$CPROF" "$w" --listen 127.0.0.1:0 -q 2>"$TMP/$mode.err" &
 		prof=$!
 		wait_until 10 grep -q '^cprof-attach: serving' "$TMP/$mode.err"
 		local url
@@ -70,17 +75,16 @@ run() {
 	if [ -n "$prof" ]; then
 		PIDS+=("$prof")
 		wait_until 10 all_traced "$w"
-		pt0=$(cpu_ticks_of "$prof")
 	fi
 	kill -USR1 "$w"
 	wait "$w"
+	local cpu=0
 	if [ -n "$prof" ]; then
-		pt1=$(cpu_ticks_of "$prof")
 		[ -n "$scraper" ] && kill "$scraper" 2>/dev/null
-		kill -INT "$prof" 2>/dev/null
-		wait "$prof" 2>/dev/null
+		wait "$prof" 2>/dev/null       # it ends with its target
+		cpu=$(awk '{ print $1 + $2 }' "$TMP/$mode.time" 2>/dev/null)
 	fi
-	awk -v p0="${pt0:-0}" -v p1="${pt1:-0}" -v hz="$HZ_CLK" '/^wall_s/ { printf "%s %s %.3f\n", $2, $NF, (p1 - p0) / hz }' "$TMP/$mode.work"
+	awk -v c="${cpu:-0}" '/^wall_s/ { printf "%s %s %.3f\n", $2, $NF, c }' "$TMP/$mode.work"
 }
 
 read -r aw ac _ < <(run alone)
@@ -97,6 +101,7 @@ say "served.scrapes $(grep -oE 'served [0-9]+' "$TMP/served.err" | awk '{ print 
 
 # --- 2. a store that is down -------------------------------------------------------------
 PUSH_SECS=${PUSH_SECS:-100}
+[ "$PUSH_SECS" -gt 10 ] || exit 0
 bench/build/pool 100 1 "$TMP/pool" >/dev/null 2>&1 &
 PIDS+=("$!")
 wait_until 30 file_ready "$TMP/pool" || { echo "serve: pool did not start" >&2; exit 1; }
