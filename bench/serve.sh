@@ -28,9 +28,7 @@ trap cleanup EXIT
 . tests/lib-core.sh
 
 say() { echo "serve: $*"; }
-cpu_ticks_of() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null; }
 rss_kib() { awk '/^VmRSS/ { print $2 }' "/proc/$1/status" 2>/dev/null; }
-HZ_CLK=$(getconf CLK_TCK)
 
 make -s cprof-attach >/dev/null 2>&1
 mkdir -p bench/build
