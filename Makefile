@@ -52,11 +52,12 @@ SRCS += util/remote.c util/sparse.c
 SRCS += cli/outfile.c
 SRCS += cli/watchdog.c
 SRCS += cli/serve.c cli/push.c
-SRCS += module/gopclntab.c
+SRCS += module/gopclntab.c module/symbols.c
 SRCS += dwarf/debuginfod.c
 SRCS += unwind/cfi.c
 SRCS += goroutine/goroutines.c goroutine/curg.c
-SRCS += sample/rt_go.c
+SRCS += sample/rt_go.c sample/rt_python.c
+SRCS += python/layout.c python/lines.c python/interp.c
 MAIN := cli/main.c
 OBJS := $(SRCS:%.c=build/%.o) build/output/profile.pb-c.o
 objs  = $(OBJS:build/%=$(1)/%)

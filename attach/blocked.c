@@ -90,7 +90,7 @@ void target_again_capture(struct capture *c, const struct thread *th, uint32_t t
 	c->slot = th->slot;
 	c->space = th->proc->space;
 	c->partial_regs = 1;
-	c->stack_len = 0;
+	c->stack_len = c->rt_len = 0;
 	c->pause_ns = 0;
 	c->ticks = ticks;
 	c->state = th->last_state;
@@ -232,6 +232,7 @@ static int capture_blocked(struct target *t, struct thread *th, const struct sna
 	c->pause_ns = 0;
 	if (n <= 0)
 		return -1;
+	target_read_runtime(th, c);
 	int r = blocked_snapshot(t, th, &after);
 	if (r == -1)
 		return -2;

@@ -32,6 +32,9 @@ struct process {
 	uint32_t space;                 /* see capture.space */
 	uint32_t probe_space;           /* the space the probe is for */
 	struct target_probe probe;      /* len 0: none (target__set_probe) */
+	target_reader_fn reader;        /* NULL: none (target__set_reader) */
+	void *reader_arg;
+	uint32_t reader_space;
 	char comm[16];
 	char title[PROC_TITLE_MAX];     /* its title, or comm when it set none */
 	uint64_t title_read_ns;
@@ -182,6 +185,8 @@ void target_again_capture(struct capture *c, const struct thread *th, uint32_t t
 /* A stopped capture C of TH: keep what a later blocked capture needs to
  * reuse its frame pointer. */
 void target_keep_fp(struct thread *th, const struct capture *c);
+/* The process's runtime reader (target__set_reader) over TH, into C. */
+void target_read_runtime(const struct thread *th, struct capture *c);
 /* The caller took the last blocked capture as it was. */
 void target_blocked_taken(struct target *t);
 

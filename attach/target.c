@@ -70,6 +70,17 @@ static void read_probe(struct thread *th, struct capture *c, const struct target
 	c->probe_stack_len = got > 0 ? (size_t)got : 0;
 }
 
+void target_read_runtime(const struct thread *th, struct capture *c)
+{
+	const struct process *p = th->proc;
+	c->rt_len = 0;
+	if (!p->reader || p->reader_space != p->space)
+		return;
+	if (!c->rt_data)
+		c->rt_data = xmalloc(TARGET_RT_MAX);
+	c->rt_len = p->reader(p->reader_arg, p->pid, th->tid, c->rt_data, TARGET_RT_MAX);
+}
+
 /* The hot path: the thread is stopped while this runs.  Registers, one
  * process_vm_readv of the stack from SP - 128 (the red zone a leaf may
  * use), nothing else.  Returns 0 if a capture was recorded. */
@@ -100,6 +111,7 @@ static int capture(struct target *t, struct thread *th)
 	c->probe_ptrs = 0;
 	if (th->proc->probe.len && th->proc->probe_space == th->proc->space)
 		read_probe(th, c, &th->proc->probe);
+	target_read_runtime(th, c);
 	return 0;
 }
 
@@ -583,6 +595,17 @@ int target__set_probe(struct target *t, pid_t pid, uint32_t space, const struct 
 	if (proc->probe.stack_max > TARGET_PROBE_STACK_MAX)
 		proc->probe.stack_max = TARGET_PROBE_STACK_MAX;
 	proc->probe_space = space;
+	return 0;
+}
+
+int target__set_reader(struct target *t, pid_t pid, uint32_t space, target_reader_fn fn, void *arg)
+{
+	struct process *proc = target_process_find(t, pid);
+	if (!proc)
+		return -ESRCH;
+	proc->reader = fn;
+	proc->reader_arg = arg;
+	proc->reader_space = space;
 	return 0;
 }
 

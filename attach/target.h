@@ -71,6 +71,17 @@ struct target_probe {
 	uint32_t stack_max;             /* 0: no second stack */
 };
 
+/* A runtime's own read of a thread's state at its capture (CPython: the
+ * interpreter frames it runs), which changes as soon as the thread runs
+ * again: FN(ARG, PID, TID, OUT, CAP) copies what it needs (at most CAP =
+ * TARGET_RT_MAX bytes) into OUT and returns how many.  It runs while the
+ * thread is stopped, or, for a blocked thread, between the two looks that
+ * find it blocked at the same place (a thread that moved is read again
+ * with its stack): its cost is paid in the pause, so it must be a few
+ * small reads. */
+#define TARGET_RT_MAX 4096
+typedef size_t (*target_reader_fn)(void *arg, pid_t pid, pid_t tid, void *out, size_t cap);
+
 struct capture {
 	pid_t pid, tid;
 	uint32_t slot;                  /* the thread's label: target__slot() */
@@ -105,6 +116,9 @@ struct capture {
 	size_t probe_len;
 	unsigned char *probe_stack;     /* the second stack, from the SP at sp_off */
 	size_t probe_stack_len;         /* 0: none copied */
+	/* The process's reader's bytes (target__set_reader); rt_len 0: none. */
+	unsigned char *rt_data;
+	size_t rt_len;
 };
 
 struct target_stats {
@@ -190,6 +204,11 @@ const struct capture *target__next_stopped(struct target *t);
  * while they are stopped, as long as its address space is SPACE (an exec
  * ends it).  Returns 0, or -ESRCH for a process not sampled. */
 int target__set_probe(struct target *t, pid_t pid, uint32_t space, const struct target_probe *p);
+
+/* Gives process PID the reader FN(ARG, ...) for every capture of its
+ * threads (see target_reader_fn) as long as its address space is SPACE;
+ * FN NULL: none.  Returns 0, or -ESRCH for a process not sampled. */
+int target__set_reader(struct target *t, pid_t pid, uint32_t space, target_reader_fn fn, void *arg);
 
 /* The stack copy of TID ran out before its root: copy more next time, at
  * once as much as NEED bytes (the unwind's furthest read) and half as much

@@ -61,6 +61,9 @@ const char options__usage[] =
 	"                    frames \"NAME [k]\" under its stack (one more read each)\n"
 	"      --os-threads  a Go program: sample its threads, not its goroutines\n"
 	"      --go-system   a Go program: the runtime's own goroutines too\n"
+	"      --no-python   a Python program: its native frames only (default: its\n"
+	"                    Python functions in place of the interpreter's loop)\n"
+	"      --no-lines    Python frames by function, without line numbers\n"
 	"      --subprocesses, --no-subprocesses\n"
 	"                    also sample the processes PID starts, or not (default:\n"
 	"                    not with PID, yes with -- COMMAND)\n"
@@ -104,7 +107,7 @@ enum {
 	OPT_MAX_DEPTH = 256, OPT_STATS, OPT_CPU, OPT_IDLE, OPT_NO_IDLE, OPT_TID,
 	OPT_THREADS_MATCHING, OPT_DEBUG_DIR, OPT_CONVERT, OPT_PROCESSES, OPT_SYSCALLS, OPT_KERNEL_STACKS, OPT_OS_THREADS, OPT_GO_SYSTEM, OPT_SUBPROCESSES,
 	OPT_NO_SUBPROCESSES, OPT_DUMP, OPT_PERIOD, OPT_HISTORY, OPT_PID_FILE, OPT_DEBUGINFOD_DEADLINE,
-	OPT_LISTEN, OPT_LISTEN_TOKEN_FILE, OPT_PUSH, OPT_APP_NAME, OPT_TAG,
+	OPT_LISTEN, OPT_LISTEN_TOKEN_FILE, OPT_PUSH, OPT_APP_NAME, OPT_TAG, OPT_NO_PYTHON, OPT_NO_LINES,
 };
 
 const struct option *options__table(void);
@@ -133,6 +136,8 @@ static const struct option long_opts[] = {
 	{ "kernel-stacks", no_argument, NULL, OPT_KERNEL_STACKS },
 	{ "os-threads", no_argument, NULL, OPT_OS_THREADS },
 	{ "go-system", no_argument, NULL, OPT_GO_SYSTEM },
+	{ "no-python", no_argument, NULL, OPT_NO_PYTHON },
+	{ "no-lines", no_argument, NULL, OPT_NO_LINES },
 	{ "subprocesses", no_argument, NULL, OPT_SUBPROCESSES },
 	{ "no-subprocesses", no_argument, NULL, OPT_NO_SUBPROCESSES },
 	{ "max-depth", required_argument, NULL, OPT_MAX_DEPTH },
@@ -456,6 +461,12 @@ static int parse_one(struct options *o, int c, const char *arg, char *err, size_
 		return 0;
 	case OPT_OS_THREADS:
 		o->os_threads = 1;
+		return 0;
+	case OPT_NO_PYTHON:
+		o->no_python = 1;
+		return 0;
+	case OPT_NO_LINES:
+		o->no_lines = 1;
 		return 0;
 	case OPT_GO_SYSTEM:
 		o->go_system = 1;

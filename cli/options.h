@@ -47,6 +47,8 @@ struct options {
 	int kernel_stacks;              /* --kernel-stacks: "NAME [k]" frames of blocked threads */
 	int os_threads;                 /* --os-threads: a Go program's threads, not goroutines */
 	int go_system;                  /* --go-system: the Go runtime's goroutines too */
+	int no_python;                  /* --no-python: no Python frames */
+	int no_lines;                   /* --no-lines: Python frames without lines */
 	int subprocesses;               /* follow descendants: default 0 with PIDs, 1 with -- COMMAND */
 	int subprocesses_given;         /* --subprocesses or --no-subprocesses was given */
 	int dump;                       /* --dump: every thread's stack once, then detach */

@@ -739,7 +739,8 @@ static int start_sampler(struct run *r)
 		.max_depth = o->max_depth, .no_idle = o->no_idle,
 		.timeline = o->format == FORMAT_SPEEDSCOPE,
 		.kernel_stacks = o->kernel_stacks, .runtime_views = !o->os_threads,
-		.go_system = o->go_system,
+		.go_system = o->go_system, .no_interp_frames = o->no_python,
+		.no_lines = o->no_lines,
 		.tids = o->ntids ? o->tids : NULL, .ntids = o->ntids,
 		.threads_re = o->threads_matching ? &o->threads_re : NULL,
 	};

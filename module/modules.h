@@ -103,6 +103,14 @@ const struct module *modules__at(const struct modules *ms, size_t i);
  * Returns 0, or -1 if the range is not backed by the file. */
 int module__read(const struct module *m, uint64_t addr, void *buf, size_t len);
 
+/* ---- symbols (module/symbols.c) ---- */
+
+/* The runtime address (and, if SIZE, the size) of the symbol NAME defined
+ * in M, from .dynsym, else .symtab.  Returns 0, or -1 when M has none of
+ * that name.  A linear search: for a runtime's view at its start, not for
+ * naming. */
+int module__symbol(const struct module *m, const char *name, uint64_t *addr, uint64_t *size);
+
 /* ---- unwind tables (module/ehframe.c) ---- */
 
 /* The binary-search table of M's .eh_frame_hdr, in runtime addresses:

@@ -61,8 +61,11 @@ static void tokenize(struct tokens *t, size_t i, const struct frame_stack *s)
 	for (size_t k = 0; k < s->n; k++) {
 		const struct frame_loc *l = frames__loc(fr, s->locs[k]);
 		for (uint32_t j = 0; j < l->n; j++)
-			if (t->of_line[l->first + j] == NO_TOKEN)
-				t->of_line[l->first + j] = token(t, frames__line(fr, l->first + j)->func);
+			if (t->of_line[l->first + j] == NO_TOKEN) {
+				char buf[1200];
+				t->of_line[l->first + j] = token(t, frames__shown(l, frames__line(fr,
+								 l->first + j), buf, sizeof(buf)));
+			}
 	}
 	if (s->label < frames__nlabels(fr) && t->of_label[s->label][0] == NO_TOKEN) {
 		char roots[2][160];

@@ -1,5 +1,6 @@
 #include "output/frames.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -342,7 +343,7 @@ static void name_stack(struct namer *nm, const struct stacks *st, const struct s
 	}
 	for (size_t i = 0; i < s->n; i++)
 		nm->buf[i] = loc_id(nm, s->space, s->pcs[i]);
-	const char *gs = stacks__go_state_name(st, s->go_state);
+	const char *gs = stacks__rt_state_name(st, s->rt_state);
 	struct frame_stack fs = { label_id(nm, st, s->slot), s->state, s->syscall,
 				  gs ? str(nm->fr, gs) : NULL, nm->buf, s->n, s->count, s->cpu_ns };
 	frames__add_stack(nm->fr, &fs);
@@ -495,4 +496,35 @@ void frames__thread_text(const struct stack_label *l, char *buf, size_t size)
 void frames__process_text(const struct stack_label *l, char *buf, size_t size)
 {
 	snprintf(buf, size, "%s (%d)", l->process, (int)l->pid);
+}
+
+/* The part of an interpreter's file name worth showing: after
+ * ".../lib/python3.X/" or ".../site-packages/" (the import path: "json/
+ * __init__.py"), else the base name. */
+static const char *short_file(const char *f)
+{
+	static const char *const dirs[] = { "/site-packages/", "/dist-packages/" };
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		const char *d = strstr(f, dirs[i]);
+		if (d)
+			return d + strlen(dirs[i]);
+	}
+	const char *lib = strstr(f, "/lib/python");
+	const char *slash = lib ? strchr(lib + 11, '/') : NULL;
+	if (slash && slash[1])
+		return slash + 1;
+	const char *base = strrchr(f, '/');
+	return base && base[1] ? base + 1 : f;
+}
+
+const char *frames__shown(const struct frame_loc *l, const struct frame_line *ln, char *buf,
+			  size_t len)
+{
+	if (l->addr || !ln->file || !*ln->file)
+		return ln->func;
+	if (ln->line > 0)
+		snprintf(buf, len, "%s (%s:%d)", ln->func, short_file(ln->file), ln->line);
+	else
+		snprintf(buf, len, "%s (%s)", ln->func, short_file(ln->file));
+	return buf;
 }

@@ -45,7 +45,7 @@ struct frame_stack {
 	uint32_t label;                 /* FRAMES_NO_LABEL or a label index */
 	char state;                     /* /proc state letter */
 	int syscall;                    /* the system call it was blocked in, or -1 */
-	const char *go_state;           /* a goroutine's state in Go's words, or NULL */
+	const char *rt_state;           /* a runtime's word (stacks__rt_state()), or NULL */
 	const uint32_t *locs;           /* leaf first */
 	size_t n;
 	uint64_t count, cpu_ns;
@@ -100,6 +100,13 @@ void frames__stack(const struct frames *fr, size_t i, struct frame_stack *out);
 size_t frames__nlocs(const struct frames *fr);
 const struct frame_loc *frames__loc(const struct frames *fr, uint32_t id);
 const struct frame_line *frames__line(const struct frames *fr, uint32_t i);
+/* How folded and svg show line LN of location L: its function, and for an
+ * interpreter's frame (no address, a file) "func (file:LINE)" as py-spy
+ * prints them, the file shortened to what follows the interpreter's
+ * library directory or site-packages (else its base name), ":LINE" left
+ * out when unknown.  Into BUF (LEN bytes) when it is not FUNC itself. */
+const char *frames__shown(const struct frame_loc *l, const struct frame_line *ln, char *buf,
+			  size_t len);
 size_t frames__nlines(const struct frames *fr);
 size_t frames__nmodules(const struct frames *fr);
 const struct frame_module *frames__module(const struct frames *fr, int32_t id);  /* NULL: none */

@@ -129,13 +129,21 @@ static uint64_t location_id(struct builder *b, uint32_t loc)
 	return l->id;
 }
 
-/* The sample's labels, in LB (7 at most); returns how many. */
+/* The sample's labels, in LB (9 at most); returns how many. */
 static size_t labels(struct builder *b, const struct frame_stack *st, Label *lb)
 {
-	struct label_text { const char *key, *s; int64_t num; } l[8];
+	struct label_text { const char *key, *s; int64_t num; } l[10];
 	size_t n = 0;
-	l[n++] = (struct label_text){ "state", st->go_state ? st->go_state :
-						stacks__state_name(st->state), 0 };
+	/* A runtime's word: a state of its own (a goroutine's) or a label
+	 * "KEY=VALUE" besides the thread's state. */
+	const char *rt = st->rt_state, *eq = rt ? strchr(rt, '=') : NULL;
+	char key[64];
+	l[n++] = (struct label_text){ "state", rt && !eq ? rt : stacks__state_name(st->state), 0 };
+	if (eq && (size_t)(eq - rt) < sizeof(key)) {
+		memcpy(key, rt, (size_t)(eq - rt));
+		key[eq - rt] = 0;
+		l[n++] = (struct label_text){ key, eq + 1, 0 };
+	}
 	if (st->syscall >= 0)
 		l[n++] = (struct label_text){ "syscall", syscalls__name(st->syscall), 0 };
 	const struct stack_label *sl = frames__label(b->fr, st->label);
@@ -171,8 +179,8 @@ static void pack_sample(struct builder *b, const struct profile_info *info,
 			const struct frame_stack *st, struct strbuf *out)
 {
 	Sample s;
-	Label lb[8];
-	Label *lbp[8];
+	Label lb[10];
+	Label *lbp[10];
 	int64_t value[3] = { (int64_t)st->count, (int64_t)(st->count * info->period_ns),
 			     (int64_t)st->cpu_ns };
 	perftools__profiles__sample__init(&s);

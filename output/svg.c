@@ -167,7 +167,9 @@ static uint32_t line_token(struct build *b, const struct frame_loc *l, uint32_t 
 {
 	if (b->of_line[l->first + j] == NO_TOKEN) {
 		const struct frame_module *m = frames__module(b->fr, l->module);
-		b->of_line[l->first + j] = token(b->t, frames__line(b->fr, l->first + j)->func,
+		char buf[1200];
+		b->of_line[l->first + j] = token(b->t, frames__shown(l, frames__line(b->fr, l->first + j),
+								     buf, sizeof(buf)),
 						 m ? m->name : no_module, KIND_FRAME);
 	}
 	return b->of_line[l->first + j];

@@ -10,7 +10,7 @@
 #include "util/strbuf.h"
 #include "util/xalloc.h"
 
-/* Key layout: [slot | state << 32 | space << 40][syscall + 1 | go_state << 32][pc0]...;
+/* Key layout: [slot | state << 32 | space << 40][syscall + 1 | rt_state << 32][pc0]...;
  * u64 heads keep the PCs aligned. */
 #define HEAD 2
 struct stacks {
@@ -22,7 +22,7 @@ struct stacks {
 	uint64_t *key;
 	size_t key_cap;
 	struct intern *symbolic;        /* frames that are not addresses (STACKS_PC_SYMBOLIC) */
-	struct intern *go_states;       /* goroutine states (stacks__go_state) */
+	struct intern *rt_states;       /* goroutine states (stacks__rt_state) */
 	struct sparse labels;           /* struct label_slot by slot: thread slots count
 					   from 0, goroutine slots from far above */
 	uint64_t *slice, *slice_cpu;    /* by id: since the last take (stacks__take) */
@@ -62,7 +62,7 @@ void stacks__free(struct stacks *st)
 	}
 	sparse__free(&st->labels);
 	intern__free(st->symbolic);
-	intern__free(st->go_states);
+	intern__free(st->rt_states);
 	intern__free(st->in);
 	free(st->counts);
 	free(st->cpu);
@@ -82,7 +82,7 @@ int64_t stacks__add(struct stacks *st, const struct stack *s)
 	}
 	st->key[0] = s->slot | (uint64_t)(unsigned char)s->state << 32 |
 		     (uint64_t)(s->space & (STACKS_MAX_SPACES - 1)) << 40;
-	st->key[1] = (uint32_t)(s->syscall + 1) | (uint64_t)s->go_state << 32;
+	st->key[1] = (uint32_t)(s->syscall + 1) | (uint64_t)s->rt_state << 32;
 	memcpy(st->key + HEAD, s->pcs, s->n * sizeof(*s->pcs));
 	int added;
 	int64_t id = intern__add(st->in, st->key, (s->n + HEAD) * sizeof(*st->key), &added);
@@ -221,8 +221,8 @@ struct stacks *stacks__view(const struct stacks *st, const struct stacks_slice *
 			break;
 		intern__add(v->symbolic, key, len, NULL);
 	}
-	for (size_t i = 0; st->go_states && i < intern__count(st->go_states); i++)
-		stacks__go_state(v, intern__key(st->go_states, i, NULL));
+	for (size_t i = 0; st->rt_states && i < intern__count(st->rt_states); i++)
+		stacks__rt_state(v, intern__key(st->rt_states, i, NULL));
 	return v;
 }
 
@@ -249,7 +249,7 @@ void stacks__get(const struct stacks *st, size_t i, struct stack *out)
 	out->state = (char)(k[0] >> 32);
 	out->space = (uint32_t)(k[0] >> 40);
 	out->syscall = (int)(uint32_t)k[1] - 1;
-	out->go_state = (uint32_t)(k[1] >> 32);
+	out->rt_state = (uint32_t)(k[1] >> 32);
 	out->pcs = k + HEAD;
 	out->n = len / sizeof(*k) - HEAD;
 	out->count = st->counts[i];
@@ -326,19 +326,19 @@ uint64_t stacks__kernel_pc(struct stacks *st, const char *name)
 	return stacks__symbolic_pc(st, &(struct stacks_frame){ func, NULL, NULL, 0 });
 }
 
-uint32_t stacks__go_state(struct stacks *st, const char *name)
+uint32_t stacks__rt_state(struct stacks *st, const char *name)
 {
-	if (!st->go_states && !(st->go_states = intern__new()))
+	if (!st->rt_states && !(st->rt_states = intern__new()))
 		return 0;
-	int64_t id = intern__add(st->go_states, name, strlen(name), NULL);
+	int64_t id = intern__add(st->rt_states, name, strlen(name), NULL);
 	return id < 0 || id >= UINT32_MAX ? 0 : (uint32_t)id + 1;
 }
 
-const char *stacks__go_state_name(const struct stacks *st, uint32_t code)
+const char *stacks__rt_state_name(const struct stacks *st, uint32_t code)
 {
-	if (code == 0 || !st->go_states || code - 1 >= intern__count(st->go_states))
+	if (code == 0 || !st->rt_states || code - 1 >= intern__count(st->rt_states))
 		return NULL;
-	return intern__key(st->go_states, code - 1, NULL);
+	return intern__key(st->rt_states, code - 1, NULL);
 }
 
 const char *stacks__state_name(char state)

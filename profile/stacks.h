@@ -44,7 +44,7 @@ struct stack {
 	uint32_t space;                 /* which module table the PCs are in */
 	char state;                     /* /proc state letter: R, S, D, T, ... */
 	int syscall;                    /* the system call it was blocked in, or -1 */
-	uint32_t go_state;              /* a goroutine's: stacks__go_state(), or 0 */
+	uint32_t rt_state;              /* a runtime's word on it: stacks__rt_state(), or 0 */
 	const uint64_t *pcs;            /* innermost first */
 	size_t n;
 	uint64_t count;                 /* samples (ticks) */
@@ -103,11 +103,13 @@ uint64_t stacks__symbolic_pc(struct stacks *st, const struct stacks_frame *f);
  * Its strings live as long as ST. */
 int stacks__symbolic(const struct stacks *st, uint64_t pc, struct stacks_frame *out);
 
-/* The code of a goroutine's state NAME, in Go's words ("running",
- * "runnable", "chan receive", "sleep", ...): interned, never 0; 0 when out
- * of memory.  stacks__go_state_name() gives the name back (NULL for 0). */
-uint32_t stacks__go_state(struct stacks *st, const char *name);
-const char *stacks__go_state_name(const struct stacks *st, uint32_t code);
+/* The code of a runtime's word NAME on a sample: a goroutine's state in
+ * Go's words ("running", "chan receive", "sleep", ...), which stands for
+ * the thread's state, or "KEY=VALUE", a label of its own ("gil=held"):
+ * interned, never 0; 0 when out of memory.  stacks__rt_state_name() gives
+ * the name back (NULL for 0). */
+uint32_t stacks__rt_state(struct stacks *st, const char *name);
+const char *stacks__rt_state_name(const struct stacks *st, uint32_t code);
 
 /* ---- always on: counts taken and zeroed while counting goes on ----
  * Besides its count for the whole run, each stack has a count since the

@@ -89,7 +89,11 @@ struct sampler {
 	 * (or exec) not looked at yet; their figures once freed. */
 	struct view *views;
 	size_t nviews, views_cap;
-	struct { pid_t pid; uint32_t space; } *looked;  /* processes looked at */
+	struct { pid_t pid; uint32_t space, tries; uint64_t again_ns; } *looked;
+					/* processes looked at: no view yet, looked at
+					   again at AGAIN_NS (a program still loading
+					   its libraries, an interpreter not yet
+					   started), a few TRIES */
 	size_t nlooked, looked_cap;
 	uint32_t next_rt_slot;          /* the next view's first slot */
 	struct sampler_runtime rt_done[SAMPLER_RUNTIMES];       /* views freed */

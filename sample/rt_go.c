@@ -75,7 +75,7 @@ struct goview {
 	uint32_t nslots;
 	struct { const char *fn, *creator; uint32_t slot; } pooled[256];
 	size_t npooled;
-	uint32_t go_running;            /* stacks__go_state("running") */
+	uint32_t go_running;            /* stacks__rt_state("running") */
 	int64_t again_id;               /* this tick's run of reused stacks of one id */
 	uint64_t again_n;
 	unsigned char *stack;
@@ -264,7 +264,7 @@ static void go_take(struct sampler *s, struct goview *v, const struct go_rec *re
 						     &depth, &space);
 	struct stack k = { .slot = slot, .space = space, .state = r.status == GO_RUNNABLE ||
 				   r.status == GO_PREEMPTED ? 'R' : 'S', .syscall = -1,
-			   .go_state = stacks__go_state(s->st, go_state_name(v, &r)),
+			   .rt_state = stacks__rt_state(s->st, go_state_name(v, &r)),
 			   .pcs = pcs, .n = depth, .count = 1 };
 	int64_t id = sampler_count(s, &k, st);
 	v->waiting++;
@@ -581,7 +581,7 @@ static struct rt_view *go_open(struct sampler *s, pid_t pid, uint32_t space, uin
 	v->space = space;
 	v->slot_base = slot_base;
 	v->stack = xmalloc(GO_STACK_MAX);
-	v->go_running = stacks__go_state(s->st, "running");
+	v->go_running = stacks__rt_state(s->st, "running");
 	snprintf(v->comm, sizeof(v->comm), "%s", main->name ? main->name : "?");
 	return (struct rt_view *)v;
 }

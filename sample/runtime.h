@@ -6,7 +6,8 @@
  * (attached, forked under --subprocesses, launched, exec'd), at a tick's
  * start, never while a thread of the target is stopped: each runtime's
  * open() says whether the process is one of its own (Go: a Go binary whose
- * DWARF says where its goroutines are; later CPython: a libpython).  From
+ * DWARF says where its goroutines are; CPython: _PyRuntime in the
+ * executable or a libpython).  From
  * then on, at every tick:
  *   - tick() runs before the threads' captures: the runtime may count
  *     samples of its own (Go: every goroutine not running on a thread,
@@ -52,6 +53,10 @@ struct rt_stat {
 struct rt_ops {
 	const char *name;               /* "goroutines": what --stats calls its figures */
 	const char *unit, *units;       /* what one of its samples is: "goroutine(s)" */
+	/* 1: it only adds frames to its threads' samples (CPython), and is
+	 * opened unless cfg.no_interp_frames; 0: it changes what is sampled
+	 * (Go's goroutines), opened with cfg.runtime_views. */
+	int frames_only;
 	/* A view of process PID (address space SPACE, its first slot
 	 * SLOT_BASE), or NULL: not this runtime's, or one it cannot read
 	 * (then NOTE, if not empty, says why in one line). */
@@ -61,7 +66,7 @@ struct rt_ops {
 	 * up (NOTE then says why). */
 	int (*tick)(struct rt_view *v, struct sampler *s, char *note, size_t notelen);
 	/* A capture of one of its threads: the slot to count it under (and
-	 * *STATE, a stacks__go_state() code or 0), or UINT32_MAX: not
+	 * *STATE, a stacks__rt_state() code or 0), or UINT32_MAX: not
 	 * counted. */
 	uint32_t (*thread)(struct rt_view *v, const struct capture *c, uint32_t *state);
 	/* Its figures, cumulative, at most RT_MAX_STATS, always the same keys
@@ -69,6 +74,12 @@ struct rt_ops {
 	 * how many. */
 	size_t (*stats)(const struct rt_view *v, struct rt_stat *out);
 	void (*keep)(struct rt_view *v, struct stacks *st);
+	/* A capture of one of its threads, unwound (as ST) into
+	 * s->pcs[0 .. *DEPTH): the runtime may rewrite the frames (CPython:
+	 * its frames in place of the eval loop's), at most cfg.max_depth,
+	 * and returns how the stack now ends.  NULL: none. */
+	enum unwind_status (*merge)(struct rt_view *v, struct sampler *s, const struct capture *c,
+				    enum unwind_status st, size_t *depth);
 	void (*free)(struct rt_view *v);
 	/* Not per view: a capture whose unwind jumped to another stack
 	 * (unwinder__jumped(): a Go thread on its system stack) is made
@@ -81,7 +92,7 @@ struct rt_ops {
 /* Every runtime the sampler knows of, ended by NULL. */
 extern const struct rt_ops *const runtimes[];
 
-/* The Go runtime (sample/rt_go.c). */
-extern const struct rt_ops rt_go;
+/* The Go runtime (sample/rt_go.c), CPython (sample/rt_python.c). */
+extern const struct rt_ops rt_go, rt_python;
 
 #endif

@@ -243,7 +243,7 @@ static int64_t add_stack(struct sampler *s, const struct stack *k)
 
 /* ---- runtime views (sample/runtime.h) ----------------------------------------- */
 
-const struct rt_ops *const runtimes[] = { &rt_go, NULL };
+const struct rt_ops *const runtimes[] = { &rt_go, &rt_python, NULL };
 
 static struct view *view_of(struct sampler *s, pid_t pid)
 {
@@ -263,6 +263,9 @@ static size_t ops_index(const struct rt_ops *ops)
 
 static void add_note(struct sampler *s, const char *note)
 {
+	for (size_t i = 0; *note && i < s->nnotes; i++)
+		if (!strcmp(s->notes[i], note))
+			return;         /* said once (a program looked at again) */
 	if (*note && s->nnotes < MAX_NOTES)
 		s->notes[s->nnotes++] = xstrdup(note);
 }
@@ -291,19 +294,31 @@ static void close_view(struct sampler *s, size_t i)
 	size_t k = ops_index(v->ops);
 	if (k < SAMPLER_RUNTIMES)
 		add_figures(&s->rt_done[k], v);
+	target__set_reader(s->t, v->pid, v->space, NULL, NULL);
 	v->ops->free(v->v);
 	s->views[i] = s->views[--s->nviews];
 }
 
-/* Whether process PID's program (space ID) was looked at already; marks
- * it. */
+/* Whether process PID's program (space ID) was looked at already, and is
+ * not due for another look; marks it.  A program without a view is looked
+ * at again LOOK_AGAIN times, 0.25 s, 0.5 s, 1 s ... after: a process just
+ * started or exec'd may not have loaded its libraries yet. */
+#define LOOK_AGAIN 5
 static bool looked_at(struct sampler *s, pid_t pid, uint32_t id)
 {
+	uint64_t now = now_ns();
 	for (size_t i = 0; i < s->nlooked; i++)
 		if (s->looked[i].pid == pid) {
-			if (s->looked[i].space == id)
-				return true;
+			if (s->looked[i].space == id) {
+				if (s->looked[i].tries >= LOOK_AGAIN || now < s->looked[i].again_ns ||
+				    view_of(s, pid))
+					return true;
+				s->looked[i].again_ns = now + (250000000ull << s->looked[i].tries++);
+				return false;
+			}
 			s->looked[i].space = id;        /* exec'd: a new program */
+			s->looked[i].tries = 0;
+			s->looked[i].again_ns = now + 250000000ull;
 			return false;
 		}
 	if (s->nlooked == s->looked_cap) {
@@ -311,7 +326,9 @@ static bool looked_at(struct sampler *s, pid_t pid, uint32_t id)
 		s->looked = xrealloc(s->looked, s->looked_cap * sizeof(*s->looked));
 	}
 	s->looked[s->nlooked].pid = pid;
-	s->looked[s->nlooked++].space = id;
+	s->looked[s->nlooked].space = id;
+	s->looked[s->nlooked].tries = 0;
+	s->looked[s->nlooked++].again_ns = now + 250000000ull;
 	return false;
 }
 
@@ -331,11 +348,13 @@ static void views_tick(struct sampler *s)
 		else
 			i++;
 	}
-	for (size_t k = 0; s->cfg.runtime_views && k < n; k++) {
+	for (size_t k = 0; (s->cfg.runtime_views || !s->cfg.no_interp_frames) && k < n; k++) {
 		if (looked_at(s, procs[k].pid, procs[k].space))
 			continue;
 		char note[320] = "";
 		for (const struct rt_ops *const *o = runtimes; *o; o++) {
+			if ((*o)->frames_only ? s->cfg.no_interp_frames : !s->cfg.runtime_views)
+				continue;
 			if (s->next_rt_slot + RT_SLOTS < s->next_rt_slot)
 				break;          /* no slot left (never: 2^32 / 8192 views) */
 			struct rt_view *rv = (*o)->open(s, procs[k].pid, procs[k].space,
@@ -460,6 +479,8 @@ static int take(struct sampler *s, const struct capture *c)
 	}
 	if (r == UNWIND_NEED_REGS)
 		return -EAGAIN;
+	if (vw && vw->ops->merge)
+		r = vw->ops->merge(vw->v, s, c, r, &depth);
 	/* Counted in samples (a capture can stand for several ticks), as the
 	 * summary's total is. */
 	if (r == UNWIND_PARTIAL || r == UNWIND_STACK_SHORT)
@@ -477,7 +498,7 @@ static int take(struct sampler *s, const struct capture *c)
 	if (s->cfg.kernel_stacks && c->syscall >= 0)
 		depth = add_kernel_frames(s, c, depth);
 	struct stack st = { .slot = slot, .space = space, .state = c->state,
-			    .syscall = c->syscall, .go_state = rt_state, .pcs = s->pcs, .n = depth,
+			    .syscall = c->syscall, .rt_state = rt_state, .pcs = s->pcs, .n = depth,
 			    .count = c->ticks, .cpu_ns = c->cpu_ns };
 	int64_t id = add_stack(s, &st);
 	/* Only a stack that ended where it ends (its root, or --max-depth) is

@@ -1,0 +1,500 @@
+/* Reading a CPython interpreter from outside (see interp.h).  The order of
+ * pointers followed, per version, is CPython's own: _PyRuntime ->
+ * interpreters.head -> threads (tstate_head before 3.11) -> each thread's
+ * current frame (tstate->frame; tstate->cframe->current_frame in 3.11 and
+ * 3.12; tstate->current_frame from 3.13) -> previous frames. */
+#include "python/interp.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "module/modules.h"
+#include "python/lines.h"
+#include "util/remote.h"
+#include "util/xalloc.h"
+
+/* A code object named once: its strings, first line and line table. */
+struct py_code {
+	uint64_t addr;                  /* 0: empty */
+	char *func, *file;
+	int first;
+	uint8_t *table;
+	uint32_t table_len;
+	uint64_t start, units;          /* its first instruction; how many bytes (< 3.11)
+					   or code units it has */
+	int bad;                        /* not a code object */
+};
+
+#define CODE_CACHE (1u << 14)   /* code objects named, at most; then named anew */
+
+struct py_interp {
+	struct py_layout l;
+	pid_t pid;
+	py_read_fn read;
+	void *ctx;
+	uint64_t runtime, code_type;
+	uint64_t eval_lo, eval_hi;
+	char version[16];
+	uint64_t gil;                   /* the main interpreter's GIL state (0: not known) */
+	uint32_t tid_off;               /* < 3.11: glibc's struct pthread tid, from thread_id */
+	struct py_code *codes;          /* open addressing over CODE_CACHE */
+	size_t ncodes;
+	uint64_t named, bad;
+	/* < 3.11: thread states whose OS thread was found (tstate, thread_id, tid) */
+	struct { uint64_t tstate, thread_id; pid_t tid; } *known;
+	size_t nknown, known_cap;
+};
+
+static int read_remote(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	return remote__read((pid_t)(intptr_t)ctx, addr, buf, len);
+}
+
+static uint64_t word(const unsigned char *b, uint32_t off)
+{
+	uint64_t v;
+	memcpy(&v, b + off, 8);
+	return v;
+}
+
+static int32_t word32(const unsigned char *b, uint32_t off)
+{
+	int32_t v;
+	memcpy(&v, b + off, 4);
+	return v;
+}
+
+static int rd(const struct py_interp *p, uint64_t addr, void *buf, size_t len)
+{
+	if (addr == 0 || addr + len < addr)
+		return -EFAULT;
+	return p->read(p->ctx, addr, buf, len);
+}
+
+static int rd_ptr(const struct py_interp *p, uint64_t addr, uint64_t *out)
+{
+	return rd(p, addr, out, 8);
+}
+
+/* ---- finding it ----------------------------------------------------------------- */
+
+/* 3.MINOR from a file name: "libpython3.11.so.1.0", "python3.9". */
+static int minor_from_name(const char *name)
+{
+	const char *s = strstr(name, "python3.");
+	if (!s)
+		return -1;
+	char *end;
+	long m = strtol(s + 8, &end, 10);
+	return end == s + 8 || m < 0 || m > 99 ? -1 : (int)m;
+}
+
+/* The module holding _PyRuntime: the executable (Debian's python3.11
+ * links libpython in) or libpython (pyenv's, embedders such as uwsgi). */
+static const struct module *runtime_module(const struct modules *ms, uint64_t *runtime)
+{
+	for (size_t i = 0; i < modules__count(ms); i++) {
+		const struct module *m = modules__at(ms, i);
+		if (m->name && strstr(m->name, "python") && module__symbol(m, "_PyRuntime", runtime,
+									    NULL) == 0)
+			return m;
+	}
+	return NULL;
+}
+
+static struct py_interp *alloc(const struct py_layout *l, py_read_fn read, void *ctx)
+{
+	if (!py_layout__fits(l))
+		return NULL;
+	struct py_interp *p = xcalloc(1, sizeof(*p));
+	p->l = *l;
+	p->read = read;
+	p->ctx = ctx;
+	p->tid_off = 0x2d0;             /* glibc 2.2x-2.3x on x86-64; checked, else looked for */
+	p->codes = xcalloc(CODE_CACHE, sizeof(*p->codes));
+	snprintf(p->version, sizeof(p->version), "3.%d", l->minor);
+	return p;
+}
+
+struct py_interp *py_interp__new(pid_t pid, const struct modules *ms, char *why, size_t whylen)
+{
+	*why = 0;
+	uint64_t runtime, eval, eval_size = 0, code_type = 0, vaddr;
+	const struct module *m = runtime_module(ms, &runtime);
+	if (!m)
+		return NULL;
+	int minor = minor_from_name(m->name);
+	uint32_t hex;
+	if (module__symbol(m, "Py_Version", &vaddr, NULL) == 0 &&
+	    module__read(m, vaddr, &hex, sizeof(hex)) == 0 && (hex >> 24) == 3)
+		minor = (int)(hex >> 16 & 0xff);
+	struct py_layout l;
+	const struct py_layout *table = py_layout__of(minor);
+	unsigned char dbg[PY_DEBUG_OFFSETS_SIZE];
+	if (minor >= 13) {
+		if (remote__read(pid, runtime, dbg, sizeof(dbg)) < 0 ||
+		    !py_layout__from_debug(dbg, sizeof(dbg), &l)) {
+			snprintf(why, whylen, "its Python 3.%d's _Py_DebugOffsets are not those of 3.13 "
+				 "(a later layout, or a free-threaded build): no Python frames", minor);
+			return NULL;
+		}
+	} else if (table) {
+		l = *table;
+	} else {
+		snprintf(why, whylen, "Python 3.%d is not supported (3.8 to 3.13 are): no Python "
+			 "frames", minor < 0 ? 0 : minor);
+		return NULL;
+	}
+	if (module__symbol(m, "_PyEval_EvalFrameDefault", &eval, &eval_size) < 0 || !eval_size) {
+		snprintf(why, whylen, "its %s has no _PyEval_EvalFrameDefault symbol: no Python "
+			 "frames", m->name);
+		return NULL;
+	}
+	module__symbol(m, "PyCode_Type", &code_type, NULL);
+	struct py_interp *p = alloc(&l, read_remote, (void *)(intptr_t)pid);
+	if (!p) {
+		snprintf(why, whylen, "its Python 3.%d's layout is larger than this reader reads: no "
+			 "Python frames", minor);
+		return NULL;
+	}
+	p->pid = pid;
+	p->runtime = runtime;
+	p->code_type = code_type;
+	p->eval_lo = eval;
+	p->eval_hi = eval + eval_size;
+	return p;
+}
+
+struct py_interp *py_interp__fake(const struct py_layout *l, py_read_fn read, void *ctx,
+				  uint64_t runtime, uint64_t code_type)
+{
+	struct py_interp *p = alloc(l, read, ctx);
+	if (!p)
+		return NULL;
+	p->runtime = runtime;
+	p->code_type = code_type;
+	return p;
+}
+
+static void free_code(struct py_code *c)
+{
+	free(c->func);
+	free(c->file);
+	free(c->table);
+	memset(c, 0, sizeof(*c));
+}
+
+void py_interp__free(struct py_interp *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < CODE_CACHE; i++)
+		free_code(&p->codes[i]);
+	free(p->codes);
+	free(p->known);
+	free(p);
+}
+
+const char *py_interp__version(const struct py_interp *p)
+{
+	return p->version;
+}
+
+bool py_interp__in_eval(const struct py_interp *p, uint64_t pc, bool innermost)
+{
+	uint64_t at = innermost ? pc : pc - 1;
+	return at >= p->eval_lo && at < p->eval_hi;
+}
+
+/* ---- threads ---------------------------------------------------------------------- */
+
+static bool is_task(pid_t pid, pid_t tid)
+{
+	char path[64];
+	if (tid <= 0)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d", (int)pid, (int)tid);
+	return access(path, F_OK) == 0;
+}
+
+/* Before 3.11 a thread state knows its pthread_t only: the OS thread is
+ * glibc's struct pthread's tid field, at TID_OFF (looked for once, if the
+ * usual offset does not hold a thread of the process). */
+static pid_t tid_of_pthread(struct py_interp *p, uint64_t tstate, uint64_t thread_id)
+{
+	for (size_t i = 0; i < p->nknown; i++)
+		if (p->known[i].tstate == tstate && p->known[i].thread_id == thread_id)
+			return p->known[i].tid;
+	int32_t tid = 0;
+	if (rd(p, thread_id + p->tid_off, &tid, 4) < 0 || !is_task(p->pid, tid)) {
+		unsigned char blk[0x800];
+		tid = 0;
+		if (rd(p, thread_id, blk, sizeof(blk)) < 0)
+			return 0;
+		for (uint32_t off = 0x100; off + 4 <= sizeof(blk); off += 4) {
+			int32_t v = word32(blk, off);
+			if (v > 0 && is_task(p->pid, v)) {
+				p->tid_off = off;
+				tid = v;
+				break;
+			}
+		}
+		if (!tid)
+			return 0;
+	}
+	if (p->nknown == p->known_cap) {
+		p->known_cap = p->known_cap ? 2 * p->known_cap : 16;
+		p->known = xrealloc(p->known, p->known_cap * sizeof(*p->known));
+	}
+	p->known[p->nknown].tstate = tstate;
+	p->known[p->nknown].thread_id = thread_id;
+	p->known[p->nknown++].tid = tid;
+	return tid;
+}
+
+/* Forgets thread states no longer listed (OUT[0 .. N)). */
+static void prune_known(struct py_interp *p, const struct py_thread *out, size_t n)
+{
+	for (size_t i = 0; i < p->nknown;) {
+		size_t k = 0;
+		while (k < n && out[k].tstate != p->known[i].tstate)
+			k++;
+		if (k == n)
+			p->known[i] = p->known[--p->nknown];
+		else
+			i++;
+	}
+}
+
+/* Where the GIL's state is (3.12+: the interpreter points to it). */
+static uint64_t gil_state(const struct py_interp *p, uint64_t interp)
+{
+	uint64_t gil = p->runtime + p->l.rt_gil;
+	if (p->l.is_gil_ptr && rd_ptr(p, interp + p->l.is_gil_ptr, &gil) < 0)
+		return 0;
+	return gil;
+}
+
+uint64_t py_interp__gil(const struct py_interp *p)
+{
+	/* last_holder then locked, next to each other in every version:
+	 * one read. */
+	unsigned char b[16];
+	uint32_t lo = p->l.gil_holder < p->l.gil_locked ? p->l.gil_holder : p->l.gil_locked;
+	uint32_t hi = p->l.gil_holder < p->l.gil_locked ? p->l.gil_locked + 4 : p->l.gil_holder + 8;
+	if (!p->gil || hi - lo > sizeof(b) || rd(p, p->gil + lo, b, hi - lo) < 0)
+		return 0;
+	return word32(b, p->l.gil_locked - lo) ? word(b, p->l.gil_holder - lo) : 0;
+}
+
+int py_interp__threads(struct py_interp *p, struct py_thread *out, size_t max, uint64_t *gil)
+{
+	uint64_t interp;
+	*gil = 0;
+	if (rd_ptr(p, p->runtime + p->l.rt_interp_head, &interp) < 0)
+		return -1;
+	size_t n = 0;
+	/* Every interpreter (subinterpreters too), every thread state,
+	 * bounded: a cycle ends at MAX. */
+	for (int k = 0; interp && k < 64 && n < max; k++) {
+		uint64_t ts;
+		if (rd_ptr(p, interp + p->l.is_threads_head, &ts) < 0)
+			break;
+		if (k == 0) {
+			if (!p->gil)
+				p->gil = gil_state(p, interp);
+			*gil = py_interp__gil(p);
+		}
+		unsigned char buf[PY_TS_MAX];
+		size_t len = p->l.ts_size;
+		while (ts && n < max && rd(p, ts, buf, len) == 0) {
+			pid_t tid = p->l.ts_native_id ? (pid_t)word32(buf, p->l.ts_native_id) :
+				    tid_of_pthread(p, ts, word(buf, p->l.ts_thread_id));
+			if (tid > 0)
+				out[n++] = (struct py_thread){ ts, tid };
+			ts = word(buf, p->l.ts_next);
+		}
+		if (rd_ptr(p, interp + p->l.is_next, &interp) < 0)
+			break;
+	}
+	if (!p->l.ts_native_id)
+		prune_known(p, out, n);
+	return (int)n;
+}
+
+/* ---- frames ----------------------------------------------------------------------- */
+
+size_t py_interp__frames(const struct py_interp *p, uint64_t tstate, struct py_frame_raw *out,
+			 size_t max)
+{
+	uint64_t f;
+	if (rd_ptr(p, tstate + p->l.ts_frame, &f) < 0)
+		return 0;
+	if (p->l.ts_via_cframe && rd_ptr(p, f + p->l.cf_current, &f) < 0)
+		return 0;
+	unsigned char buf[PY_FRAME_MAX];
+	size_t n = 0, len = p->l.f_size;
+	/* At most MAX frames and as many entry frames: a cycle ends. */
+	for (size_t steps = 0; f && n < max && steps < 2 * max; steps++) {
+		if (rd(p, f, buf, len) < 0)
+			break;
+		uint64_t prev = word(buf, p->l.f_previous);
+		if (p->l.frames == PY_FRAMES_CSTACK && buf[p->l.f_owner] == PY_OWNED_BY_CSTACK) {
+			/* The C call's entry frame: what follows is another
+			 * _PyEval_EvalFrameDefault's. */
+			if (n)
+				out[n - 1].ends = 1;
+		} else {
+			struct py_frame_raw *r = &out[n++];
+			r->code = word(buf, p->l.f_code);
+			r->instr = p->l.frames == PY_FRAME_OBJECTS ? (uint64_t)(int64_t)word32(buf, p->l.f_instr)
+								   : word(buf, p->l.f_instr);
+			r->ends = p->l.frames == PY_FRAME_OBJECTS ? 1 :
+				  p->l.frames == PY_FRAMES_IS_ENTRY ? buf[p->l.f_is_entry] != 0 : 0;
+			r->unused = 0;
+		}
+		f = prev;
+	}
+	if (n)
+		out[n - 1].ends = 1;
+	return n;
+}
+
+/* ---- names ------------------------------------------------------------------------ */
+
+/* The str at ADDR as UTF-8 (malloc'd), or NULL. */
+static char *read_str(const struct py_interp *p, uint64_t addr)
+{
+	unsigned char hdr[PY_STR_HEAD_MAX];
+	if (rd(p, addr, hdr, p->l.str_compact_size) < 0)
+		return NULL;
+	uint32_t state;
+	memcpy(&state, hdr + p->l.str_state, 4);
+	int64_t len = (int64_t)word(hdr, p->l.str_length);
+	int ascii, kind = py_lines__str_kind(state, &ascii);
+	if (kind < 0 || len < 0)
+		return NULL;
+	size_t n = (size_t)len < PY_MAX_STR ? (size_t)len : PY_MAX_STR;
+	unsigned char data[PY_MAX_STR * 4];
+	uint64_t at = addr + (ascii ? p->l.str_ascii_size : p->l.str_compact_size);
+	if (n && rd(p, at, data, n * (size_t)kind) < 0)
+		return NULL;
+	char out[PY_MAX_STR * 4 + 1];
+	if (py_lines__utf8(state, data, n, out, sizeof(out)) < 0)
+		return NULL;
+	return xstrdup(out);
+}
+
+/* The bytes object at ADDR: its contents (malloc'd, *LEN) and where they
+ * are (*AT). */
+static uint8_t *read_bytes(const struct py_interp *p, uint64_t addr, uint32_t *len, uint64_t *at)
+{
+	int64_t size;
+	if (rd(p, addr + p->l.bytes_size, &size, 8) < 0 || size < 0 || size > PY_MAX_TABLE)
+		return NULL;
+	uint8_t *b = xmalloc((size_t)size + 1);
+	*at = addr + p->l.bytes_sval;
+	if (size && rd(p, *at, b, (size_t)size) < 0) {
+		free(b);
+		return NULL;
+	}
+	*len = (uint32_t)size;
+	return b;
+}
+
+static struct py_code *code_slot(struct py_interp *p, uint64_t addr)
+{
+	size_t h = (size_t)((addr >> 4) * 0x9e3779b97f4a7c15ull >> 50) & (CODE_CACHE - 1);
+	for (size_t i = 0; i < 64; i++) {
+		struct py_code *c = &p->codes[(h + i) & (CODE_CACHE - 1)];
+		if (c->addr == addr || c->addr == 0)
+			return c;
+	}
+	/* A full neighbourhood: the first is named anew. */
+	free_code(&p->codes[h]);
+	p->ncodes--;
+	return &p->codes[h];
+}
+
+/* Reads code object ADDR into C. */
+static void read_code(struct py_interp *p, uint64_t addr, struct py_code *c)
+{
+	unsigned char buf[PY_CODE_MAX];
+	c->addr = addr;
+	c->bad = 1;
+	p->ncodes++;
+	if (rd(p, addr, buf, p->l.co_size) < 0)
+		return;
+	if (p->code_type && word(buf, 8) != p->code_type)
+		return;                 /* ob_type: not a code object */
+	uint64_t qual = p->l.co_qualname ? word(buf, p->l.co_qualname) : word(buf, p->l.co_name);
+	c->func = read_str(p, qual);
+	c->file = read_str(p, word(buf, p->l.co_filename));
+	c->first = word32(buf, p->l.co_firstlineno);
+	uint64_t at;
+	c->table = read_bytes(p, word(buf, p->l.co_linetable), &c->table_len, &at);
+	if (p->l.co_code_adaptive) {
+		c->start = addr + p->l.co_code_adaptive;
+		c->units = word(buf, 16);       /* ob_size: its code units */
+	} else {
+		uint32_t len = 0;
+		int64_t size;
+		if (rd(p, word(buf, p->l.co_code) + p->l.bytes_size, &size, 8) == 0 && size > 0)
+			len = (uint32_t)size;
+		c->units = len;
+		(void)at;
+	}
+	c->bad = !c->func || !c->file;
+	if (c->bad)
+		p->bad++;
+	else
+		p->named++;
+}
+
+int py_interp__name(struct py_interp *p, const struct py_frame_raw *f, bool lines,
+		    struct py_named *out)
+{
+	*out = (struct py_named){ "[unknown python frame]", NULL, 0 };
+	if (!f->code)
+		return -1;
+	struct py_code *c = code_slot(p, f->code);
+	if (c->addr != f->code)
+		read_code(p, f->code, c);
+	if (c->bad)
+		return -1;
+	out->func = c->func;
+	out->file = c->file;
+	if (!lines)
+		return 0;
+	int64_t off;
+	if (p->l.frames == PY_FRAME_OBJECTS)
+		off = (int64_t)f->instr * (p->l.lines == PY_LINETABLE_310 ? 2 : 1);
+	else
+		off = f->instr < c->start ? -1 : (int64_t)(f->instr - c->start) / 2;
+	if (off >= 0 && c->units && (uint64_t)off > c->units) {
+		/* Beyond its code: the address was reused by another code
+		 * object since it was named.  Named again, once. */
+		free_code(c);
+		p->ncodes--;
+		read_code(p, f->code, c);
+		if (c->bad)
+			return -1;
+		out->func = c->func;
+		out->file = c->file;
+		if (f->instr < c->start && p->l.frames != PY_FRAME_OBJECTS)
+			off = -1;
+		else if (p->l.frames != PY_FRAME_OBJECTS)
+			off = (int64_t)(f->instr - c->start) / 2;
+	}
+	out->line = c->table ? py_lines__line(p->l.lines, c->table, c->table_len, c->first, off) : 0;
+	return 0;
+}
+
+void py_interp__counts(const struct py_interp *p, uint64_t *codes, uint64_t *bad)
+{
+	*codes = p->named;
+	*bad = p->bad;
+}

@@ -1,0 +1,97 @@
+/* interp: a CPython interpreter read from outside its process: where it
+ * is (_PyRuntime, a dynamic symbol of the executable or libpython, kept by
+ * stripped builds too), its thread states, each thread's frames, and each
+ * frame's code object's name, file and line.  Nothing here stops a thread:
+ * the caller says when a read is consistent (sample/rt_python.c reads a
+ * thread's frames while it is stopped or blocked, names them after).
+ *
+ * Every read is bounded (threads, frames, string and table lengths) and
+ * checked (a code object's type is PyCode_Type), so a corrupt or hostile
+ * interpreter state costs a bounded time and gives "[unknown python
+ * frame]", never a hang or a crash. */
+#ifndef CPROF_PYTHON_INTERP_H
+#define CPROF_PYTHON_INTERP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "python/layout.h"
+
+struct modules;
+struct py_interp;
+
+/* One frame as read at a capture: its code object, where it is in it
+ * (f_lasti before 3.11, else the instruction pointer), and whether the
+ * C call into the eval loop that runs it started with it (ENDS: the next
+ * frame out belongs to another _PyEval_EvalFrameDefault). */
+struct py_frame_raw {
+	uint64_t code, instr;
+	uint32_t ends;
+	uint32_t unused;
+};
+
+/* A Python thread: its thread state and its OS thread. */
+struct py_thread {
+	uint64_t tstate;
+	pid_t tid;
+};
+
+/* How many threads and frames are read at most. */
+#define PY_MAX_THREADS 4096
+#define PY_MAX_FRAMES 128
+/* What a name or file is cut to, in bytes; a line table read, at most. */
+#define PY_MAX_STR 512
+#define PY_MAX_TABLE (64u << 10)
+
+/* Reads LEN bytes at ADDR of the process into BUF: 0, or < 0. */
+typedef int (*py_read_fn)(void *ctx, uint64_t addr, void *buf, size_t len);
+
+/* The interpreter of process PID, whose modules are MS, or NULL: WHY
+ * empty when it runs no CPython, else what is wrong in one line ("Python
+ * 3.7 is not supported"). */
+struct py_interp *py_interp__new(pid_t pid, const struct modules *ms, char *why, size_t whylen);
+void py_interp__free(struct py_interp *p);      /* accepts NULL */
+
+/* For tests and fuzzing: an interpreter of LAYOUT over READ(CTX, ...),
+ * its PyCode_Type at CODE_TYPE, its _PyRuntime at RUNTIME. */
+struct py_interp *py_interp__fake(const struct py_layout *l, py_read_fn read, void *ctx,
+				  uint64_t runtime, uint64_t code_type);
+
+/* "3.11" */
+const char *py_interp__version(const struct py_interp *p);
+
+/* Whether PC (a return address unless INNERMOST) is in the eval loop's
+ * C function, _PyEval_EvalFrameDefault. */
+bool py_interp__in_eval(const struct py_interp *p, uint64_t pc, bool innermost);
+
+/* Its thread states, at most MAX, into OUT; *GIL the thread state holding
+ * the GIL (0: none, or not known).  Returns how many, or -1 when the
+ * interpreter state cannot be read (the process is finalizing or gone). */
+int py_interp__threads(struct py_interp *p, struct py_thread *out, size_t max, uint64_t *gil);
+
+/* The thread state holding the GIL now (0: none, or not known), as of the
+ * last py_interp__threads(): one small read. */
+uint64_t py_interp__gil(const struct py_interp *p);
+
+/* The frames of thread state TSTATE, innermost first, at most MAX; how
+ * many.  A few small reads: made while the thread cannot run. */
+size_t py_interp__frames(const struct py_interp *p, uint64_t tstate, struct py_frame_raw *out,
+			 size_t max);
+
+/* Frame F named: its function (qualified name from 3.11, else the
+ * function's name), file and line (0: unknown, or LINES false).  The
+ * strings live until py_interp__free().  Returns 0, or -1 when its code
+ * object cannot be read (then FUNC is "[unknown python frame]"). */
+struct py_named {
+	const char *func, *file;
+	int line;
+};
+int py_interp__name(struct py_interp *p, const struct py_frame_raw *f, bool lines,
+		    struct py_named *out);
+
+/* Code objects named so far (cached), and reads that failed. */
+void py_interp__counts(const struct py_interp *p, uint64_t *codes, uint64_t *bad);
+
+#endif

@@ -1,0 +1,254 @@
+#include "sample/internal.h"
+#include "sample/runtime.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "module/modules.h"
+#include "profile/stacks.h"
+#include "python/interp.h"
+#include "util/xalloc.h"
+
+/* CPython's view (sample/runtime.h): a Python program's own frames, read
+ * from its memory and merged into the native stack, py-spy --native's way,
+ * for every thread, running or blocked, with no restart and no flag.
+ *
+ * At a tick's start the view lists the interpreter's thread states (and
+ * their OS threads).  At each capture of a thread, while the thread cannot
+ * run (stopped, or blocked between the two looks at it), the target calls
+ * py_read(): it copies the thread's frame chain (code object and
+ * instruction of each frame, a few small reads) and who holds the GIL.
+ * After the capture, py_merge() names those frames (code objects are read
+ * once and kept) and puts them in place of the native
+ * _PyEval_EvalFrameDefault frames that run them.
+ *
+ * The threads are not the view's units: a Python program's samples are its
+ * threads', as without the view. */
+
+struct pyview {
+	struct py_interp *py;
+	pid_t pid;
+	uint32_t space;
+	struct py_thread *threads;      /* this tick's, by tid */
+	size_t nthreads;
+	int lines;                      /* name frames with their lines */
+	uint32_t gil_held, gil_free;    /* stacks__rt_state("gil=held"), "gil=not held" */
+	struct py_frame_raw frames[PY_MAX_FRAMES];
+	uint64_t *native;               /* a copy of the native frames while merging */
+	size_t native_cap;
+	/* (code, instruction) -> its symbolic frame, direct-mapped */
+	struct { uint64_t code, instr, pc; } *pcs;
+	uint64_t seen, merged, unmatched, partial_frames;
+};
+
+#define PC_CACHE (1u << 14)
+
+/* What the reader leaves in a capture: the GIL's holder, the thread
+ * state, then its frames. */
+struct py_head {
+	uint64_t gil, tstate;
+};
+
+static int by_tid(const void *a, const void *b)
+{
+	pid_t x = ((const struct py_thread *)a)->tid, y = ((const struct py_thread *)b)->tid;
+	return (x > y) - (x < y);
+}
+
+static uint64_t tstate_of(const struct pyview *v, pid_t tid)
+{
+	struct py_thread key = { 0, tid };
+	const struct py_thread *t = bsearch(&key, v->threads, v->nthreads, sizeof(key), by_tid);
+	return t ? t->tstate : 0;
+}
+
+/* The target's reader (target_reader_fn): runs while thread TID cannot. */
+static size_t py_read(void *arg, pid_t pid, pid_t tid, void *out, size_t cap)
+{
+	struct pyview *v = arg;
+	(void)pid;
+	struct py_head h = { 0, tstate_of(v, tid) };
+	if (!h.tstate || cap < sizeof(h))
+		return 0;
+	size_t max = (cap - sizeof(h)) / sizeof(struct py_frame_raw);
+	size_t n = py_interp__frames(v->py, h.tstate, (struct py_frame_raw *)((char *)out + sizeof(h)),
+				     max < PY_MAX_FRAMES ? max : PY_MAX_FRAMES);
+	h.gil = py_interp__gil(v->py);
+	memcpy(out, &h, sizeof(h));
+	return sizeof(h) + n * sizeof(struct py_frame_raw);
+}
+
+static int py_tick(struct rt_view *rv, struct sampler *s, char *note, size_t notelen)
+{
+	struct pyview *v = (struct pyview *)rv;
+	(void)s;
+	uint64_t gil;
+	int n = py_interp__threads(v->py, v->threads, PY_MAX_THREADS, &gil);
+	if (n < 0) {
+		v->nthreads = 0;        /* not started, or finalizing: try again */
+		return 0;
+	}
+	(void)note;
+	(void)notelen;
+	v->nthreads = (size_t)n;
+	qsort(v->threads, v->nthreads, sizeof(*v->threads), by_tid);
+	if (v->nthreads > v->seen)
+		v->seen = v->nthreads;
+	return 0;
+}
+
+static uint32_t py_thread_of(struct rt_view *rv, const struct capture *c, uint32_t *state)
+{
+	const struct pyview *v = (const struct pyview *)rv;
+	struct py_head h;
+	*state = 0;
+	if (c->rt_len >= sizeof(h)) {
+		memcpy(&h, c->rt_data, sizeof(h));
+		*state = h.gil && h.gil == h.tstate ? v->gil_held : v->gil_free;
+	}
+	return c->slot;
+}
+
+/* The symbolic frame of raw frame F. */
+static uint64_t frame_pc(struct pyview *v, struct sampler *s, const struct py_frame_raw *f)
+{
+	uint64_t instr = v->lines ? f->instr : 0;
+	size_t h = (size_t)(((f->code >> 4) ^ instr * 0x9e3779b97f4a7c15ull) * 0xff51afd7ed558ccdull >> 50) &
+		   (PC_CACHE - 1);
+	if (v->pcs[h].code == f->code && v->pcs[h].instr == instr && v->pcs[h].pc)
+		return v->pcs[h].pc;
+	struct py_named nm;
+	if (py_interp__name(v->py, f, v->lines, &nm) < 0)
+		v->partial_frames++;
+	struct stacks_frame sf = { nm.func, nm.file, NULL, nm.line };
+	uint64_t pc = stacks__symbolic_pc(s->st, &sf);
+	v->pcs[h].code = f->code;
+	v->pcs[h].instr = instr;
+	v->pcs[h].pc = pc;
+	return pc;
+}
+
+/* Merges the capture's Python frames into s->pcs[0 .. *DEPTH): each native
+ * _PyEval_EvalFrameDefault frame, innermost first, stands for the Python
+ * frames of one C call into the eval loop, innermost first up to the one
+ * that call started with (CPython's own rule: before 3.11 one frame a
+ * call; 3.11 marks the first is_entry; from 3.12 an entry frame owned by
+ * the C stack sits between two calls' frames).  Native frames between
+ * them (C extensions, locks, take_gil) stay where they are.  Python frames
+ * left when the native stack has no eval frame for them (it ended early)
+ * go on at its outer end, the callers they are. */
+static enum unwind_status py_merge(struct rt_view *rv, struct sampler *s, const struct capture *c,
+				   enum unwind_status st, size_t *depth)
+{
+	struct pyview *v = (struct pyview *)rv;
+	if (c->rt_len < sizeof(struct py_head))
+		return st;
+	size_t nf = (c->rt_len - sizeof(struct py_head)) / sizeof(struct py_frame_raw);
+	if (!nf)
+		return st;
+	memcpy(v->frames, c->rt_data + sizeof(struct py_head), nf * sizeof(struct py_frame_raw));
+	size_t n = *depth, max = (size_t)s->cfg.max_depth;
+	if (v->native_cap < n) {
+		v->native_cap = n;
+		v->native = xrealloc(v->native, n * sizeof(*v->native));
+	}
+	memcpy(v->native, s->pcs, n * sizeof(*v->native));
+	size_t out = 0, f = 0;
+	bool cut = false;
+	for (size_t i = 0; i < n && !cut; i++) {
+		if (f < nf && py_interp__in_eval(v->py, v->native[i], i == 0)) {
+			do {
+				if (out == max) {
+					cut = true;
+					break;
+				}
+				s->pcs[out++] = frame_pc(v, s, &v->frames[f]);
+			} while (!v->frames[f++].ends && f < nf);
+			continue;
+		}
+		if (out == max)
+			cut = true;
+		else
+			s->pcs[out++] = v->native[i];
+	}
+	bool matched = f == nf;
+	for (; f < nf && !cut; f++) {
+		if (out == max)
+			cut = true;
+		else
+			s->pcs[out++] = frame_pc(v, s, &v->frames[f]);
+	}
+	v->merged += c->ticks;
+	if (!matched)
+		v->unmatched += c->ticks;
+	*depth = out;
+	return cut ? UNWIND_TRUNCATED : st;
+}
+
+static struct rt_view *py_open(struct sampler *s, pid_t pid, uint32_t space, uint32_t slot_base,
+			       char *note, size_t notelen)
+{
+	(void)slot_base;
+	struct space *sp = sampler_due_scan(s, sampler_space_for(s, space, pid), space, pid);
+	char why[256];
+	struct py_interp *py = sp->ms ? py_interp__new(pid, sp->ms, why, sizeof(why)) : NULL;
+	if (!py) {
+		if (*why)
+			snprintf(note, notelen, "PID %d runs Python, but %s", (int)pid, why);
+		return NULL;
+	}
+	struct pyview *v = xcalloc(1, sizeof(*v));
+	v->py = py;
+	v->pid = pid;
+	v->space = space;
+	v->lines = !s->cfg.no_lines;
+	v->threads = xcalloc(PY_MAX_THREADS, sizeof(*v->threads));
+	v->pcs = xcalloc(PC_CACHE, sizeof(*v->pcs));
+	v->gil_held = stacks__rt_state(s->st, "gil=held");
+	v->gil_free = stacks__rt_state(s->st, "gil=not held");
+	py_tick((struct rt_view *)v, s, note, notelen);
+	target__set_reader(s->t, pid, space, py_read, v);
+	return (struct rt_view *)v;
+}
+
+static size_t py_stats(const struct rt_view *rv, struct rt_stat *out)
+{
+	const struct pyview *v = (const struct pyview *)rv;
+	uint64_t codes, bad;
+	py_interp__counts(v->py, &codes, &bad);
+	size_t n = 0;
+	out[n++] = (struct rt_stat){ "seen", "seen", v->seen };
+	out[n++] = (struct rt_stat){ "merged", "samples with Python frames", v->merged };
+	out[n++] = (struct rt_stat){ "unmatched", "of them with Python frames left over (the native "
+				     "stack ended first)", v->unmatched };
+	out[n++] = (struct rt_stat){ "code", "code objects named", codes };
+	out[n++] = (struct rt_stat){ "unknown", "frames not read ([unknown python frame])",
+				     v->partial_frames };
+	return n;
+}
+
+static void py_keep(struct rt_view *rv, struct stacks *st)
+{
+	(void)rv;
+	(void)st;                       /* it holds no stack ids */
+}
+
+static void py_free(struct rt_view *rv)
+{
+	struct pyview *v = (struct pyview *)rv;
+	if (!v)
+		return;
+	py_interp__free(v->py);
+	free(v->threads);
+	free(v->native);
+	free(v->pcs);
+	free(v);
+}
+
+const struct rt_ops rt_python = {
+	.name = "python", .unit = "Python thread", .units = "Python threads",
+	.frames_only = 1,
+	.open = py_open, .tick = py_tick, .thread = py_thread_of, .stats = py_stats,
+	.keep = py_keep, .free = py_free, .merge = py_merge,
+};
