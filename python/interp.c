@@ -327,19 +327,64 @@ int py_interp__threads(struct py_interp *p, struct py_thread *out, size_t max, u
 
 /* ---- frames ----------------------------------------------------------------------- */
 
+/* 3.11+: the frames of the current data-stack chunk, below its top, in one
+ * read (most of a thread's frames: those of generators and, from 3.12, the
+ * entry frames live elsewhere and are read one by one). */
+#define CHUNK_HEAD 24           /* _PyStackChunk: previous, size, top, then data */
+#define CHUNK_READ (8u << 10)
+
+struct chunk_copy {
+	uint64_t lo, hi;
+	unsigned char b[CHUNK_READ];
+};
+
+static const unsigned char *frame_at(const struct py_interp *p, const struct chunk_copy *cc,
+				     uint64_t f, unsigned char *buf)
+{
+	if (f >= cc->lo && f + p->l.f_size <= cc->hi)
+		return cc->b + (f - cc->lo);
+	return rd(p, f, buf, p->l.f_size) == 0 ? buf : NULL;
+}
+
+/* Reads the thread state's current frame (*F), and with 3.11+ the top of
+ * its data stack into CC. */
+static int first_frame(const struct py_interp *p, uint64_t tstate, uint64_t *f, struct chunk_copy *cc)
+{
+	cc->lo = cc->hi = 0;
+	if (!p->l.ts_datastack)
+		return rd_ptr(p, tstate + p->l.ts_frame, f);
+	unsigned char t[PY_TS_MAX];
+	uint32_t len = p->l.ts_datastack + 16 - p->l.ts_frame;
+	if (rd(p, tstate + p->l.ts_frame, t, len) < 0)
+		return -1;
+	*f = word(t, 0);
+	uint64_t chunk = word(t, p->l.ts_datastack - p->l.ts_frame);
+	uint64_t top = word(t, p->l.ts_datastack + 8 - p->l.ts_frame);
+	if (p->l.ts_via_cframe && rd_ptr(p, *f + p->l.cf_current, f) < 0)
+		return -1;
+	if (!chunk || top <= chunk + CHUNK_HEAD || top - chunk > (64u << 20))
+		return 0;
+	uint64_t lo = top - chunk - CHUNK_HEAD > CHUNK_READ ? top - CHUNK_READ : chunk + CHUNK_HEAD;
+	if (rd(p, lo, cc->b, top - lo) == 0) {
+		cc->lo = lo;
+		cc->hi = top;
+	}
+	return 0;
+}
+
 size_t py_interp__frames(const struct py_interp *p, uint64_t tstate, struct py_frame_raw *out,
 			 size_t max)
 {
 	uint64_t f;
-	if (rd_ptr(p, tstate + p->l.ts_frame, &f) < 0)
+	static __thread struct chunk_copy cc;
+	if (first_frame(p, tstate, &f, &cc) < 0)
 		return 0;
-	if (p->l.ts_via_cframe && rd_ptr(p, f + p->l.cf_current, &f) < 0)
-		return 0;
-	unsigned char buf[PY_FRAME_MAX];
-	size_t n = 0, len = p->l.f_size;
+	unsigned char one[PY_FRAME_MAX];
+	size_t n = 0;
 	/* At most MAX frames and as many entry frames: a cycle ends. */
 	for (size_t steps = 0; f && n < max && steps < 2 * max; steps++) {
-		if (rd(p, f, buf, len) < 0)
+		const unsigned char *buf = frame_at(p, &cc, f, one);
+		if (!buf)
 			break;
 		uint64_t prev = word(buf, p->l.f_previous);
 		if (p->l.frames == PY_FRAMES_CSTACK && buf[p->l.f_owner] == PY_OWNED_BY_CSTACK) {

@@ -27,7 +27,7 @@ static const struct py_layout tables[] = {
 	  .rt_interp_head = 40, .is_next = 0, .is_threads_head = 16,
 	  .rt_gil = 360, .gil_locked = 16, .gil_holder = 8,
 	  .ts_next = 8, .ts_interp = 16, .ts_frame = 56, .cf_current = 8, .ts_via_cframe = 1,
-	  .ts_thread_id = 152, .ts_native_id = 160, .ts_size = 168,
+	  .ts_thread_id = 152, .ts_native_id = 160, .ts_size = 168, .ts_datastack = 296,
 	  .f_previous = 48, .f_code = 32, .f_instr = 56, .f_owner = 69, .f_is_entry = 68, .f_size = 72,
 	  .co_filename = 112, .co_name = 120, .co_qualname = 128, .co_firstlineno = 72,
 	  .co_linetable = 136, .co_code_adaptive = 184, .co_size = 144,
@@ -36,7 +36,7 @@ static const struct py_layout tables[] = {
 	  .rt_interp_head = 40, .is_next = 0, .is_threads_head = 72,
 	  .is_gil_ptr = 384, .gil_locked = 16, .gil_holder = 8,
 	  .ts_next = 8, .ts_interp = 16, .ts_frame = 56, .cf_current = 0, .ts_via_cframe = 1,
-	  .ts_thread_id = 136, .ts_native_id = 144, .ts_size = 152,
+	  .ts_thread_id = 136, .ts_native_id = 144, .ts_size = 152, .ts_datastack = 232,
 	  .f_previous = 8, .f_code = 0, .f_instr = 56, .f_owner = 70, .f_size = 72,
 	  .co_filename = 112, .co_name = 120, .co_qualname = 128, .co_firstlineno = 68,
 	  .co_linetable = 136, .co_code_adaptive = 192, .co_size = 144,
@@ -48,7 +48,9 @@ bool py_layout__fits(const struct py_layout *l)
 	return l->ts_size <= PY_TS_MAX && l->f_size <= PY_FRAME_MAX && l->co_size <= PY_CODE_MAX &&
 	       l->str_compact_size <= PY_STR_HEAD_MAX && l->str_state + 4 <= l->str_ascii_size &&
 	       l->str_length + 8 <= l->str_ascii_size && l->f_owner < l->f_size &&
-	       l->f_is_entry < l->f_size && l->co_code_adaptive < (1u << 16);
+	       l->f_is_entry < l->f_size && l->co_code_adaptive < (1u << 16) &&
+	       (!l->ts_datastack || (l->ts_datastack > l->ts_frame &&
+				     l->ts_datastack + 16 - l->ts_frame <= PY_TS_MAX));
 }
 
 const struct py_layout *py_layout__of(int minor)
@@ -67,6 +69,7 @@ enum {
 	D_VERSION = 8, D_FREE_THREADED = 16, D_RT_INTERP_HEAD = 40,
 	D_IS_NEXT = 64, D_IS_THREADS_HEAD = 72, D_IS_GIL = 112, D_GIL_LOCKED = 136, D_GIL_HOLDER = 144,
 	D_TS_NEXT = 168, D_TS_INTERP = 176, D_TS_FRAME = 184, D_TS_THREAD_ID = 192, D_TS_NATIVE = 200,
+	D_TS_DATASTACK = 208,
 	D_F_PREVIOUS = 232, D_F_EXECUTABLE = 240, D_F_INSTR = 248, D_F_OWNER = 264,
 	D_CO_FILENAME = 280, D_CO_NAME = 288, D_CO_QUALNAME = 296, D_CO_LINETABLE = 304,
 	D_CO_FIRSTLINENO = 312, D_CO_ADAPTIVE = 344,
@@ -125,6 +128,7 @@ uint64_t py_layout__from_debug(const unsigned char *b, size_t len, struct py_lay
 		{ D_TS_FRAME, offsetof(struct py_layout, ts_frame) },
 		{ D_TS_THREAD_ID, offsetof(struct py_layout, ts_thread_id) },
 		{ D_TS_NATIVE, offsetof(struct py_layout, ts_native_id) },
+		{ D_TS_DATASTACK, offsetof(struct py_layout, ts_datastack) },
 		{ D_F_PREVIOUS, offsetof(struct py_layout, f_previous) },
 		{ D_F_EXECUTABLE, offsetof(struct py_layout, f_code) },
 		{ D_F_INSTR, offsetof(struct py_layout, f_instr) },

@@ -50,6 +50,8 @@ struct py_layout {
 	uint32_t ts_thread_id;          /* pthread_t */
 	uint32_t ts_native_id;          /* the OS thread id, 0 where there is none (< 3.11) */
 	uint32_t ts_size;               /* bytes read of a thread state */
+	uint32_t ts_datastack;          /* 3.11+: datastack_chunk, then datastack_top,
+					   where the frames of the current chunk are */
 	/* frames: PyFrameObject or _PyInterpreterFrame */
 	uint32_t f_previous, f_code, f_instr;   /* f_instr: f_lasti (int) before 3.11 */
 	uint32_t f_owner, f_is_entry;           /* 3.11+; f_is_entry 3.11 only */
