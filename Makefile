@@ -56,7 +56,7 @@ SRCS += module/gopclntab.c module/symbols.c
 SRCS += dwarf/debuginfod.c
 SRCS += unwind/cfi.c
 SRCS += goroutine/goroutines.c goroutine/curg.c
-SRCS += sample/rt_go.c sample/rt_python.c
+SRCS += sample/rt_go.c sample/rt_python.c sample/spaces.c sample/capture.c sample/views.c sample/tracer.c
 SRCS += python/layout.c python/lines.c python/interp.c
 MAIN := cli/main.c
 OBJS := $(SRCS:%.c=build/%.o) build/output/profile.pb-c.o

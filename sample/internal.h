@@ -107,6 +107,50 @@ struct space *sampler_space_for(struct sampler *s, uint32_t id, pid_t pid);
  * compared (every SCAN_INTERVAL_NS). */
 struct space *sampler_due_scan(struct sampler *s, struct space *sp, uint32_t id, pid_t pid);
 
+/* ---- address spaces (sample/spaces.c) ---- */
+
+/* A PC fell outside every module of SP: its maps re-read (not at every
+ * miss); the space to use, or NULL if nothing changed. */
+struct space *sampler_refresh_space(struct sampler *s, struct space *sp, uint32_t id, pid_t pid);
+/* Module tables for the processes there are now (before the first tick). */
+void sampler_read_spaces(struct sampler *s);
+/* Frees the generations no stack names and no space has as its current
+ * (FORGET(ARG, index) told of each). */
+void sampler_free_spaces(struct sampler *s, void (*forget)(void *arg, uint32_t space), void *arg);
+void sampler_spaces_free(struct sampler *s);
+
+/* ---- one capture (sample/capture.c) ---- */
+
+/* Unwinds capture C and counts it.  Returns -EAGAIN when it needs the
+ * registers a stop gives. */
+int sampler_capture(struct sampler *s, const struct capture *c);
+/* Every capture of a thread that stopped. */
+void sampler_take_stopped(struct sampler *s);
+/* Adds K to the table (and the timeline): its id, or -1. */
+int64_t sampler_add_stack(struct sampler *s, const struct stack *k);
+/* Keeps (from aging) the stacks the target will count again. */
+void sampler_keep_counted(struct sampler *s);
+
+/* ---- runtime views (sample/views.c) ---- */
+
+struct view *sampler_view_of(struct sampler *s, pid_t pid);
+/* At a tick's start: views closed, opened and ticked. */
+void sampler_views_tick(struct sampler *s);
+void sampler_close_view(struct sampler *s, size_t i);
+/* Keeps (from aging) the stacks the views hold. */
+void sampler_views_keep(struct sampler *s);
+/* Each runtime's figures, summed over its views, into OUT->rt. */
+void sampler_views_stats(const struct sampler *s, struct sampler_stats *out);
+
+/* ---- the tracer's scheduling (sample/tracer.c) ---- */
+
+void sampler_raise_priority(void);
+/* A tick fired LATE ns after it was due. */
+void sampler_watch_lateness(struct sampler *s, uint64_t late);
+void sampler_check_realtime(struct sampler *s);
+/* How it was scheduled, in s->tracer, for --stats. */
+void sampler_describe_tracer(struct sampler *s);
+
 /* ---- services to the runtime views (sample/runtime.h) ---- */
 
 /* Counts K (K->pcs[0 .. K->n), whose unwind ended as ST: truncated marked,

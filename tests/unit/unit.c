@@ -645,7 +645,7 @@ static void test_symbolic(void)
 	ssize_t n = r == 0 ? pread(fd, text, sizeof(text) - 1, 0) : -1;
 	text[n > 0 ? n : 0] = '\0';
 	close(fd);
-	check(strstr(text, "handle_request;do_sys_poll [k] 3") != NULL, "symbolic frames: folded");
+	check(strstr(text, "handle_request (views.py:42);do_sys_poll [k] 3") != NULL, "symbolic frames: folded, an interpreter frame as func (file:LINE)");
 	fd = open(path, O_RDWR | O_TRUNC);
 	r = fr ? pprof__write(fd, fr, &info, err, sizeof(err)) : -1;
 	close(fd);

@@ -1,0 +1,219 @@
+/* The runtime views (sample/runtime.h) of the sampled processes: opened,
+ * ticked and closed at a tick's start, with no thread held; and the
+ * services the views use to count their own samples. */
+#include "sample/internal.h"
+#include "sample/runtime.h"
+
+#include <string.h>
+
+#include "profile/timeline.h"
+#include "util/timeutil.h"
+#include "util/xalloc.h"
+
+const struct rt_ops *const runtimes[] = { &rt_go, &rt_python, NULL };
+
+struct view *sampler_view_of(struct sampler *s, pid_t pid)
+{
+	for (size_t i = 0; i < s->nviews; i++)
+		if (s->views[i].pid == pid)
+			return &s->views[i];
+	return NULL;
+}
+
+static size_t ops_index(const struct rt_ops *ops)
+{
+	size_t i = 0;
+	while (runtimes[i] && runtimes[i] != ops)
+		i++;
+	return i;
+}
+
+static void add_note(struct sampler *s, const char *note)
+{
+	for (size_t i = 0; *note && i < s->nnotes; i++)
+		if (!strcmp(s->notes[i], note))
+			return;         /* said once (a program looked at again) */
+	if (*note && s->nnotes < MAX_NOTES)
+		s->notes[s->nnotes++] = xstrdup(note);
+}
+
+/* Adds view V's figures into TOTAL. */
+static void add_figures(struct sampler_runtime *total, const struct view *v)
+{
+	struct rt_stat st[RT_MAX_STATS];
+	size_t n = v->ops->stats(v->v, st);
+	total->name = v->ops->name;
+	total->unit = v->ops->unit;
+	total->units = v->ops->units;
+	total->n = n;
+	for (size_t i = 0; i < n; i++) {
+		total->stat[i].key = st[i].key;
+		total->stat[i].words = st[i].words;
+		total->stat[i].value += st[i].value;
+	}
+}
+
+/* Frees view I (its process exited or exec'd, or it gave up), its
+ * figures kept. */
+void sampler_close_view(struct sampler *s, size_t i)
+{
+	struct view *v = &s->views[i];
+	size_t k = ops_index(v->ops);
+	if (k < SAMPLER_RUNTIMES)
+		add_figures(&s->rt_done[k], v);
+	target__set_reader(s->t, v->pid, v->space, NULL, NULL);
+	v->ops->free(v->v);
+	s->views[i] = s->views[--s->nviews];
+}
+
+/* Whether process PID's program (space ID) was looked at already, and is
+ * not due for another look; marks it.  A program without a view is looked
+ * at again LOOK_AGAIN times, 0.25 s, 0.5 s, 1 s ... after: a process just
+ * started or exec'd may not have loaded its libraries yet. */
+#define LOOK_AGAIN 5
+static bool looked_at(struct sampler *s, pid_t pid, uint32_t id)
+{
+	uint64_t now = now_ns();
+	for (size_t i = 0; i < s->nlooked; i++)
+		if (s->looked[i].pid == pid) {
+			if (s->looked[i].space == id) {
+				if (s->looked[i].tries >= LOOK_AGAIN || now < s->looked[i].again_ns ||
+				    sampler_view_of(s, pid))
+					return true;
+				s->looked[i].again_ns = now + (250000000ull << s->looked[i].tries++);
+				return false;
+			}
+			s->looked[i].space = id;        /* exec'd: a new program */
+			s->looked[i].tries = 0;
+			s->looked[i].again_ns = now + 250000000ull;
+			return false;
+		}
+	if (s->nlooked == s->looked_cap) {
+		s->looked_cap = s->looked_cap ? 2 * s->looked_cap : 16;
+		s->looked = xrealloc(s->looked, s->looked_cap * sizeof(*s->looked));
+	}
+	s->looked[s->nlooked].pid = pid;
+	s->looked[s->nlooked].space = id;
+	s->looked[s->nlooked].tries = 0;
+	s->looked[s->nlooked++].again_ns = now + 250000000ull;
+	return false;
+}
+
+/* At a tick's start, no thread held: views closed for processes gone or
+ * exec'd, opened for processes (and programs) not looked at yet, then
+ * each view's tick. */
+void sampler_views_tick(struct sampler *s)
+{
+	struct target_process procs[256];
+	size_t n = target__processes(s->t, procs, 256);
+	for (size_t i = 0; i < s->nviews;) {
+		size_t k = 0;
+		while (k < n && (procs[k].pid != s->views[i].pid || procs[k].space != s->views[i].space))
+			k++;
+		if (k == n)
+			sampler_close_view(s, i);       /* its process exited or exec'd */
+		else
+			i++;
+	}
+	for (size_t k = 0; (s->cfg.runtime_views || !s->cfg.no_interp_frames) && k < n; k++) {
+		if (looked_at(s, procs[k].pid, procs[k].space))
+			continue;
+		char note[320] = "";
+		for (const struct rt_ops *const *o = runtimes; *o; o++) {
+			if ((*o)->frames_only ? s->cfg.no_interp_frames : !s->cfg.runtime_views)
+				continue;
+			if (s->next_rt_slot + RT_SLOTS < s->next_rt_slot)
+				break;          /* no slot left (never: 2^32 / 8192 views) */
+			struct rt_view *rv = (*o)->open(s, procs[k].pid, procs[k].space,
+							RT_SLOT_BASE + s->next_rt_slot, note, sizeof(note));
+			add_note(s, note);
+			if (!rv)
+				continue;
+			s->next_rt_slot += RT_SLOTS;
+			if (s->nviews == s->views_cap) {
+				s->views_cap = s->views_cap ? 2 * s->views_cap : 4;
+				s->views = xrealloc(s->views, s->views_cap * sizeof(*s->views));
+			}
+			s->views[s->nviews++] = (struct view){ *o, rv, procs[k].pid, procs[k].space };
+			break;
+		}
+	}
+	for (size_t i = 0; i < s->nviews;) {
+		char note[320] = "";
+		struct view *v = &s->views[i];
+		if (v->ops->tick(v->v, s, note, sizeof(note)) < 0) {
+			/* It gave up: its threads are sampled from their next
+			 * capture, counted as any thread's. */
+			add_note(s, note);
+			target__forget(s->t, v->pid);
+			sampler_close_view(s, i);
+			continue;
+		}
+		add_note(s, note);
+		i++;
+	}
+}
+
+/* ---- services to the runtime views ------------------------------------------ */
+
+int64_t sampler_count(struct sampler *s, struct stack *k, enum unwind_status st)
+{
+	/* K's pcs are the sampler's buffer (sampler_unwind_saved()), which
+	 * has room for the mark. */
+	if ((st == UNWIND_TRUNCATED || st == UNWIND_STACK_SHORT) && k->pcs == s->pcs)
+		s->pcs[k->n++] = STACKS_PC_TRUNCATED;
+	if (st == UNWIND_COMPLETE)
+		s->stats.rooted += k->count;
+	else if (st == UNWIND_TRUNCATED)
+		s->stats.truncated += k->count;
+	else
+		s->stats.partial += k->count;
+	return sampler_add_stack(s, k);
+}
+
+void sampler_count_again(struct sampler *s, int64_t id, uint32_t slot, uint64_t n, bool rooted)
+{
+	stacks__add_again(s->st, id, n, 0);
+	if (s->tl)
+		timeline__add(s->tl, slot, (uint32_t)id, (uint32_t)n);
+	if (rooted)
+		s->stats.rooted += n;
+	else
+		s->stats.truncated += n;
+}
+
+enum unwind_status sampler_unwind_saved(struct sampler *s, pid_t pid, uint32_t id,
+					const struct user_regs_struct *regs, const unsigned char *stack,
+					size_t len, size_t want, uint64_t **pcs, size_t *depth,
+					uint32_t *space)
+{
+	struct space *sp = sampler_due_scan(s, sampler_space_for(s, id, pid), id, pid);
+	struct unwind_input in = { regs, false, regs->rsp, stack, len, want };
+	*pcs = s->pcs;
+	*depth = 0;
+	*space = sp->index;
+	if (!sp->uw)
+		return UNWIND_PARTIAL;
+	/* Room for the truncated mark sampler_count() may add. */
+	return unwinder__unwind(sp->uw, &in, s->pcs, (size_t)s->cfg.max_depth, depth);
+}
+
+void sampler_views_keep(struct sampler *s)
+{
+	for (size_t i = 0; i < s->nviews; i++)
+		s->views[i].ops->keep(s->views[i].v, s->st);
+}
+
+void sampler_views_stats(const struct sampler *s, struct sampler_stats *out)
+{
+	/* Each runtime's figures: its views freed, and those open. */
+	out->nrt = 0;
+	for (size_t k = 0; runtimes[k] && k < SAMPLER_RUNTIMES; k++) {
+		struct sampler_runtime total = s->rt_done[k];
+		for (size_t i = 0; i < s->nviews; i++)
+			if (s->views[i].ops == runtimes[k])
+				add_figures(&total, &s->views[i]);
+		if (total.name)
+			out->rt[out->nrt++] = total;
+	}
+}
