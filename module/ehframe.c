@@ -3,8 +3,8 @@
  * unwind/unwinder.c), where the function holding an address starts (for
  * naming stripped code, dwarf/symbolizer.c), and the CFI rows libunwind
  * cannot find (.eh_frame without .eh_frame_hdr, .debug_frame), with the
- * facts the unwinder checks its other steps against (code ranges, Go's
- * stack roots). */
+ * facts the unwinder checks its other steps against (code ranges, and the
+ * stack roots module/roots.c finds). */
 #include "module/gopclntab.h"
 #include "module/modules.h"
 
@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "module/cfi.h"
+#include "module/internal.h"
 #include "util/xalloc.h"
 
 #define DW_EH_PE_udata4 0x03
@@ -26,11 +26,6 @@
 
 #define ROW_SLOTS 1024                  /* rows cached per module, by PC */
 #define DEBUG_FRAME_MAX (256u << 20)    /* a larger .debug_frame is not read */
-
-struct range {
-	uint64_t lo, hi;                /* runtime addresses, [lo, hi) */
-	int kind;                       /* roots: MODULE_ROOT_* */
-};
 
 struct row_slot {
 	uint64_t key;                   /* PC + 1; 0: empty */
@@ -49,10 +44,9 @@ struct module_cfi {
 	Dwarf *dframe;
 	Dwarf_CFI *dframe_cfi;
 	struct gopclntab *go;           /* a Go program without .debug_frame */
-	bool musl;                      /* a static musl program */
-	struct range *code, *roots;
-	size_t ncode, nroots;
-	struct range systemstack;       /* Go's runtime.systemstack, or 0s */
+	struct range *code;             /* its executable segments */
+	size_t ncode;
+	struct roots roots;             /* module/roots.c */
 	struct row_slot *rows;          /* ROW_SLOTS, direct-mapped */
 };
 
@@ -341,7 +335,7 @@ void module_cfi__free(struct module_cfi *c)
 		elf_end(c->dframe_elf);
 	free(c->dframe_image);
 	free(c->code);
-	free(c->roots);
+	roots_end(&c->roots);
 	gopclntab__free(c->go);
 	free(c->rows);
 	free(c);
@@ -433,94 +427,6 @@ static void load_code_ranges(const struct module *m, struct module_cfi *c)
 	}
 }
 
-/* Go's functions where a stack ends (see module__stack_root()), by the
- * names .symtab gives them (assembly ones carry the suffix ".abi0"). */
-static const struct {
-	const char *name;
-	int kind;
-} go_roots[] = {
-	{ "runtime.goexit", MODULE_ROOT_TOP },       { "runtime.mstart", MODULE_ROOT_TOP },
-	{ "runtime.rt0_go", MODULE_ROOT_TOP },       { "runtime.sigtramp", MODULE_ROOT_TOP },
-	{ "runtime.mcall", MODULE_ROOT_SWITCH },     { "runtime.systemstack", MODULE_ROOT_JUMP },
-	{ "runtime.morestack", MODULE_ROOT_JUMP },   { "runtime.asmcgocall", MODULE_ROOT_SWITCH },
-};
-
-static int go_root_kind(const char *name)
-{
-	for (size_t i = 0; i < sizeof(go_roots) / sizeof(go_roots[0]); i++) {
-		size_t n = strlen(go_roots[i].name);
-		if (strncmp(name, go_roots[i].name, n) == 0 &&
-		    (name[n] == '\0' || strcmp(name + n, ".abi0") == 0))
-			return go_roots[i].kind;
-	}
-	return 0;
-}
-
-static void add_root(struct module_cfi *c, size_t *cap, uint64_t lo, uint64_t hi, int kind,
-		     const char *name)
-{
-	if (kind == MODULE_ROOT_JUMP && strncmp(name, "runtime.systemstack", 19) == 0)
-		c->systemstack = (struct range){ lo, hi, kind };
-	if (c->nroots == *cap) {
-		*cap = *cap ? 2 * *cap : 8;
-		c->roots = xrealloc(c->roots, *cap * sizeof(*c->roots));
-	}
-	c->roots[c->nroots++] = (struct range){ lo, hi, kind };
-}
-
-/* Without .symtab (-ldflags=-s): the same functions by .gopclntab's names. */
-static void load_go_roots_pclntab(const struct module *m, struct module_cfi *c)
-{
-	size_t cap = 0;
-	for (size_t i = 0, n = gopclntab__count(c->go); i < n; i++) {
-		uint64_t pc, lo, hi;
-		const char *name;
-		int kind;
-		if (gopclntab__entry(c->go, i, &pc) == 0 &&
-		    gopclntab__lookup(c->go, pc, &name, NULL, NULL) == 0 && (kind = go_root_kind(name)) &&
-		    gopclntab__frame(c->go, pc, &lo, &hi, NULL) == 0)
-			add_root(c, &cap, lo + m->bias, hi + m->bias, kind, name);
-	}
-}
-
-/* musl's own code has neither unwind info nor frame pointers (Debian's
- * libc.a is built without them), so in a static musl program every stack
- * ends at musl's frame that called ours: libc_start_main_stage2, which
- * called main (above it only _start_c and _start), or start / start_c11,
- * a thread's first function (above it only __clone).  They are the roots,
- * as Go's TOPFRAME functions are, but only in a program that has
- * libc_start_main_stage2: "start" alone is any program's name. */
-static int musl_root_kind(const char *name)
-{
-	return strcmp(name, "libc_start_main_stage2") == 0 || strcmp(name, "start") == 0 ||
-	       strcmp(name, "start_c11") == 0 ? MODULE_ROOT_TOP : 0;
-}
-
-/* Adds the functions of SYMTAB that KIND_OF names as roots.  Returns
- * whether one of them is called REQUIRED (true when REQUIRED is NULL). */
-static bool load_roots(const struct module *m, struct module_cfi *c, Elf_Scn *symtab,
-		       int (*kind_of)(const char *name), const char *required)
-{
-	bool found = !required;
-	GElf_Shdr sh;
-	Elf_Data *d = elf_getdata(symtab, NULL);
-	size_t cap = 0;
-	if (!d || !gelf_getshdr(symtab, &sh) || sh.sh_entsize == 0)
-		return false;
-	for (size_t i = 0, n = sh.sh_size / sh.sh_entsize; i < n; i++) {
-		GElf_Sym sym;
-		const char *name;
-		int kind;
-		if (!gelf_getsym(d, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
-		    !(name = elf_strptr(c->elf, sh.sh_link, sym.st_name)) || !(kind = kind_of(name)))
-			continue;
-		uint64_t lo = sym.st_value + m->bias;
-		add_root(c, &cap, lo, lo + (sym.st_size ? sym.st_size : 1), kind, name);
-		found |= required && strcmp(name, required) == 0;
-	}
-	return found;
-}
-
 /* The module's state for the unwinder, made on first use: code ranges,
  * .debug_frame if there is one, Go's roots if it is a Go program. */
 static struct module_cfi *own_cfi(const struct module *m)
@@ -558,15 +464,7 @@ static struct module_cfi *own_cfi(const struct module *m)
 	 * sizes Go's own tracebacks use are in .gopclntab. */
 	if (go && !c->dframe_cfi)
 		c->go = gopclntab__from_elf(m->image, m->image_len);
-	if (go && symtab)
-		load_roots(m, c, symtab, go_root_kind, NULL);
-	else if (c->go)
-		load_go_roots_pclntab(m, c);
-	else if (symtab && !m->eh_frame_hdr) {
-		c->musl = load_roots(m, c, symtab, musl_root_kind, "libc_start_main_stage2");
-		if (!c->musl)
-			c->nroots = 0;
-	}
+	roots_load(&c->roots, m, c->elf, symtab, go, c->go);
 	return c;
 }
 
@@ -682,24 +580,21 @@ bool module__is_code(const struct module *m, uint64_t addr)
 bool module__no_frame_pointers(const struct module *m)
 {
 	struct module_cfi *c = own_cfi(m);
-	return c && c->musl;
+	return c && c->roots.musl;
 }
 
 int module__go_systemstack(const struct module *m, uint64_t *lo, uint64_t *hi)
 {
 	struct module_cfi *c = own_cfi(m);
-	if (!c || c->systemstack.hi <= c->systemstack.lo)
+	if (!c || c->roots.systemstack.hi <= c->roots.systemstack.lo)
 		return -ENOENT;
-	*lo = c->systemstack.lo;
-	*hi = c->systemstack.hi;
+	*lo = c->roots.systemstack.lo;
+	*hi = c->roots.systemstack.hi;
 	return 0;
 }
 
 int module__stack_root(const struct module *m, uint64_t pc)
 {
 	struct module_cfi *c = own_cfi(m);
-	for (size_t i = 0; c && i < c->nroots; i++)
-		if (pc >= c->roots[i].lo && pc < c->roots[i].hi)
-			return c->roots[i].kind;
-	return 0;
+	return c ? roots_kind(&c->roots, pc) : 0;
 }

@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "module/cfi.h"
+#include "module/internal.h"
 #include "util/remote.h"
 #include "util/strbuf.h"
 #include "util/text.h"

@@ -170,6 +170,8 @@ const struct cfi_row *module__cfi_row(const struct module *m, uint64_t pc);
 /* Whether ADDR is in an executable segment of M (PT_LOAD with PF_X). */
 bool module__is_code(const struct module *m, uint64_t addr);
 
+/* ---- known roots (module/roots.c) ---- */
+
 /* Whether PC is in a function where stacks end by design, though the
  * unwind info does not say so, as Go's own tracebacks stop there:
  *   MODULE_ROOT_TOP     Go's TOPFRAME functions: runtime.goexit (the root
@@ -192,13 +194,14 @@ bool module__is_code(const struct module *m, uint64_t addr);
  * .gopclntab; in .gopclntab when .symtab is stripped) and in static
  * programs that have libc_start_main_stage2.  Returns 0 elsewhere. */
 enum { MODULE_ROOT_TOP = 1, MODULE_ROOT_SWITCH = 2, MODULE_ROOT_JUMP = 3 };
+int module__stack_root(const struct module *m, uint64_t pc);
 
 /* Whether M's code without unwind info keeps no frame pointers either, so
  * that RBP says nothing there: musl's code in a static musl program
- * (Debian's libc.a is built with neither).  A frame-pointer step there
- * would need a stop for RBP (EINTR for a blocked thread) for nothing. */
+ * (Debian's libc.a is built with neither), found with its roots.  A
+ * frame-pointer step there would need a stop for RBP (EINTR for a blocked
+ * thread) for nothing. */
 bool module__no_frame_pointers(const struct module *m);
-int module__stack_root(const struct module *m, uint64_t pc);
 
 /* Where Go's runtime.systemstack is in M (runtime addresses, [*LO, *HI)),
  * found as the roots above are: its code says where the runtime keeps the
