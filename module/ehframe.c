@@ -533,23 +533,6 @@ static int compute_row(Dwarf_CFI *cfi, uint64_t vaddr, struct cfi_row *row)
 	return 0;
 }
 
-/* The row Go's linker writes in .debug_frame, from the same numbers: the
- * CFA is SP + the frame size + the return address, which is just below
- * it; no other register is described (Go saves RBP, but its CFI does not
- * say so, and Go's code does not need it to unwind). */
-static int go_row(const struct gopclntab *g, uint64_t vaddr, struct cfi_row *row)
-{
-	uint32_t sp;
-	if (gopclntab__frame(g, vaddr, NULL, NULL, &sp) != 0)
-		return -1;
-	memset(row, 0, sizeof(*row));
-	row->cfa = (struct cfi_rule){ .kind = CFI_VAL_OFFSET, .reg = 7, .off = (int64_t)sp + 8 };
-	for (int i = 0; i < CFI_NREGS; i++)
-		row->regs[i].kind = CFI_SAME;
-	row->regs[CFI_RA] = (struct cfi_rule){ .kind = CFI_OFFSET, .off = -8 };
-	return 0;
-}
-
 const struct cfi_row *module__cfi_row(const struct module *m, uint64_t pc)
 {
 	struct module_cfi *c = own_cfi(m);
@@ -563,7 +546,7 @@ const struct cfi_row *module__cfi_row(const struct module *m, uint64_t pc)
 		s->key = pc + 1;
 		s->found = (!m->eh_frame_hdr && c->cfi && compute_row(c->cfi, v, &s->row) == 0) ||
 			   (c->dframe_cfi && compute_row(c->dframe_cfi, v, &s->row) == 0) ||
-			   (c->go && go_row(c->go, v, &s->row) == 0);
+			   (c->go && gopclntab_row(c->go, v, &s->row) == 0);
 	}
 	return s->found ? &s->row : NULL;
 }

@@ -1,7 +1,8 @@
 /* Private to module/: the unwind information a module keeps, made on the
  * unwinder's first question about it (module/ehframe.c) and freed with the
  * module (module/modules.c), and the files that read each kind of it:
- *   module/roots.c   the functions where stacks end by design (Go's, musl's)
+ *   module/gopclntab_rows.c  rows from Go's frame sizes (.gopclntab)
+ *   module/roots.c           the functions where stacks end by design (Go's, musl's)
  * Nothing outside module/ includes this. */
 #ifndef CPROF_MODULE_INTERNAL_H
 #define CPROF_MODULE_INTERNAL_H
@@ -20,6 +21,13 @@ struct range {
 	uint64_t lo, hi;                /* runtime addresses, [lo, hi) */
 	int kind;                       /* roots: MODULE_ROOT_* */
 };
+
+/* ---- rows from .gopclntab (module/gopclntab_rows.c) ---- */
+
+/* The row at link-time address VADDR of the Go program whose table G
+ * reads, as Go's linker would write it in .debug_frame: 0, or -1 when no
+ * function covers VADDR. */
+int gopclntab_row(const struct gopclntab *g, uint64_t vaddr, struct cfi_row *row);
 
 /* ---- the known roots (module/roots.c) ---- */
 
