@@ -1,7 +1,7 @@
 /* gopclntab_rows: the CFI rows of a Go program that has no .debug_frame
  * (built -ldflags=-w), from the frame sizes in .gopclntab that Go's own
  * tracebacks use (module/gopclntab.c reads the table); asked by
- * module__cfi_row() (module/ehframe.c) when the module has no other
+ * module__cfi_row() (module/unwind_info.c) when the module has no other
  * rows. */
 #include "module/internal.h"
 

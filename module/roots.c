@@ -5,7 +5,7 @@
  * a static musl program, whose code has no unwind information to go
  * further.  Found by name, in .symtab or, for a Go program without it, in
  * .gopclntab; made once per module, on the unwinder's first question
- * (module/ehframe.c). */
+ * (module/unwind_info.c). */
 #include "module/internal.h"
 
 #include <gelf.h>
