@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "unwind/cfi.h"
+#include "unwind/py_trampoline.h"
 #include "util/strbuf.h"
-#include "util/remote.h"
 #include "util/xalloc.h"
 
 /* Exported by libunwind but not declared in its headers. */
@@ -19,8 +19,6 @@ extern int _Ux86_64_dwarf_search_unwind_table(unw_addr_space_t as, unw_word_t ip
 
 #define STACK_SPAN (64ull << 20)        /* how far above SP a read counts as "stack" */
 
-#define TRAMP_SLOTS 4096                /* JIT code has many return addresses */
-
 struct unwinder {
 	unw_addr_space_t as;
 	const struct modules *ms;
@@ -28,11 +26,7 @@ struct unwinder {
 	size_t stack_need;      /* ... and how many it wanted, if more (0: no more) */
 	bool jumped;            /* it ended at a MODULE_ROOT_JUMP function */
 	uint64_t jump_sp;       /* ... whose SP this was (0: unknown) */
-	struct tramp_slot {
-		uint64_t key;   /* PC + 1; 0: empty */
-		int8_t off;     /* its offset in a CPython trampoline, or -1 */
-	} *tramp;               /* TRAMP_SLOTS, direct-mapped, made on first use:
-				   see py_trampoline() */
+	struct py_trampolines *tramp;   /* made on first use (unwind/py_trampoline.c) */
 };
 
 /* Per-unwind state handed to the accessors as their ARG. */
@@ -274,7 +268,7 @@ void unwinder__free(struct unwinder *u)
 	if (!u)
 		return;
 	unw_destroy_addr_space(u->as);
-	free(u->tramp);
+	py_trampolines_free(u->tramp);
 	free(u);
 }
 
@@ -345,7 +339,7 @@ static int syscall_stub_caller(struct ctx *x, const struct unwind_input *c, stru
  *   2. a CFI row libdw reads (module__cfi_row(): .eh_frame of a static
  *      binary, .debug_frame of a Go program), applied here (unwind/cfi.c);
  *   3. CPython's perf trampolines, whose frame is known from their code
- *      (py_trampoline());
+ *      (unwind/py_trampoline.c);
  *   4. where there is no unwind info at all (JIT code, named from
  *      /tmp/perf-PID.map; code without an FDE), one frame-pointer step:
  *      caller's PC at [RBP + 8], its RBP at [RBP], its SP = RBP + 16.
@@ -532,44 +526,12 @@ static enum step step_cfi(struct walk *w, const struct cfi_row *row, uint64_t ip
 	return STEP_NEXT;
 }
 
-/* ---- CPython's perf trampolines ----------------------------------------
- * python3.12 and 3.13 -X perf call each Python function through its own
- * copy (in anonymous memory, named py::NAME in the perf map) of
- *     sub $8,%rsp; call *%rcx; add $8,%rsp; ret
- * which keeps no frame pointer and has no unwind info, but whose frame is
- * fixed: known from the code itself, not guessed.  At the instruction at
- * offset 0 or 10 the return address is at [SP], at 4 or 6 (after the call:
- * a caller's PC) at [SP + 8]; every other register is the caller's.  The
- * code is read from the target once per address (trampolines are never
- * freed while the interpreter runs). */
-static const unsigned char py_tramp[11] = { 0x48, 0x83, 0xec, 0x08, 0xff, 0xd1,
-					    0x48, 0x83, 0xc4, 0x08, 0xc3 };
-static const int8_t py_tramp_at[] = { 0, 4, 6, 10 };
-
-/* PC's offset in a trampoline, or -1.  A return address can only be the
- * instruction after the call. */
-static int py_trampoline(struct unwinder *u, uint64_t pc, bool ret_addr)
+/* Steps a frame whose return address is at AT, known from its code (a
+ * CPython trampoline): the caller's PC is the word there, its SP AT + 8,
+ * its other registers this frame's. */
+static enum step step_ra_at(struct walk *w, uint64_t at, enum unwind_status *st)
 {
-	unsigned slot = (unsigned)((pc * 0x9e3779b97f4a7c15ull) >> 52) % TRAMP_SLOTS;
-	if (!u->tramp)
-		u->tramp = xcalloc(TRAMP_SLOTS, sizeof(*u->tramp));
-	if (u->tramp[slot].key != pc + 1) {
-		unsigned char code[sizeof(py_tramp) + 10];
-		int off = -1;
-		if (pc >= 10 && remote__read(modules__pid(u->ms), pc - 10, code, sizeof(code)) == 0)
-			for (size_t i = 0; i < sizeof(py_tramp_at) && off < 0; i++)
-				if (memcmp(code + 10 - py_tramp_at[i], py_tramp, sizeof(py_tramp)) == 0)
-					off = py_tramp_at[i];
-		u->tramp[slot].key = pc + 1;
-		u->tramp[slot].off = (int8_t)off;
-	}
-	int off = u->tramp[slot].off;
-	return ret_addr && off != 6 ? -1 : off;
-}
-
-static enum step step_py_trampoline(struct walk *w, int off, enum unwind_status *st)
-{
-	uint64_t sp = w->r.v[UREG_RSP], at = sp + (off == 4 || off == 6 ? 8 : 0), ra;
+	uint64_t ra;
 	if (read_stack(&w->x, at, &ra, true) < 0 || ra == 0) {
 		*st = early_end(w);
 		return STEP_END;
@@ -647,9 +609,10 @@ static enum step step_other(struct walk *w, const struct module *m, uint64_t ip,
 		w->by_fp = false;
 		return STEP_NEXT;
 	}
-	int off = m ? -1 : py_trampoline(w->u, ip, w->ret_addr);
-	if (off >= 0)
-		return step_py_trampoline(w, off, st);
+	uint64_t at;
+	if (!m && py_trampoline_frame(&w->u->tramp, modules__pid(w->u->ms), ip, w->ret_addr,
+				      w->r.v[UREG_RSP], &at))
+		return step_ra_at(w, at, st);
 	if (m && module__no_frame_pointers(m)) {
 		*st = early_end(w);
 		return STEP_END;
