@@ -1,265 +1,26 @@
+/* unwinder: one unwind, a frame at a time, each stepped by the rule that
+ * knows it (see "one unwind" below and unwinder.h); libunwind's side is
+ * in unwind/libunwind.c, the capture's memory in unwind/capture.c. */
 #include "unwind/unwinder.h"
 
-#include <errno.h>
 #include <libunwind.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "unwind/cfi.h"
+#include "unwind/internal.h"
 #include "unwind/py_trampoline.h"
-#include "util/strbuf.h"
 #include "util/xalloc.h"
-
-/* Exported by libunwind but not declared in its headers. */
-extern int _Ux86_64_dwarf_search_unwind_table(unw_addr_space_t as, unw_word_t ip,
-					      unw_dyn_info_t *di, unw_proc_info_t *pi,
-					      int need_unwind_info, void *arg);
-
-#define STACK_SPAN (64ull << 20)        /* how far above SP a read counts as "stack" */
-
-struct unwinder {
-	unw_addr_space_t as;
-	const struct modules *ms;
-	size_t stack_used;      /* bytes of the last unwind's stack copy it read */
-	size_t stack_need;      /* ... and how many it wanted, if more (0: no more) */
-	bool jumped;            /* it ended at a MODULE_ROOT_JUMP function */
-	uint64_t jump_sp;       /* ... whose SP this was (0: unknown) */
-	struct py_trampolines *tramp;   /* made on first use (unwind/py_trampoline.c) */
-};
-
-/* Per-unwind state handed to the accessors as their ARG. */
-struct ctx {
-	struct unwinder *u;
-	const struct unwind_input *c;
-	const struct user_regs_struct *regs;    /* of the frame the cursor started from */
-	uint32_t known;         /* which of them are valid (UREG_BIT(DWARF number)) */
-	int no_fde;             /* find_proc_info found nothing for the last step */
-	int stack_short;        /* a read fell past the end of the stack copy */
-	int need_regs;          /* asked for a register a partial capture lacks */
-	int no_module;          /* an address was in no known module */
-	const struct module *last;      /* the module find_module() found last */
-};
-
-static const struct module *find_module(struct ctx *x, uint64_t addr)
-{
-	/* Most lookups fall in the module of the one before (the loop's,
-	 * then find_proc_info's, for the same PC). */
-	const struct module *m = x->last;
-	if (m && addr >= m->start && addr < m->end)
-		return m;
-	m = modules__find(x->u->ms, addr);
-	if (!m)
-		x->no_module = 1;
-	else
-		x->last = m;
-	return m;
-}
-
-/* The remote-table description of a module's .eh_frame_hdr: table_len
- * counts unw_word_t units, one 8-byte entry each. */
-static int eh_frame_table(const struct module *m, unw_dyn_info_t *di)
-{
-	struct eh_table t;
-	if (module__eh_table(m, &t) < 0)
-		return -UNW_ENOINFO;
-	memset(di, 0, sizeof(*di));
-	di->format = UNW_INFO_FORMAT_REMOTE_TABLE;
-	di->start_ip = m->start;
-	di->end_ip = m->end;
-	di->u.rti.segbase = t.segbase;
-	di->u.rti.table_data = t.table;
-	di->u.rti.table_len = t.fde_count * 8 / sizeof(unw_word_t);
-	return 0;
-}
-
-static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,
-			  int need_unwind_info, void *arg)
-{
-	struct ctx *x = arg;
-	unw_dyn_info_t di;
-	const struct module *m = find_module(x, ip);
-	int r = m ? eh_frame_table(m, &di) : -UNW_ENOINFO;
-	if (r == 0)
-		r = _Ux86_64_dwarf_search_unwind_table(as, ip, &di, pi, need_unwind_info, arg);
-	if (r < 0) {
-		/* Not -UNW_ENOINFO: with that, unw_step() would guess a frame
-		 * from RBP and leave the cursor on it.  With any other error it
-		 * returns at once, the cursor still on this frame, whose
-		 * registers the other ways of stepping start from. */
-		x->no_fde = 1;
-		r = -UNW_ESTOPUNWIND;
-	}
-	return r;
-}
-
-static void put_unwind_info(unw_addr_space_t as, unw_proc_info_t *pi, void *arg)
-{
-	/* Not called for tables from dwarf_search_unwind_table: libunwind
-	 * frees those itself (UNW_INFO_FORMAT_TABLE, from its own pool). */
-}
-
-static int get_dyn_info_list_addr(unw_addr_space_t as, unw_word_t *dilap, void *arg)
-{
-	return -UNW_ENOINFO;
-}
-
-/* A word of the stack copy, or -1.  With FLAG, flags a copy too short if
- * ADDR is past its end and the copy was cut by our size, not by the end of
- * the mapping: a larger one would do. */
-static int read_stack(struct ctx *x, uint64_t addr, uint64_t *val, bool flag)
-{
-	const struct unwind_input *c = x->c;
-	if (addr >= c->stack_addr && addr - c->stack_addr <= c->stack_len &&
-	    c->stack_len - (addr - c->stack_addr) >= sizeof(*val)) {
-		memcpy(val, c->stack + (addr - c->stack_addr), sizeof(*val));
-		return 0;
-	}
-	if (flag && addr >= c->stack_addr && addr - c->stack_addr < STACK_SPAN &&
-	    c->stack_len == c->stack_want && !modules__find(x->u->ms, addr)) {
-		x->stack_short = 1;
-		if (addr - c->stack_addr + sizeof(*val) > x->u->stack_need)
-			x->u->stack_need = addr - c->stack_addr + sizeof(*val);
-	}
-	return -1;
-}
-
-/* A word of the target's memory as we have it: the stack copy, then the
- * module images.  (Modules are checked before flagging a short copy:
- * thread stacks often sit right below the libraries.) */
-static int read_word(void *arg, uint64_t addr, uint64_t *val)
-{
-	struct ctx *x = arg;
-	const struct unwind_input *c = x->c;
-	if (addr >= c->stack_addr && addr - c->stack_addr <= c->stack_len &&
-	    c->stack_len - (addr - c->stack_addr) >= sizeof(*val)) {
-		size_t end = addr - c->stack_addr + sizeof(*val);
-		memcpy(val, c->stack + (addr - c->stack_addr), sizeof(*val));
-		if (end > x->u->stack_used)
-			x->u->stack_used = end;
-		return 0;
-	}
-	const struct module *m = find_module(x, addr);
-	if (m && module__read(m, addr, val, sizeof(*val)) == 0)
-		return 0;
-	if (!m)
-		read_stack(x, addr, val, true);
-	return -1;
-}
-
-static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp,
-		      int write, void *arg)
-{
-	uint64_t v;
-	if (write || read_word(arg, addr, &v) < 0)
-		return -UNW_EINVAL;
-	*valp = v;
-	return 0;
-}
-
-static int access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *valp,
-		      int write, void *arg)
-{
-	struct ctx *x = arg;
-	const struct user_regs_struct *r = x->regs;
-	if (write)
-		return -UNW_EREADONLYREG;
-	if (reg < 0 || reg >= UREG_N || !(x->known & UREG_BIT(reg))) {
-		/* A stop gives every register: worth it if the capture lacked it. */
-		if (x->c->partial_regs)
-			x->need_regs = 1;
-		return -UNW_EBADREG;
-	}
-	switch (reg) {
-	case UNW_X86_64_RAX: *valp = r->rax; break;
-	case UNW_X86_64_RDX: *valp = r->rdx; break;
-	case UNW_X86_64_RCX: *valp = r->rcx; break;
-	case UNW_X86_64_RBX: *valp = r->rbx; break;
-	case UNW_X86_64_RSI: *valp = r->rsi; break;
-	case UNW_X86_64_RDI: *valp = r->rdi; break;
-	case UNW_X86_64_RBP: *valp = r->rbp; break;
-	case UNW_X86_64_RSP: *valp = r->rsp; break;
-	case UNW_X86_64_R8: *valp = r->r8; break;
-	case UNW_X86_64_R9: *valp = r->r9; break;
-	case UNW_X86_64_R10: *valp = r->r10; break;
-	case UNW_X86_64_R11: *valp = r->r11; break;
-	case UNW_X86_64_R12: *valp = r->r12; break;
-	case UNW_X86_64_R13: *valp = r->r13; break;
-	case UNW_X86_64_R14: *valp = r->r14; break;
-	case UNW_X86_64_R15: *valp = r->r15; break;
-	case UNW_X86_64_RIP: *valp = r->rip; break;
-	default: return -UNW_EBADREG;
-	}
-	return 0;
-}
-
-static int access_fpreg(unw_addr_space_t as, unw_regnum_t reg, unw_fpreg_t *val,
-			int write, void *arg)
-{
-	return -UNW_EBADREG;
-}
-
-static int resume(unw_addr_space_t as, unw_cursor_t *c, void *arg)
-{
-	return -UNW_EINVAL;
-}
-
-static int get_proc_name(unw_addr_space_t as, unw_word_t addr, char *buf, size_t len,
-			 unw_word_t *offp, void *arg)
-{
-	return -UNW_ENOINFO;            /* symbols come from libdw, at the end */
-}
-
-static unw_accessors_t accessors = {
-	.find_proc_info = find_proc_info,
-	.put_unwind_info = put_unwind_info,
-	.get_dyn_info_list_addr = get_dyn_info_list_addr,
-	.access_mem = access_mem,
-	.access_reg = access_reg,
-	.access_fpreg = access_fpreg,
-	.resume = resume,
-	.get_proc_name = get_proc_name,
-};
-
-/* libunwind's global cache, and its memory pools, take a lock around each
- * step with every signal blocked: two rt_sigprocmask calls for each, 8 to
- * 12 system calls per unwind, the most frequent system call of a sampling
- * run.  (UNW_CACHE_PER_THREAD, which would not lock, is turned into
- * UNW_CACHE_GLOBAL by builds without __thread support, Debian's among
- * them.)  The signals are blocked so that a signal handler unwinding its
- * own thread cannot deadlock on the lock; our unwinding is remote, on a
- * thread that never unwinds in a signal handler.  So this program's
- * sigprocmask, which libunwind's calls resolve to (the executable's
- * definition comes first), does nothing while unwinding on this thread
- * (the lock is still taken: only the mask change is skipped), and is
- * pthread_sigmask() otherwise, as glibc's is. */
-static __thread int unwinding;
-
-int sigprocmask(int how, const sigset_t *set, sigset_t *old)
-{
-	if (unwinding)
-		return 0;
-	int e = pthread_sigmask(how, set, old);
-	if (e) {
-		errno = e;
-		return -1;
-	}
-	return 0;
-}
 
 struct unwinder *unwinder__new(const struct modules *ms)
 {
 	struct unwinder *u = xcalloc(1, sizeof(*u));
 	u->ms = ms;
-	u->as = unw_create_addr_space(&accessors, 0);
+	u->as = libunwind_space_new();
 	if (!u->as) {
 		free(u);
 		return NULL;
 	}
-	/* Remote address spaces start with caching off: without it every
-	 * step re-parses CIEs and FDEs (about 200x slower here). */
-	unw_set_caching_policy(u->as, UNW_CACHE_GLOBAL);
 	return u;
 }
 
@@ -301,7 +62,7 @@ void unwinder__flush(struct unwinder *u)
  * into R (PC = the word at SP, SP + 8, the other registers as they are: a
  * syscall keeps the callee-saved ones), if that address is code in a known
  * module.  Anything else still goes on to a frame-pointer step. */
-static int after_syscall(struct ctx *x, uint64_t pc)
+static int after_syscall(struct unwind_ctx *x, uint64_t pc)
 {
 	unsigned char insn[2];
 	const struct module *m = find_module(x, pc - 2);
@@ -310,14 +71,15 @@ static int after_syscall(struct ctx *x, uint64_t pc)
 
 /* A thread just born from clone/clone3: it is at its first instruction, on
  * an empty stack.  That is its root. */
-static int newborn(struct ctx *x, const struct unwind_input *c)
+static int newborn(struct unwind_ctx *x, const struct unwind_input *c)
 {
 	return !c->partial_regs && c->regs->rax == 0 &&
 	       (c->regs->orig_rax == 56 || c->regs->orig_rax == 435) && after_syscall(x, c->regs->rip);
 }
 
 /* R (the innermost frame, C's) becomes its caller's frame. */
-static int syscall_stub_caller(struct ctx *x, const struct unwind_input *c, struct uregs *r)
+static int syscall_stub_caller(struct unwind_ctx *x, const struct unwind_input *c,
+			       struct uregs *r)
 {
 	uint64_t pc = c->regs->rip, sp = c->regs->rsp, ra;
 	if (!after_syscall(x, pc))
@@ -351,7 +113,7 @@ static int syscall_stub_caller(struct ctx *x, const struct unwind_input *c, stru
  * module: a chain that fails before is cut back to the last frame that
  * stands, never kept as a guess. */
 struct walk {
-	struct ctx x;
+	struct unwind_ctx x;
 	struct unwinder *u;
 	const struct unwind_input *c;
 	unw_cursor_t cur;
@@ -404,7 +166,7 @@ static enum unwind_status end(struct walk *w, enum unwind_status s)
 /* Why the unwind stopped early. */
 static enum unwind_status early_end(struct walk *w)
 {
-	const struct ctx *x = &w->x;
+	const struct unwind_ctx *x = &w->x;
 	if (x->need_regs)
 		return end(w, UNWIND_NEED_REGS);
 	if (x->stack_short && !x->no_fde)
@@ -626,9 +388,9 @@ static enum unwind_status unwind(struct unwinder *u, const struct unwind_input *
 enum unwind_status unwinder__unwind(struct unwinder *u, const struct unwind_input *c,
 				    uint64_t *pcs, size_t max, size_t *n)
 {
-	unwinding = 1;
+	libunwind_quiet(true);
 	enum unwind_status r = unwind(u, c, pcs, max, n);
-	unwinding = 0;
+	libunwind_quiet(false);
 	return r;
 }
 
