@@ -41,9 +41,9 @@ endif
 VERSION := 0.1.0
 
 SRCS := util/xalloc.c util/hist.c util/syscalls.c util/intern.c util/strbuf.c util/timeutil.c \
-        module/modules.c module/ehframe.c attach/proc.c attach/seize.c attach/tables.c attach/blocked.c attach/target.c \
+        module/modules.c module/unwind_info.c module/cfi_rows.c module/roots.c attach/proc.c attach/seize.c attach/tables.c attach/blocked.c attach/target.c \
         sample/sampler.c \
-        unwind/unwinder.c \
+        unwind/unwinder.c unwind/libunwind.c unwind/capture.c unwind/py_trampoline.c \
         dwarf/symbolizer.c \
         profile/stacks.c profile/timeline.c output/frames.c output/output.c output/readers.c output/folded.c output/pprof.c output/svg.c output/speedscope.c \
         cli/options.c cli/run.c cli/dump.c cli/periods.c cli/pidfile.c
@@ -52,7 +52,7 @@ SRCS += util/remote.c util/sparse.c
 SRCS += cli/outfile.c
 SRCS += cli/watchdog.c
 SRCS += cli/serve.c cli/push.c
-SRCS += module/gopclntab.c module/symbols.c
+SRCS += module/gopclntab.c module/gopclntab_rows.c module/symbols.c
 SRCS += dwarf/debuginfod.c
 SRCS += unwind/cfi.c
 SRCS += goroutine/goroutines.c goroutine/curg.c

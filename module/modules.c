@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "module/cfi.h"
+#include "module/internal.h"
 #include "util/remote.h"
 #include "util/strbuf.h"
 #include "util/text.h"
@@ -76,7 +76,7 @@ static void module_free(struct module *m)
 		free((void *)m->image);
 	if (m->fd >= 0)
 		close(m->fd);
-	module_cfi__free(m->cfi);
+	unwind_info_free(m->unwind);
 	free(m->segs);
 	free(m->path);
 	free(m->shown);
@@ -319,7 +319,7 @@ static struct module *module_new(pid_t pid, const struct map_entry *first, uint6
 	m->end = end;
 	m->inode = first->inode;
 	m->fd = -1;
-	m->cfi = module_cfi__new();
+	m->unwind = unwind_info_new();
 	if (strcmp(first->path, "[vdso]") == 0)
 		load_vdso_image(m, pid);
 	else

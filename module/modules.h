@@ -49,7 +49,7 @@ struct module {
 	char build_id[128];
 	int usable;                     /* image parsed, bias known */
 	unsigned refs;                  /* tables holding it (modules__copy) */
-	struct module_cfi *cfi;         /* see module__func_start(), module/ehframe.c */
+	struct unwind_info *unwind;     /* made on first use (module/unwind_info.c) */
 };
 
 struct modules;
@@ -111,7 +111,7 @@ int module__read(const struct module *m, uint64_t addr, void *buf, size_t len);
  * naming. */
 int module__symbol(const struct module *m, const char *name, uint64_t *addr, uint64_t *size);
 
-/* ---- unwind tables (module/ehframe.c) ---- */
+/* ---- unwind tables (module/cfi_rows.c) ---- */
 
 /* The binary-search table of M's .eh_frame_hdr, in runtime addresses:
  * FDE_COUNT pairs of (initial location, FDE address), both 4-byte signed
@@ -130,10 +130,12 @@ int module__eh_table(const struct module *m, struct eh_table *t);   /* 0 or -1 *
  * image; at symbolization time, not while sampling. */
 bool module__func_start(const struct module *m, uint64_t addr, uint64_t *start);
 
-/* ---- unwind info libunwind does not read (module/ehframe.c) ----
+/* ---- unwind info libunwind does not read (module/unwind_info.c) ----
  * libunwind finds FDEs through .eh_frame_hdr only.  Static binaries have
  * .eh_frame without it; Go binaries have .debug_frame only (often
- * compressed).  libdw reads both: these are its rule sets, per address,
+ * compressed), or not even that (-ldflags=-w).  libdw reads both
+ * (module/cfi_rows.c), and Go's .gopclntab gives the same rows from its
+ * frame sizes (module/gopclntab_rows.c): these are rule sets, per address,
  * for the unwinder to apply itself (unwind/cfi.c). */
 
 /* How the caller's value of a register is found, given the CFA:
@@ -168,15 +170,18 @@ struct cfi_row {
 	bool signal;                    /* a signal trampoline (FDE augmentation 'S') */
 };
 
-/* The row of M's CFI that holds at runtime address PC, from .debug_frame,
- * or from .eh_frame when M has no .eh_frame_hdr (else libunwind reads it).
- * Rows are cached per module (libdw runs the CFA program once per PC).
- * Returns NULL when no FDE covers PC; the row stays valid until the next
- * call for M. */
+/* The row of M's CFI that holds at runtime address PC: from .eh_frame
+ * when M has no .eh_frame_hdr (else libunwind reads it), from
+ * .debug_frame, or, in a Go program without .debug_frame, from
+ * .gopclntab.  Rows are cached per module (libdw runs the CFA program once
+ * per PC).  Returns NULL when no FDE (no Go function) covers PC; the row
+ * stays valid until the next call for M. */
 const struct cfi_row *module__cfi_row(const struct module *m, uint64_t pc);
 
 /* Whether ADDR is in an executable segment of M (PT_LOAD with PF_X). */
 bool module__is_code(const struct module *m, uint64_t addr);
+
+/* ---- known roots (module/roots.c) ---- */
 
 /* Whether PC is in a function where stacks end by design, though the
  * unwind info does not say so, as Go's own tracebacks stop there:
@@ -200,13 +205,14 @@ bool module__is_code(const struct module *m, uint64_t addr);
  * .gopclntab; in .gopclntab when .symtab is stripped) and in static
  * programs that have libc_start_main_stage2.  Returns 0 elsewhere. */
 enum { MODULE_ROOT_TOP = 1, MODULE_ROOT_SWITCH = 2, MODULE_ROOT_JUMP = 3 };
+int module__stack_root(const struct module *m, uint64_t pc);
 
 /* Whether M's code without unwind info keeps no frame pointers either, so
  * that RBP says nothing there: musl's code in a static musl program
- * (Debian's libc.a is built with neither).  A frame-pointer step there
- * would need a stop for RBP (EINTR for a blocked thread) for nothing. */
+ * (Debian's libc.a is built with neither), found with its roots.  A
+ * frame-pointer step there would need a stop for RBP (EINTR for a blocked
+ * thread) for nothing. */
 bool module__no_frame_pointers(const struct module *m);
-int module__stack_root(const struct module *m, uint64_t pc);
 
 /* Where Go's runtime.systemstack is in M (runtime addresses, [*LO, *HI)),
  * found as the roots above are: its code says where the runtime keeps the

@@ -1,271 +1,26 @@
+/* unwinder: one unwind, a frame at a time, each stepped by the rule that
+ * knows it (see "one unwind" below and unwinder.h); libunwind's side is
+ * in unwind/libunwind.c, the capture's memory in unwind/capture.c. */
 #include "unwind/unwinder.h"
 
-#include <errno.h>
 #include <libunwind.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "unwind/cfi.h"
-#include "util/strbuf.h"
-#include "util/remote.h"
+#include "unwind/internal.h"
+#include "unwind/py_trampoline.h"
 #include "util/xalloc.h"
-
-/* Exported by libunwind but not declared in its headers. */
-extern int _Ux86_64_dwarf_search_unwind_table(unw_addr_space_t as, unw_word_t ip,
-					      unw_dyn_info_t *di, unw_proc_info_t *pi,
-					      int need_unwind_info, void *arg);
-
-#define STACK_SPAN (64ull << 20)        /* how far above SP a read counts as "stack" */
-
-#define TRAMP_SLOTS 4096                /* JIT code has many return addresses */
-
-struct unwinder {
-	unw_addr_space_t as;
-	const struct modules *ms;
-	size_t stack_used;      /* bytes of the last unwind's stack copy it read */
-	size_t stack_need;      /* ... and how many it wanted, if more (0: no more) */
-	bool jumped;            /* it ended at a MODULE_ROOT_JUMP function */
-	uint64_t jump_sp;       /* ... whose SP this was (0: unknown) */
-	struct tramp_slot {
-		uint64_t key;   /* PC + 1; 0: empty */
-		int8_t off;     /* its offset in a CPython trampoline, or -1 */
-	} *tramp;               /* TRAMP_SLOTS, direct-mapped, made on first use:
-				   see py_trampoline() */
-};
-
-/* Per-unwind state handed to the accessors as their ARG. */
-struct ctx {
-	struct unwinder *u;
-	const struct unwind_input *c;
-	const struct user_regs_struct *regs;    /* of the frame the cursor started from */
-	uint32_t known;         /* which of them are valid (UREG_BIT(DWARF number)) */
-	int no_fde;             /* find_proc_info found nothing for the last step */
-	int stack_short;        /* a read fell past the end of the stack copy */
-	int need_regs;          /* asked for a register a partial capture lacks */
-	int no_module;          /* an address was in no known module */
-	const struct module *last;      /* the module find_module() found last */
-};
-
-static const struct module *find_module(struct ctx *x, uint64_t addr)
-{
-	/* Most lookups fall in the module of the one before (the loop's,
-	 * then find_proc_info's, for the same PC). */
-	const struct module *m = x->last;
-	if (m && addr >= m->start && addr < m->end)
-		return m;
-	m = modules__find(x->u->ms, addr);
-	if (!m)
-		x->no_module = 1;
-	else
-		x->last = m;
-	return m;
-}
-
-/* The remote-table description of a module's .eh_frame_hdr: table_len
- * counts unw_word_t units, one 8-byte entry each. */
-static int eh_frame_table(const struct module *m, unw_dyn_info_t *di)
-{
-	struct eh_table t;
-	if (module__eh_table(m, &t) < 0)
-		return -UNW_ENOINFO;
-	memset(di, 0, sizeof(*di));
-	di->format = UNW_INFO_FORMAT_REMOTE_TABLE;
-	di->start_ip = m->start;
-	di->end_ip = m->end;
-	di->u.rti.segbase = t.segbase;
-	di->u.rti.table_data = t.table;
-	di->u.rti.table_len = t.fde_count * 8 / sizeof(unw_word_t);
-	return 0;
-}
-
-static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,
-			  int need_unwind_info, void *arg)
-{
-	struct ctx *x = arg;
-	unw_dyn_info_t di;
-	const struct module *m = find_module(x, ip);
-	int r = m ? eh_frame_table(m, &di) : -UNW_ENOINFO;
-	if (r == 0)
-		r = _Ux86_64_dwarf_search_unwind_table(as, ip, &di, pi, need_unwind_info, arg);
-	if (r < 0) {
-		/* Not -UNW_ENOINFO: with that, unw_step() would guess a frame
-		 * from RBP and leave the cursor on it.  With any other error it
-		 * returns at once, the cursor still on this frame, whose
-		 * registers the other ways of stepping start from. */
-		x->no_fde = 1;
-		r = -UNW_ESTOPUNWIND;
-	}
-	return r;
-}
-
-static void put_unwind_info(unw_addr_space_t as, unw_proc_info_t *pi, void *arg)
-{
-	/* Not called for tables from dwarf_search_unwind_table: libunwind
-	 * frees those itself (UNW_INFO_FORMAT_TABLE, from its own pool). */
-}
-
-static int get_dyn_info_list_addr(unw_addr_space_t as, unw_word_t *dilap, void *arg)
-{
-	return -UNW_ENOINFO;
-}
-
-/* A word of the stack copy, or -1.  With FLAG, flags a copy too short if
- * ADDR is past its end and the copy was cut by our size, not by the end of
- * the mapping: a larger one would do. */
-static int read_stack(struct ctx *x, uint64_t addr, uint64_t *val, bool flag)
-{
-	const struct unwind_input *c = x->c;
-	if (addr >= c->stack_addr && addr - c->stack_addr <= c->stack_len &&
-	    c->stack_len - (addr - c->stack_addr) >= sizeof(*val)) {
-		memcpy(val, c->stack + (addr - c->stack_addr), sizeof(*val));
-		return 0;
-	}
-	if (flag && addr >= c->stack_addr && addr - c->stack_addr < STACK_SPAN &&
-	    c->stack_len == c->stack_want && !modules__find(x->u->ms, addr)) {
-		x->stack_short = 1;
-		if (addr - c->stack_addr + sizeof(*val) > x->u->stack_need)
-			x->u->stack_need = addr - c->stack_addr + sizeof(*val);
-	}
-	return -1;
-}
-
-/* A word of the target's memory as we have it: the stack copy, then the
- * module images.  (Modules are checked before flagging a short copy:
- * thread stacks often sit right below the libraries.) */
-static int read_word(void *arg, uint64_t addr, uint64_t *val)
-{
-	struct ctx *x = arg;
-	const struct unwind_input *c = x->c;
-	if (addr >= c->stack_addr && addr - c->stack_addr <= c->stack_len &&
-	    c->stack_len - (addr - c->stack_addr) >= sizeof(*val)) {
-		size_t end = addr - c->stack_addr + sizeof(*val);
-		memcpy(val, c->stack + (addr - c->stack_addr), sizeof(*val));
-		if (end > x->u->stack_used)
-			x->u->stack_used = end;
-		return 0;
-	}
-	const struct module *m = find_module(x, addr);
-	if (m && module__read(m, addr, val, sizeof(*val)) == 0)
-		return 0;
-	if (!m)
-		read_stack(x, addr, val, true);
-	return -1;
-}
-
-static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp,
-		      int write, void *arg)
-{
-	uint64_t v;
-	if (write || read_word(arg, addr, &v) < 0)
-		return -UNW_EINVAL;
-	*valp = v;
-	return 0;
-}
-
-static int access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *valp,
-		      int write, void *arg)
-{
-	struct ctx *x = arg;
-	const struct user_regs_struct *r = x->regs;
-	if (write)
-		return -UNW_EREADONLYREG;
-	if (reg < 0 || reg >= UREG_N || !(x->known & UREG_BIT(reg))) {
-		/* A stop gives every register: worth it if the capture lacked it. */
-		if (x->c->partial_regs)
-			x->need_regs = 1;
-		return -UNW_EBADREG;
-	}
-	switch (reg) {
-	case UNW_X86_64_RAX: *valp = r->rax; break;
-	case UNW_X86_64_RDX: *valp = r->rdx; break;
-	case UNW_X86_64_RCX: *valp = r->rcx; break;
-	case UNW_X86_64_RBX: *valp = r->rbx; break;
-	case UNW_X86_64_RSI: *valp = r->rsi; break;
-	case UNW_X86_64_RDI: *valp = r->rdi; break;
-	case UNW_X86_64_RBP: *valp = r->rbp; break;
-	case UNW_X86_64_RSP: *valp = r->rsp; break;
-	case UNW_X86_64_R8: *valp = r->r8; break;
-	case UNW_X86_64_R9: *valp = r->r9; break;
-	case UNW_X86_64_R10: *valp = r->r10; break;
-	case UNW_X86_64_R11: *valp = r->r11; break;
-	case UNW_X86_64_R12: *valp = r->r12; break;
-	case UNW_X86_64_R13: *valp = r->r13; break;
-	case UNW_X86_64_R14: *valp = r->r14; break;
-	case UNW_X86_64_R15: *valp = r->r15; break;
-	case UNW_X86_64_RIP: *valp = r->rip; break;
-	default: return -UNW_EBADREG;
-	}
-	return 0;
-}
-
-static int access_fpreg(unw_addr_space_t as, unw_regnum_t reg, unw_fpreg_t *val,
-			int write, void *arg)
-{
-	return -UNW_EBADREG;
-}
-
-static int resume(unw_addr_space_t as, unw_cursor_t *c, void *arg)
-{
-	return -UNW_EINVAL;
-}
-
-static int get_proc_name(unw_addr_space_t as, unw_word_t addr, char *buf, size_t len,
-			 unw_word_t *offp, void *arg)
-{
-	return -UNW_ENOINFO;            /* symbols come from libdw, at the end */
-}
-
-static unw_accessors_t accessors = {
-	.find_proc_info = find_proc_info,
-	.put_unwind_info = put_unwind_info,
-	.get_dyn_info_list_addr = get_dyn_info_list_addr,
-	.access_mem = access_mem,
-	.access_reg = access_reg,
-	.access_fpreg = access_fpreg,
-	.resume = resume,
-	.get_proc_name = get_proc_name,
-};
-
-/* libunwind's global cache, and its memory pools, take a lock around each
- * step with every signal blocked: two rt_sigprocmask calls for each, 8 to
- * 12 system calls per unwind, the most frequent system call of a sampling
- * run.  (UNW_CACHE_PER_THREAD, which would not lock, is turned into
- * UNW_CACHE_GLOBAL by builds without __thread support, Debian's among
- * them.)  The signals are blocked so that a signal handler unwinding its
- * own thread cannot deadlock on the lock; our unwinding is remote, on a
- * thread that never unwinds in a signal handler.  So this program's
- * sigprocmask, which libunwind's calls resolve to (the executable's
- * definition comes first), does nothing while unwinding on this thread
- * (the lock is still taken: only the mask change is skipped), and is
- * pthread_sigmask() otherwise, as glibc's is. */
-static __thread int unwinding;
-
-int sigprocmask(int how, const sigset_t *set, sigset_t *old)
-{
-	if (unwinding)
-		return 0;
-	int e = pthread_sigmask(how, set, old);
-	if (e) {
-		errno = e;
-		return -1;
-	}
-	return 0;
-}
 
 struct unwinder *unwinder__new(const struct modules *ms)
 {
 	struct unwinder *u = xcalloc(1, sizeof(*u));
 	u->ms = ms;
-	u->as = unw_create_addr_space(&accessors, 0);
+	u->as = libunwind_space_new();
 	if (!u->as) {
 		free(u);
 		return NULL;
 	}
-	/* Remote address spaces start with caching off: without it every
-	 * step re-parses CIEs and FDEs (about 200x slower here). */
-	unw_set_caching_policy(u->as, UNW_CACHE_GLOBAL);
 	return u;
 }
 
@@ -274,7 +29,7 @@ void unwinder__free(struct unwinder *u)
 	if (!u)
 		return;
 	unw_destroy_addr_space(u->as);
-	free(u->tramp);
+	py_trampolines_free(u->tramp);
 	free(u);
 }
 
@@ -307,7 +62,7 @@ void unwinder__flush(struct unwinder *u)
  * into R (PC = the word at SP, SP + 8, the other registers as they are: a
  * syscall keeps the callee-saved ones), if that address is code in a known
  * module.  Anything else still goes on to a frame-pointer step. */
-static int after_syscall(struct ctx *x, uint64_t pc)
+static int after_syscall(struct unwind_ctx *x, uint64_t pc)
 {
 	unsigned char insn[2];
 	const struct module *m = find_module(x, pc - 2);
@@ -316,14 +71,15 @@ static int after_syscall(struct ctx *x, uint64_t pc)
 
 /* A thread just born from clone/clone3: it is at its first instruction, on
  * an empty stack.  That is its root. */
-static int newborn(struct ctx *x, const struct unwind_input *c)
+static int newborn(struct unwind_ctx *x, const struct unwind_input *c)
 {
 	return !c->partial_regs && c->regs->rax == 0 &&
 	       (c->regs->orig_rax == 56 || c->regs->orig_rax == 435) && after_syscall(x, c->regs->rip);
 }
 
 /* R (the innermost frame, C's) becomes its caller's frame. */
-static int syscall_stub_caller(struct ctx *x, const struct unwind_input *c, struct uregs *r)
+static int syscall_stub_caller(struct unwind_ctx *x, const struct unwind_input *c,
+			       struct uregs *r)
 {
 	uint64_t pc = c->regs->rip, sp = c->regs->rsp, ra;
 	if (!after_syscall(x, pc))
@@ -345,7 +101,7 @@ static int syscall_stub_caller(struct ctx *x, const struct unwind_input *c, stru
  *   2. a CFI row libdw reads (module__cfi_row(): .eh_frame of a static
  *      binary, .debug_frame of a Go program), applied here (unwind/cfi.c);
  *   3. CPython's perf trampolines, whose frame is known from their code
- *      (py_trampoline());
+ *      (unwind/py_trampoline.c);
  *   4. where there is no unwind info at all (JIT code, named from
  *      /tmp/perf-PID.map; code without an FDE), one frame-pointer step:
  *      caller's PC at [RBP + 8], its RBP at [RBP], its SP = RBP + 16.
@@ -357,7 +113,7 @@ static int syscall_stub_caller(struct ctx *x, const struct unwind_input *c, stru
  * module: a chain that fails before is cut back to the last frame that
  * stands, never kept as a guess. */
 struct walk {
-	struct ctx x;
+	struct unwind_ctx x;
 	struct unwinder *u;
 	const struct unwind_input *c;
 	unw_cursor_t cur;
@@ -410,7 +166,7 @@ static enum unwind_status end(struct walk *w, enum unwind_status s)
 /* Why the unwind stopped early. */
 static enum unwind_status early_end(struct walk *w)
 {
-	const struct ctx *x = &w->x;
+	const struct unwind_ctx *x = &w->x;
 	if (x->need_regs)
 		return end(w, UNWIND_NEED_REGS);
 	if (x->stack_short && !x->no_fde)
@@ -532,44 +288,12 @@ static enum step step_cfi(struct walk *w, const struct cfi_row *row, uint64_t ip
 	return STEP_NEXT;
 }
 
-/* ---- CPython's perf trampolines ----------------------------------------
- * python3.12 and 3.13 -X perf call each Python function through its own
- * copy (in anonymous memory, named py::NAME in the perf map) of
- *     sub $8,%rsp; call *%rcx; add $8,%rsp; ret
- * which keeps no frame pointer and has no unwind info, but whose frame is
- * fixed: known from the code itself, not guessed.  At the instruction at
- * offset 0 or 10 the return address is at [SP], at 4 or 6 (after the call:
- * a caller's PC) at [SP + 8]; every other register is the caller's.  The
- * code is read from the target once per address (trampolines are never
- * freed while the interpreter runs). */
-static const unsigned char py_tramp[11] = { 0x48, 0x83, 0xec, 0x08, 0xff, 0xd1,
-					    0x48, 0x83, 0xc4, 0x08, 0xc3 };
-static const int8_t py_tramp_at[] = { 0, 4, 6, 10 };
-
-/* PC's offset in a trampoline, or -1.  A return address can only be the
- * instruction after the call. */
-static int py_trampoline(struct unwinder *u, uint64_t pc, bool ret_addr)
+/* Steps a frame whose return address is at AT, known from its code (a
+ * CPython trampoline): the caller's PC is the word there, its SP AT + 8,
+ * its other registers this frame's. */
+static enum step step_ra_at(struct walk *w, uint64_t at, enum unwind_status *st)
 {
-	unsigned slot = (unsigned)((pc * 0x9e3779b97f4a7c15ull) >> 52) % TRAMP_SLOTS;
-	if (!u->tramp)
-		u->tramp = xcalloc(TRAMP_SLOTS, sizeof(*u->tramp));
-	if (u->tramp[slot].key != pc + 1) {
-		unsigned char code[sizeof(py_tramp) + 10];
-		int off = -1;
-		if (pc >= 10 && remote__read(modules__pid(u->ms), pc - 10, code, sizeof(code)) == 0)
-			for (size_t i = 0; i < sizeof(py_tramp_at) && off < 0; i++)
-				if (memcmp(code + 10 - py_tramp_at[i], py_tramp, sizeof(py_tramp)) == 0)
-					off = py_tramp_at[i];
-		u->tramp[slot].key = pc + 1;
-		u->tramp[slot].off = (int8_t)off;
-	}
-	int off = u->tramp[slot].off;
-	return ret_addr && off != 6 ? -1 : off;
-}
-
-static enum step step_py_trampoline(struct walk *w, int off, enum unwind_status *st)
-{
-	uint64_t sp = w->r.v[UREG_RSP], at = sp + (off == 4 || off == 6 ? 8 : 0), ra;
+	uint64_t ra;
 	if (read_stack(&w->x, at, &ra, true) < 0 || ra == 0) {
 		*st = early_end(w);
 		return STEP_END;
@@ -647,9 +371,10 @@ static enum step step_other(struct walk *w, const struct module *m, uint64_t ip,
 		w->by_fp = false;
 		return STEP_NEXT;
 	}
-	int off = m ? -1 : py_trampoline(w->u, ip, w->ret_addr);
-	if (off >= 0)
-		return step_py_trampoline(w, off, st);
+	uint64_t at;
+	if (!m && py_trampoline_frame(&w->u->tramp, modules__pid(w->u->ms), ip, w->ret_addr,
+				      w->r.v[UREG_RSP], &at))
+		return step_ra_at(w, at, st);
 	if (m && module__no_frame_pointers(m)) {
 		*st = early_end(w);
 		return STEP_END;
@@ -663,9 +388,9 @@ static enum unwind_status unwind(struct unwinder *u, const struct unwind_input *
 enum unwind_status unwinder__unwind(struct unwinder *u, const struct unwind_input *c,
 				    uint64_t *pcs, size_t max, size_t *n)
 {
-	unwinding = 1;
+	libunwind_quiet(true);
 	enum unwind_status r = unwind(u, c, pcs, max, n);
-	unwinding = 0;
+	libunwind_quiet(false);
 	return r;
 }
 

@@ -5,13 +5,20 @@
  * the copy, code and .eh_frame bytes from the module images
  * (module/modules.h), unwind tables are located from each module's
  * .eh_frame_hdr, and libunwind's global cache is on.  A frame libunwind
- * has no FDE for is stepped by the CFI libdw reads (.debug_frame of Go
- * programs, .eh_frame of static binaries: module__cfi_row(), applied by
- * unwind/cfi.c), and where there is no unwind info at all (JIT code, code
- * without an FDE) by one checked frame-pointer step; never by a guess
- * where an FDE covers the PC.  No ptrace, no per-word syscalls, no reads of
- * /proc: the module table is the caller's to refresh (see
- * UNWIND_NO_MODULE). */
+ * has no FDE for is stepped by a rule of another kind, each read or known
+ * by a file named for it:
+ *   - CFI rows libdw reads (.debug_frame of Go programs, .eh_frame of
+ *     static binaries: module/cfi_rows.c) or Go's .gopclntab gives
+ *     (module/gopclntab_rows.c), through module__cfi_row(), applied by
+ *     unwind/cfi.c;
+ *   - the functions where stacks end by design, Go's and musl's
+ *     (module/roots.c, through module__stack_root());
+ *   - CPython's perf trampolines (unwind/py_trampoline.c);
+ *   - where there is no unwind info at all (JIT code, code without an
+ *     FDE), one checked frame-pointer step;
+ * never by a guess where an FDE covers the PC.  No ptrace, no per-word
+ * syscalls, no reads of /proc: the module table is the caller's to
+ * refresh (see UNWIND_NO_MODULE). */
 #ifndef CPROF_UNWIND_UNWINDER_H
 #define CPROF_UNWIND_UNWINDER_H
 

@@ -1,5 +1,5 @@
 /* Fuzz target: the unwind info libunwind cannot read, read through libdw
- * and applied by us (module__cfi_row() in module/ehframe.c, unwind/cfi.c),
+ * and applied by us (module__cfi_row(): module/cfi_rows.c, unwind/cfi.c),
  * and the frame-pointer step where there is none (unwind/unwinder.c).
  *
  * The input's CFI bytes become the .eh_frame (no .eh_frame_hdr, as in a

@@ -1,14 +1,13 @@
-/* ehframe: what a module's unwind information says without unwinding:
- * where its .eh_frame_hdr search table is (for libunwind's remote lookup,
- * unwind/unwinder.c), where the function holding an address starts (for
- * naming stripped code, dwarf/symbolizer.c), and the CFI rows libunwind
- * cannot find (.eh_frame without .eh_frame_hdr, .debug_frame), with the
- * facts the unwinder checks its other steps against (code ranges, Go's
- * stack roots). */
-#include "module/gopclntab.h"
+/* cfi_rows: what a module's DWARF call frame information (.eh_frame,
+ * .debug_frame) says, read by libdw: where its .eh_frame_hdr search table
+ * is (for libunwind's remote lookup, unwind/unwinder.c), where the
+ * function holding an address starts (for naming stripped code,
+ * dwarf/symbolizer.c), and the rows libunwind cannot find (.eh_frame
+ * without .eh_frame_hdr, .debug_frame) for module__cfi_row()
+ * (module/unwind_info.c).  Every CFI section is checked before libdw
+ * reads it (the target's files are not ours to trust). */
 #include "module/modules.h"
 
-#include <errno.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <gelf.h>
@@ -16,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "module/cfi.h"
+#include "module/internal.h"
 #include "util/xalloc.h"
 
 #define DW_EH_PE_udata4 0x03
@@ -24,37 +23,7 @@
 #define DW_EH_PE_pcrel 0x10
 #define DW_EH_PE_datarel 0x30
 
-#define ROW_SLOTS 1024                  /* rows cached per module, by PC */
 #define DEBUG_FRAME_MAX (256u << 20)    /* a larger .debug_frame is not read */
-
-struct range {
-	uint64_t lo, hi;                /* runtime addresses, [lo, hi) */
-	int kind;                       /* roots: MODULE_ROOT_* */
-};
-
-struct row_slot {
-	uint64_t key;                   /* PC + 1; 0: empty */
-	int found;
-	struct cfi_row row;
-};
-
-struct module_cfi {
-	Elf *elf;                       /* elf_memory over the module's image */
-	Dwarf_CFI *cfi;                 /* its .eh_frame */
-	int tried;
-	/* The rest is made on the unwinder's first question (own_cfi()). */
-	int own_tried;
-	unsigned char *dframe_image;    /* a small ELF holding .debug_frame only */
-	Elf *dframe_elf;
-	Dwarf *dframe;
-	Dwarf_CFI *dframe_cfi;
-	struct gopclntab *go;           /* a Go program without .debug_frame */
-	bool musl;                      /* a static musl program */
-	struct range *code, *roots;
-	size_t ncode, nroots;
-	struct range systemstack;       /* Go's runtime.systemstack, or 0s */
-	struct row_slot *rows;          /* ROW_SLOTS, direct-mapped */
-};
 
 const uint8_t cfi_dwarf_reg[CFI_NREGS] = { 3, 6, 7, 12, 13, 14, 15, 16 };
 
@@ -255,29 +224,35 @@ static Elf_Scn *find_scn(Elf *elf, const char *name)
 }
 
 /* libelf over the image we already hold, made on first use. */
-static Elf *module_elf(const struct module *m)
+Elf *module_elf(const struct module *m)
 {
-	struct module_cfi *c = m->cfi;
-	if (c && !c->elf && m->image)
-		c->elf = elf_memory((char *)m->image, m->image_len);
-	return c ? c->elf : NULL;
+	struct unwind_info *u = m->unwind;
+	if (u && !u->elf && m->image)
+		u->elf = elf_memory((char *)m->image, m->image_len);
+	return u ? u->elf : NULL;
+}
+
+const char *module_scn_name(Elf *elf, size_t shstrndx, const GElf_Shdr *sh)
+{
+	const char *n = elf_strptr(elf, shstrndx, sh->sh_name);
+	return n ? n : "";
 }
 
 /* libdw's CFI reader over the image we already hold (.eh_frame, using
  * .eh_frame_hdr's table when there is one), made on first use. */
-static Dwarf_CFI *module_cfi(const struct module *m)
+Dwarf_CFI *cfi_rows_eh_frame(const struct module *m)
 {
-	struct module_cfi *c = m->cfi;
-	if (!c || c->tried)
-		return c ? c->cfi : NULL;
-	c->tried = 1;
-	module_elf(m);
-	Elf_Scn *scn = c->elf ? find_scn(c->elf, ".eh_frame") : NULL;
+	struct unwind_info *u = m->unwind;
+	if (!u || u->cfi.eh_tried)
+		return u ? u->cfi.eh_cfi : NULL;
+	u->cfi.eh_tried = 1;
+	Elf *elf = module_elf(m);
+	Elf_Scn *scn = elf ? find_scn(elf, ".eh_frame") : NULL;
 	Elf_Data *d = scn ? elf_rawdata(scn, NULL) : NULL;
-	const char *ident = c->elf ? elf_getident(c->elf, NULL) : NULL;
+	const char *ident = elf ? elf_getident(elf, NULL) : NULL;
 	if (d && ident && d->d_buf && cfi_sane((const unsigned char *)ident, d, true))
-		c->cfi = dwarf_getcfi_elf(c->elf);
-	return c->cfi;
+		u->cfi.eh_cfi = dwarf_getcfi_elf(elf);
+	return u->cfi.eh_cfi;
 }
 
 /* The start of the last FDE of M's search table that starts at or below
@@ -311,7 +286,7 @@ bool module__func_start(const struct module *m, uint64_t addr, uint64_t *start)
 	Dwarf_CFI *cfi;
 	Dwarf_Frame *frame = NULL;
 	if (module__eh_table(m, &t) < 0 || !table_floor(m, &t, addr, start) ||
-	    !(cfi = module_cfi(m)))
+	    !(cfi = cfi_rows_eh_frame(m)))
 		return false;
 	/* FDEs do not overlap: if one covers ADDR at all, it is the last one
 	 * starting below it.  (libdw's frame is a row of the CFI table, whose
@@ -321,40 +296,7 @@ bool module__func_start(const struct module *m, uint64_t addr, uint64_t *start)
 	return ok;
 }
 
-/* Called by modules.c for each module it makes and frees. */
-struct module_cfi *module_cfi__new(void)
-{
-	return xcalloc(1, sizeof(struct module_cfi));
-}
-
-void module_cfi__free(struct module_cfi *c)
-{
-	if (!c)
-		return;
-	if (c->cfi)
-		dwarf_cfi_end(c->cfi);
-	if (c->elf)
-		elf_end(c->elf);
-	if (c->dframe)
-		dwarf_end(c->dframe);   /* ends dframe_cfi too */
-	if (c->dframe_elf)
-		elf_end(c->dframe_elf);
-	free(c->dframe_image);
-	free(c->code);
-	free(c->roots);
-	gopclntab__free(c->go);
-	free(c->rows);
-	free(c);
-}
-
 /* ---- what libunwind cannot read ------------------------------------------ */
-
-/* A section's name, or "". */
-static const char *scn_name(Elf *elf, size_t shstrndx, const GElf_Shdr *sh)
-{
-	const char *n = elf_strptr(elf, shstrndx, sh->sh_name);
-	return n ? n : "";
-}
 
 /* .debug_frame, decompressed if it is (SHF_COMPRESSED: libelf does it), in
  * an ELF image of its own: libdw's CFI reader takes a whole Dwarf, and
@@ -362,8 +304,9 @@ static const char *scn_name(Elf *elf, size_t shstrndx, const GElf_Shdr *sh)
  * in a large Go binary) where this one is all we need.  M's file is read
  * through a libelf handle of its own (libelf writes to the sections it
  * decompresses: the module's image is a read-only mapping). */
-static void load_debug_frame(const struct module *m, struct module_cfi *c, const GElf_Ehdr *eh)
+void cfi_rows_debug_frame(const struct module *m, const GElf_Ehdr *eh)
 {
+	struct cfi_rows *c = &m->unwind->cfi;
 	Elf *elf = m->fd >= 0 ? elf_begin(m->fd, ELF_C_READ_MMAP, NULL) : NULL;
 	size_t shstrndx;
 	Elf_Scn *scn = NULL;
@@ -373,7 +316,7 @@ static void load_debug_frame(const struct module *m, struct module_cfi *c, const
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
 		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_PROGBITS &&
-		    strcmp(scn_name(elf, shstrndx, &sh), ".debug_frame") == 0)
+		    strcmp(module_scn_name(elf, shstrndx, &sh), ".debug_frame") == 0)
 			break;
 	}
 	if (!scn)
@@ -417,159 +360,6 @@ out:
 		elf_end(elf);
 }
 
-/* The executable PT_LOAD segments, in runtime addresses. */
-static void load_code_ranges(const struct module *m, struct module_cfi *c)
-{
-	size_t phnum;
-	if (elf_getphdrnum(c->elf, &phnum) != 0 || phnum == 0)
-		return;
-	c->code = xcalloc(phnum, sizeof(*c->code));
-	for (size_t i = 0; i < phnum; i++) {
-		GElf_Phdr ph;
-		if (gelf_getphdr(c->elf, (int)i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X) &&
-		    ph.p_memsz && ph.p_vaddr + ph.p_memsz > ph.p_vaddr)
-			c->code[c->ncode++] = (struct range){ ph.p_vaddr + m->bias,
-							      ph.p_vaddr + ph.p_memsz + m->bias, 0 };
-	}
-}
-
-/* Go's functions where a stack ends (see module__stack_root()), by the
- * names .symtab gives them (assembly ones carry the suffix ".abi0"). */
-static const struct {
-	const char *name;
-	int kind;
-} go_roots[] = {
-	{ "runtime.goexit", MODULE_ROOT_TOP },       { "runtime.mstart", MODULE_ROOT_TOP },
-	{ "runtime.rt0_go", MODULE_ROOT_TOP },       { "runtime.sigtramp", MODULE_ROOT_TOP },
-	{ "runtime.mcall", MODULE_ROOT_SWITCH },     { "runtime.systemstack", MODULE_ROOT_JUMP },
-	{ "runtime.morestack", MODULE_ROOT_JUMP },   { "runtime.asmcgocall", MODULE_ROOT_SWITCH },
-};
-
-static int go_root_kind(const char *name)
-{
-	for (size_t i = 0; i < sizeof(go_roots) / sizeof(go_roots[0]); i++) {
-		size_t n = strlen(go_roots[i].name);
-		if (strncmp(name, go_roots[i].name, n) == 0 &&
-		    (name[n] == '\0' || strcmp(name + n, ".abi0") == 0))
-			return go_roots[i].kind;
-	}
-	return 0;
-}
-
-static void add_root(struct module_cfi *c, size_t *cap, uint64_t lo, uint64_t hi, int kind,
-		     const char *name)
-{
-	if (kind == MODULE_ROOT_JUMP && strncmp(name, "runtime.systemstack", 19) == 0)
-		c->systemstack = (struct range){ lo, hi, kind };
-	if (c->nroots == *cap) {
-		*cap = *cap ? 2 * *cap : 8;
-		c->roots = xrealloc(c->roots, *cap * sizeof(*c->roots));
-	}
-	c->roots[c->nroots++] = (struct range){ lo, hi, kind };
-}
-
-/* Without .symtab (-ldflags=-s): the same functions by .gopclntab's names. */
-static void load_go_roots_pclntab(const struct module *m, struct module_cfi *c)
-{
-	size_t cap = 0;
-	for (size_t i = 0, n = gopclntab__count(c->go); i < n; i++) {
-		uint64_t pc, lo, hi;
-		const char *name;
-		int kind;
-		if (gopclntab__entry(c->go, i, &pc) == 0 &&
-		    gopclntab__lookup(c->go, pc, &name, NULL, NULL) == 0 && (kind = go_root_kind(name)) &&
-		    gopclntab__frame(c->go, pc, &lo, &hi, NULL) == 0)
-			add_root(c, &cap, lo + m->bias, hi + m->bias, kind, name);
-	}
-}
-
-/* musl's own code has neither unwind info nor frame pointers (Debian's
- * libc.a is built without them), so in a static musl program every stack
- * ends at musl's frame that called ours: libc_start_main_stage2, which
- * called main (above it only _start_c and _start), or start / start_c11,
- * a thread's first function (above it only __clone).  They are the roots,
- * as Go's TOPFRAME functions are, but only in a program that has
- * libc_start_main_stage2: "start" alone is any program's name. */
-static int musl_root_kind(const char *name)
-{
-	return strcmp(name, "libc_start_main_stage2") == 0 || strcmp(name, "start") == 0 ||
-	       strcmp(name, "start_c11") == 0 ? MODULE_ROOT_TOP : 0;
-}
-
-/* Adds the functions of SYMTAB that KIND_OF names as roots.  Returns
- * whether one of them is called REQUIRED (true when REQUIRED is NULL). */
-static bool load_roots(const struct module *m, struct module_cfi *c, Elf_Scn *symtab,
-		       int (*kind_of)(const char *name), const char *required)
-{
-	bool found = !required;
-	GElf_Shdr sh;
-	Elf_Data *d = elf_getdata(symtab, NULL);
-	size_t cap = 0;
-	if (!d || !gelf_getshdr(symtab, &sh) || sh.sh_entsize == 0)
-		return false;
-	for (size_t i = 0, n = sh.sh_size / sh.sh_entsize; i < n; i++) {
-		GElf_Sym sym;
-		const char *name;
-		int kind;
-		if (!gelf_getsym(d, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
-		    !(name = elf_strptr(c->elf, sh.sh_link, sym.st_name)) || !(kind = kind_of(name)))
-			continue;
-		uint64_t lo = sym.st_value + m->bias;
-		add_root(c, &cap, lo, lo + (sym.st_size ? sym.st_size : 1), kind, name);
-		found |= required && strcmp(name, required) == 0;
-	}
-	return found;
-}
-
-/* The module's state for the unwinder, made on first use: code ranges,
- * .debug_frame if there is one, Go's roots if it is a Go program. */
-static struct module_cfi *own_cfi(const struct module *m)
-{
-	struct module_cfi *c = m->cfi;
-	size_t shstrndx;
-	GElf_Ehdr eh;
-	if (!c || c->own_tried)
-		return c;
-	c->own_tried = 1;
-	/* .eh_frame is read here only where libunwind cannot (no
-	 * .eh_frame_hdr): scanning a large one costs milliseconds. */
-	if (!m->eh_frame_hdr)
-		module_cfi(m);
-	if (!module_elf(m) || !gelf_getehdr(c->elf, &eh))
-		return c;
-	load_code_ranges(m, c);
-	if (elf_getshdrstrndx(c->elf, &shstrndx) != 0)
-		return c;
-	bool go = false, dframe = false;
-	Elf_Scn *scn = NULL, *symtab = NULL;
-	while ((scn = elf_nextscn(c->elf, scn))) {
-		GElf_Shdr sh;
-		if (!gelf_getshdr(scn, &sh))
-			continue;
-		const char *n = scn_name(c->elf, shstrndx, &sh);
-		go |= strcmp(n, ".gopclntab") == 0 || strcmp(n, ".note.go.buildid") == 0;
-		dframe |= strcmp(n, ".debug_frame") == 0;
-		if (sh.sh_type == SHT_SYMTAB)
-			symtab = scn;
-	}
-	if (dframe)
-		load_debug_frame(m, c, &eh);
-	/* A Go program built -ldflags=-w has no .debug_frame: the frame
-	 * sizes Go's own tracebacks use are in .gopclntab. */
-	if (go && !c->dframe_cfi)
-		c->go = gopclntab__from_elf(m->image, m->image_len);
-	if (go && symtab)
-		load_roots(m, c, symtab, go_root_kind, NULL);
-	else if (c->go)
-		load_go_roots_pclntab(m, c);
-	else if (symtab && !m->eh_frame_hdr) {
-		c->musl = load_roots(m, c, symtab, musl_root_kind, "libc_start_main_stage2");
-		if (!c->musl)
-			c->nroots = 0;
-	}
-	return c;
-}
-
 /* One register's rule, from libdw's location description for it: the
  * simple rules come back in OPS_MEM in a fixed form; anything else is an
  * expression of the CFI's own, kept by pointer. */
@@ -604,7 +394,7 @@ static void convert_rule(Dwarf_Frame *f, int regno, struct cfi_rule *r)
 	}
 }
 
-static int compute_row(Dwarf_CFI *cfi, uint64_t vaddr, struct cfi_row *row)
+int cfi_rows_compute(Dwarf_CFI *cfi, uint64_t vaddr, struct cfi_row *row)
 {
 	Dwarf_Frame *f = NULL;
 	Dwarf_Op *ops;
@@ -635,71 +425,13 @@ static int compute_row(Dwarf_CFI *cfi, uint64_t vaddr, struct cfi_row *row)
 	return 0;
 }
 
-/* The row Go's linker writes in .debug_frame, from the same numbers: the
- * CFA is SP + the frame size + the return address, which is just below
- * it; no other register is described (Go saves RBP, but its CFI does not
- * say so, and Go's code does not need it to unwind). */
-static int go_row(const struct gopclntab *g, uint64_t vaddr, struct cfi_row *row)
+void cfi_rows_end(struct cfi_rows *c)
 {
-	uint32_t sp;
-	if (gopclntab__frame(g, vaddr, NULL, NULL, &sp) != 0)
-		return -1;
-	memset(row, 0, sizeof(*row));
-	row->cfa = (struct cfi_rule){ .kind = CFI_VAL_OFFSET, .reg = 7, .off = (int64_t)sp + 8 };
-	for (int i = 0; i < CFI_NREGS; i++)
-		row->regs[i].kind = CFI_SAME;
-	row->regs[CFI_RA] = (struct cfi_rule){ .kind = CFI_OFFSET, .off = -8 };
-	return 0;
-}
-
-const struct cfi_row *module__cfi_row(const struct module *m, uint64_t pc)
-{
-	struct module_cfi *c = own_cfi(m);
-	if (!c || (!c->dframe_cfi && !c->go && (m->eh_frame_hdr || !c->cfi)))
-		return NULL;
-	if (!c->rows)
-		c->rows = xcalloc(ROW_SLOTS, sizeof(*c->rows));
-	struct row_slot *s = &c->rows[(pc * 0x9e3779b97f4a7c15ull) >> 54];
-	if (s->key != pc + 1) {
-		uint64_t v = pc - m->bias;
-		s->key = pc + 1;
-		s->found = (!m->eh_frame_hdr && c->cfi && compute_row(c->cfi, v, &s->row) == 0) ||
-			   (c->dframe_cfi && compute_row(c->dframe_cfi, v, &s->row) == 0) ||
-			   (c->go && go_row(c->go, v, &s->row) == 0);
-	}
-	return s->found ? &s->row : NULL;
-}
-
-bool module__is_code(const struct module *m, uint64_t addr)
-{
-	struct module_cfi *c = own_cfi(m);
-	for (size_t i = 0; c && i < c->ncode; i++)
-		if (addr >= c->code[i].lo && addr < c->code[i].hi)
-			return true;
-	return false;
-}
-
-bool module__no_frame_pointers(const struct module *m)
-{
-	struct module_cfi *c = own_cfi(m);
-	return c && c->musl;
-}
-
-int module__go_systemstack(const struct module *m, uint64_t *lo, uint64_t *hi)
-{
-	struct module_cfi *c = own_cfi(m);
-	if (!c || c->systemstack.hi <= c->systemstack.lo)
-		return -ENOENT;
-	*lo = c->systemstack.lo;
-	*hi = c->systemstack.hi;
-	return 0;
-}
-
-int module__stack_root(const struct module *m, uint64_t pc)
-{
-	struct module_cfi *c = own_cfi(m);
-	for (size_t i = 0; c && i < c->nroots; i++)
-		if (pc >= c->roots[i].lo && pc < c->roots[i].hi)
-			return c->roots[i].kind;
-	return 0;
+	if (c->eh_cfi)
+		dwarf_cfi_end(c->eh_cfi);
+	if (c->dframe)
+		dwarf_end(c->dframe);   /* ends dframe_cfi too */
+	if (c->dframe_elf)
+		elf_end(c->dframe_elf);
+	free(c->dframe_image);
 }
