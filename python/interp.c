@@ -203,10 +203,9 @@ const char *py_interp__version(const struct py_interp *p)
 	return p->version;
 }
 
-bool py_interp__in_eval(const struct py_interp *p, uint64_t pc, bool innermost)
+bool py_interp__in_eval(const struct py_interp *p, uint64_t pc)
 {
-	uint64_t at = innermost ? pc : pc - 1;
-	return at >= p->eval_lo && at < p->eval_hi;
+	return pc >= p->eval_lo && pc < p->eval_hi;
 }
 
 /* ---- threads ---------------------------------------------------------------------- */

@@ -62,9 +62,9 @@ struct py_interp *py_interp__fake(const struct py_layout *l, py_read_fn read, vo
 /* "3.11" */
 const char *py_interp__version(const struct py_interp *p);
 
-/* Whether PC (a return address unless INNERMOST) is in the eval loop's
- * C function, _PyEval_EvalFrameDefault. */
-bool py_interp__in_eval(const struct py_interp *p, uint64_t pc, bool innermost);
+/* Whether PC (as a stack holds it: a caller's is its return address - 1)
+ * is in the eval loop's C function, _PyEval_EvalFrameDefault. */
+bool py_interp__in_eval(const struct py_interp *p, uint64_t pc);
 
 /* Its thread states, at most MAX, into OUT; *GIL the thread state holding
  * the GIL (0: none, or not known).  Returns how many, or -1 when the

@@ -156,8 +156,9 @@ static enum unwind_status py_merge(struct rt_view *rv, struct sampler *s, const 
 	memcpy(v->native, s->pcs, n * sizeof(*v->native));
 	size_t out = 0, f = 0;
 	bool cut = false;
+	struct unwinder *uw = sampler_space_for(s, c->space, c->pid)->uw;
 	for (size_t i = 0; i < n && !cut; i++) {
-		if (f < nf && py_interp__in_eval(v->py, v->native[i], i == 0)) {
+		if (f < nf && py_interp__in_eval(v->py, v->native[i])) {
 			do {
 				if (out == max) {
 					cut = true;
@@ -167,6 +168,8 @@ static enum unwind_status py_merge(struct rt_view *rv, struct sampler *s, const 
 			} while (!v->frames[f++].ends && f < nf);
 			continue;
 		}
+		if (i > 0 && uw && unwinder__py_trampoline(uw, v->native[i] + 1))
+			continue;       /* -X perf's: the Python frame stands for it */
 		if (out == max)
 			cut = true;
 		else

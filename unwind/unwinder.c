@@ -442,3 +442,10 @@ static enum unwind_status unwind(struct unwinder *u, const struct unwind_input *
 	*n = w.n;
 	return st;
 }
+
+bool unwinder__py_trampoline(struct unwinder *u, uint64_t pc)
+{
+	uint64_t ra_at;
+	return !modules__find(u->ms, pc) &&
+	       py_trampoline_frame(&u->tramp, modules__pid(u->ms), pc, true, 0, &ra_at);
+}
