@@ -29,7 +29,9 @@ const char options__usage[] =
 	"                    graph, .json speedscope, .folded .collapsed .txt folded;\n"
 	"                    another ending needs --format; -o - is folded)\n"
 	"  -F, --hz, --rate N\n"
-	"                    samples per second per thread, 1 to 10000 (default 99)\n"
+	"                    samples per second per thread, 1 to 10000 (default 99;\n"
+	"                    always on, with --period, --history, --listen or --push:\n"
+	"                    default 19 Hz)\n"
 	"  -d, --duration TIME\n"
 	"                    stop after TIME: seconds (2, 0.5) or 500ms, 2s, 1.5m\n"
 	"                    (default: Ctrl-C, SIGTERM, or the target's exit)\n"
@@ -581,7 +583,7 @@ static int check_combination(struct options *o, int first, int nopts, char **arg
 int options__parse(struct options *o, int argc, char **argv, char *err, size_t errlen)
 {
 	int c, nopts = argc;
-	*o = (struct options){ .hz = 99, .max_depth = 1024 };
+	*o = (struct options){ .hz = 0, .max_depth = 1024 };
 	/* Options may come before or after the PID ("cprof-attach 4242 --hz
 	 * 99"); everything after a "--" is the command to launch, with its
 	 * own options. */
@@ -607,6 +609,11 @@ int options__parse(struct options *o, int argc, char **argv, char *err, size_t e
 	}
 	if (o->help || o->version)
 		return 0;
+	/* Always on (a run without end: --period, --history, --listen,
+	 * --push), a lower rate: see OPTIONS_HZ_ALWAYS. */
+	if (!o->hz)
+		o->hz = o->period > 0 || o->history > 0 || o->listen || o->push ? OPTIONS_HZ_ALWAYS :
+			OPTIONS_HZ;
 	int r = check_combination(o, optind, nopts, argv, err, errlen);
 	if (r < 0)
 		options__free(o);

@@ -39,6 +39,9 @@ if start_target wallclock; then
 	mkdir -p "$TMP/p"
 	prof "$TMP/periods" "$pid" --period 1s --duration 4.5 -o "$TMP/p/w-%n.folded"
 	DETAIL="exit $PROF_RC: $(head -c 300 "$TMP/periods.err")" check "periods: profiler exits 0" "[ '$PROF_RC' = 0 ]"
+	DETAIL="$(grep -E ' Hz' "$TMP/periods.err" | head -1)" \
+		check "periods: always on, the default rate is 19 Hz (cli/options.h OPTIONS_HZ_ALWAYS)" \
+		"grep -qE '^cprof-attach: [0-9.]+ of 19 Hz' '$TMP/periods.err'"
 	files=$(ls "$TMP/p" | grep -c '^w-[0-9]*\.folded$')
 	DETAIL="$(ls "$TMP/p" | tr '\n' ' ')" check "periods: 4.5 s at --period 1s: 5 files (4 periods and the last part)" "[ '$files' = 5 ]"
 	sum=0
@@ -93,7 +96,7 @@ if start_target stall; then
 	pid=$TARGET_PID
 	ready=$TARGET_READY
 	mkdir -p "$TMP/h"
-	prof_bg "$TMP/history" "$pid" --history 30s -o "$TMP/h/h-%n.folded"
+	prof_bg "$TMP/history" "$pid" --history 30s --hz 99 -o "$TMP/h/h-%n.folded"
 	if wait_attached "$pid"; then
 		sleep 1.5       # the stall: samples of stall_compute
 		: >"$ready.over"

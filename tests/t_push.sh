@@ -25,7 +25,7 @@ PIDS+=("$!")
 if wait_until 10 file_ready "$TMP/rx.ready" && start_target wallclock; then
 	pid=$TARGET_PID
 	store=$(cat "$TMP/rx.ready")
-	prof "$TMP/push" "$pid" --push "$store" --period 1s --duration 3.5 --app-name demo.app \
+	prof "$TMP/push" "$pid" --push "$store" --period 1s --duration 3.5 --hz 99 --app-name demo.app \
 		--tag env=ci --tag region=eu-1
 	DETAIL="exit $PROF_RC: $(tail -n 4 "$TMP/push.err")" check "push: exit 0" "[ '$PROF_RC' = 0 ]"
 	n=$(ls "$TMP/rx" | grep -c '\.pprof$')

@@ -46,7 +46,7 @@ export PPROF_TMPDIR=$TMP/pprof-home
 if start_target wallclock; then
 	pid=$TARGET_PID
 	mkdir -p "$TMP/f"
-	prof_bg "$TMP/serve" "$pid" --listen 127.0.0.1:0 --period 2s -o "$TMP/f/w-%n.pprof"
+	prof_bg "$TMP/serve" "$pid" --listen 127.0.0.1:0 --period 2s --hz 99 -o "$TMP/f/w-%n.pprof"
 	wait_until 10 _serving "$TMP/serve.err"
 	URL=$(serving_url "$TMP/serve.err")
 	DETAIL="$(head -c 300 "$TMP/serve.err")" check "serve: says where it serves (http://127.0.0.1:PORT/debug/pprof/)" "[ -n '$URL' ]"
@@ -263,7 +263,7 @@ if start_target wallclock; then
 	check "token: run ends well" "[ '$PROF_RC' = 0 ]"
 
 	sock=$TMP/prof.sock
-	prof_bg "$TMP/unix" "$pid" --listen "unix:$sock"
+	prof_bg "$TMP/unix" "$pid" --listen "unix:$sock" --hz 99
 	wait_until 10 _serving "$TMP/unix.err"
 	mode=$(stat -c %a "$sock" 2>/dev/null)
 	DETAIL="mode $mode" check "unix:PATH: a socket of mode 600" "[ '$mode' = 600 ]"
