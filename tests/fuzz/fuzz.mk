@@ -15,6 +15,9 @@
 #           not) in a small ELF file around the input's bytes: libdw's
 #           reading, our rules (module__cfi_row, unwind/cfi.c) and the
 #           frame-pointer step, unwound from a stack of the input
+#   pylines CPython's line tables (3.8-3.9 lnotab, 3.10 linetable, 3.11+
+#           location table) and str objects (python/lines.c); seeds from
+#           each Python by tests/fuzz/pylines_seeds.py
 # Two builds of each:
 #   build/fuzz/fuzz_NAME     libFuzzer (clang), by `make fuzz`;
 #                            FUZZ_SECS=N also runs each for N seconds
@@ -31,6 +34,7 @@ FUZZ_NAMES  := maps elf unwind
 FUZZ_NAMES  += writers
 FUZZ_NAMES  += gopclntab
 FUZZ_NAMES  += cfi
+FUZZ_NAMES  += pylines
 FUZZ_CC     ?= clang
 FUZZ_FLAGS  := -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
 FUZZ_SECS   ?=
