@@ -296,9 +296,10 @@ int py_interp__threads(struct py_interp *p, struct py_thread *out, size_t max, u
 	*gil = 0;
 	if (rd_ptr(p, p->runtime + p->l.rt_interp_head, &interp) < 0)
 		return -1;
-	size_t n = 0;
+	size_t n = 0, steps = 0;
 	/* Every interpreter (subinterpreters too), every thread state,
-	 * bounded: a cycle ends at MAX. */
+	 * bounded: a cycle ends at MAX threads, or at 2 * MAX thread states
+	 * read where they have no OS thread (a cycle of those too). */
 	for (int k = 0; interp && k < 64 && n < max; k++) {
 		uint64_t ts;
 		if (rd_ptr(p, interp + p->l.is_threads_head, &ts) < 0)
@@ -310,7 +311,7 @@ int py_interp__threads(struct py_interp *p, struct py_thread *out, size_t max, u
 		}
 		unsigned char buf[PY_TS_MAX];
 		size_t len = p->l.ts_size;
-		while (ts && n < max && rd(p, ts, buf, len) == 0) {
+		while (ts && n < max && steps++ < 2 * max && rd(p, ts, buf, len) == 0) {
 			pid_t tid = p->l.ts_native_id ? (pid_t)word32(buf, p->l.ts_native_id) :
 				    tid_of_pthread(p, ts, word(buf, p->l.ts_thread_id));
 			if (tid > 0)
