@@ -193,7 +193,8 @@ void py_interp__free(struct py_interp *p)
 	if (!p)
 		return;
 	for (size_t i = 0; i < CODE_CACHE; i++)
-		free_code(&p->codes[i]);
+		if (p->codes[i].addr)
+			free_code(&p->codes[i]);
 	free(p->codes);
 	free(p->known);
 	free(p);
