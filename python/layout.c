@@ -90,7 +90,7 @@ static uint64_t u64(const unsigned char *b, size_t off)
 static int field(const unsigned char *b, size_t off, uint32_t *out)
 {
 	uint64_t v = u64(b, off);
-	if (v + 8 > FIELD_MAX)
+	if (v > FIELD_MAX - 8)          /* not v + 8 > FIELD_MAX: it wraps for v >= 2^64 - 8 */
 		return -1;
 	*out = (uint32_t)v;
 	return 0;
