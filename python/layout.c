@@ -158,7 +158,8 @@ uint64_t py_layout__from_debug(const unsigned char *b, size_t len, struct py_lay
 	l->ts_size = max3(l->ts_next, l->ts_frame, max3(l->ts_interp, l->ts_thread_id,
 							 l->ts_native_id)) + 8;
 	l->f_size = max3(l->f_previous, l->f_code, max3(l->f_instr, l->f_owner, 0)) + 8;
+	/* A code object's copy holds its ob_type and ob_size too (8, 16). */
 	l->co_size = max3(max3(l->co_filename, l->co_name, l->co_qualname),
-			  l->co_linetable, l->co_firstlineno) + 8;
+			  max3(l->co_linetable, l->co_firstlineno, 16), 0) + 8;
 	return py_layout__fits(l) ? version : 0;
 }
