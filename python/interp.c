@@ -40,6 +40,7 @@ struct py_interp {
 	char version[16];
 	uint64_t gil;                   /* the main interpreter's GIL state (0: not known) */
 	uint32_t tid_off;               /* < 3.11: glibc's struct pthread tid, from thread_id */
+	int scans;                      /* searches for TID_OFF left in this py_interp__threads() */
 	struct py_code *codes;          /* open addressing over CODE_CACHE */
 	size_t ncodes;
 	uint64_t named, bad;
@@ -192,7 +193,8 @@ void py_interp__free(struct py_interp *p)
 	if (!p)
 		return;
 	for (size_t i = 0; i < CODE_CACHE; i++)
-		free_code(&p->codes[i]);
+		if (p->codes[i].addr)
+			free_code(&p->codes[i]);
 	free(p->codes);
 	free(p->known);
 	free(p);
@@ -221,7 +223,9 @@ static bool is_task(pid_t pid, pid_t tid)
 
 /* Before 3.11 a thread state knows its pthread_t only: the OS thread is
  * glibc's struct pthread's tid field, at TID_OFF (looked for once, if the
- * usual offset does not hold a thread of the process). */
+ * usual offset does not hold a thread of the process).  A search costs up
+ * to 448 lookups in /proc: a few a call, not one per thread state of a
+ * list that has no OS thread in it. */
 static pid_t tid_of_pthread(struct py_interp *p, uint64_t tstate, uint64_t thread_id)
 {
 	for (size_t i = 0; i < p->nknown; i++)
@@ -231,8 +235,9 @@ static pid_t tid_of_pthread(struct py_interp *p, uint64_t tstate, uint64_t threa
 	if (rd(p, thread_id + p->tid_off, &tid, 4) < 0 || !is_task(p->pid, tid)) {
 		unsigned char blk[0x800];
 		tid = 0;
-		if (rd(p, thread_id, blk, sizeof(blk)) < 0)
+		if (p->scans <= 0 || rd(p, thread_id, blk, sizeof(blk)) < 0)
 			return 0;
+		p->scans--;
 		for (uint32_t off = 0x100; off + 4 <= sizeof(blk); off += 4) {
 			int32_t v = word32(blk, off);
 			if (v > 0 && is_task(p->pid, v)) {
@@ -295,9 +300,11 @@ int py_interp__threads(struct py_interp *p, struct py_thread *out, size_t max, u
 	*gil = 0;
 	if (rd_ptr(p, p->runtime + p->l.rt_interp_head, &interp) < 0)
 		return -1;
-	size_t n = 0;
+	size_t n = 0, steps = 0;
+	p->scans = 4;
 	/* Every interpreter (subinterpreters too), every thread state,
-	 * bounded: a cycle ends at MAX. */
+	 * bounded: a cycle ends at MAX threads, or at 2 * MAX thread states
+	 * read where they have no OS thread (a cycle of those too). */
 	for (int k = 0; interp && k < 64 && n < max; k++) {
 		uint64_t ts;
 		if (rd_ptr(p, interp + p->l.is_threads_head, &ts) < 0)
@@ -309,7 +316,7 @@ int py_interp__threads(struct py_interp *p, struct py_thread *out, size_t max, u
 		}
 		unsigned char buf[PY_TS_MAX];
 		size_t len = p->l.ts_size;
-		while (ts && n < max && rd(p, ts, buf, len) == 0) {
+		while (ts && n < max && steps++ < 2 * max && rd(p, ts, buf, len) == 0) {
 			pid_t tid = p->l.ts_native_id ? (pid_t)word32(buf, p->l.ts_native_id) :
 				    tid_of_pthread(p, ts, word(buf, p->l.ts_thread_id));
 			if (tid > 0)

@@ -67,7 +67,8 @@ const struct py_layout *py_layout__of(int minor)
  * says so, and only 3.13's is read. */
 enum {
 	D_VERSION = 8, D_FREE_THREADED = 16, D_RT_INTERP_HEAD = 40,
-	D_IS_NEXT = 64, D_IS_THREADS_HEAD = 72, D_IS_GIL = 112, D_GIL_LOCKED = 136, D_GIL_HOLDER = 144,
+	D_IS_NEXT = 64, D_IS_THREADS_HEAD = 72, D_IS_GIL = 112, D_IS_GIL_STATE = 120,
+	D_GIL_LOCKED = 136, D_GIL_HOLDER = 144,
 	D_TS_NEXT = 168, D_TS_INTERP = 176, D_TS_FRAME = 184, D_TS_THREAD_ID = 192, D_TS_NATIVE = 200,
 	D_TS_DATASTACK = 208,
 	D_F_PREVIOUS = 232, D_F_EXECUTABLE = 240, D_F_INSTR = 248, D_F_OWNER = 264,
@@ -92,7 +93,7 @@ static uint64_t u64(const unsigned char *b, size_t off)
 static int field(const unsigned char *b, size_t off, uint32_t *out)
 {
 	uint64_t v = u64(b, off);
-	if (v + 8 > FIELD_MAX)
+	if (v > FIELD_MAX - 8)          /* not v + 8 > FIELD_MAX: it wraps for v >= 2^64 - 8 */
 		return -1;
 	*out = (uint32_t)v;
 	return 0;
@@ -148,12 +149,21 @@ uint64_t py_layout__from_debug(const unsigned char *b, size_t len, struct py_lay
 	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
 		if (field(b, map[i].d, (uint32_t *)((char *)l + map[i].o)) < 0)
 			return 0;
+	/* The GIL's locked and last_holder are given in the interpreter, in
+	 * its own GIL (_gil, at gil_runtime_state); the reader follows
+	 * ceval.gil, to the GIL in use: their offsets in that struct. */
+	uint32_t gil_at;
+	if (field(b, D_IS_GIL_STATE, &gil_at) < 0 || l->gil_locked < gil_at || l->gil_holder < gil_at)
+		return 0;
+	l->gil_locked -= gil_at;
+	l->gil_holder -= gil_at;
 	/* utf8_length and utf8 follow the ASCII header in a compact string. */
 	l->str_compact_size = l->str_ascii_size + 16;
 	l->ts_size = max3(l->ts_next, l->ts_frame, max3(l->ts_interp, l->ts_thread_id,
 							 l->ts_native_id)) + 8;
 	l->f_size = max3(l->f_previous, l->f_code, max3(l->f_instr, l->f_owner, 0)) + 8;
+	/* A code object's copy holds its ob_type and ob_size too (8, 16). */
 	l->co_size = max3(max3(l->co_filename, l->co_name, l->co_qualname),
-			  l->co_linetable, l->co_firstlineno) + 8;
+			  max3(l->co_linetable, l->co_firstlineno, 16), 0) + 8;
 	return py_layout__fits(l) ? version : 0;
 }

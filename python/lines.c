@@ -4,6 +4,13 @@
 
 #include <stdbool.h>
 
+/* LINE + DELTA, wrapping: a hostile table or first line can add up past
+ * an int, which must give a wrong line, not undefined behaviour. */
+static int add_line(int line, int64_t delta)
+{
+	return (int)((uint32_t)line + (uint32_t)delta);
+}
+
 /* 3.8, 3.9: pairs (bytecode delta, line delta as a signed byte); the line
  * changes where the bytecode offset reaches the pair's start, as
  * PyCode_Addr2Line walks it. */
@@ -14,7 +21,7 @@ static int lnotab_line(const uint8_t *t, size_t len, int line, int64_t off)
 		addr += t[i];
 		if (addr > off)
 			break;
-		line += (int8_t)t[i + 1];
+		line = add_line(line, (int8_t)t[i + 1]);
 	}
 	return line;
 }
@@ -29,7 +36,7 @@ static int linetable_310(const uint8_t *t, size_t len, int line, int64_t off)
 		end = start + t[i];
 		int8_t ld = (int8_t)t[i + 1];
 		if (ld != -128)
-			line += ld;
+			line = add_line(line, ld);
 		if (off >= start && off < end)
 			return ld == -128 ? 0 : line;
 	}
@@ -96,7 +103,7 @@ static int locations_line(const uint8_t *t, size_t len, int line, int64_t off)
 			r.i += 1;
 		}
 		if (has_line)
-			line += (int)delta;
+			line = add_line(line, delta);
 		if (off >= unit && off < unit + n)
 			return has_line ? line : 0;
 		unit += n;

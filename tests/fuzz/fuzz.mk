@@ -15,6 +15,13 @@
 #           not) in a small ELF file around the input's bytes: libdw's
 #           reading, our rules (module__cfi_row, unwind/cfi.c) and the
 #           frame-pointer step, unwound from a stack of the input
+#   pylines CPython's line tables (3.8-3.9 lnotab, 3.10 linetable, 3.11+
+#           location table) and str objects (python/lines.c); seeds from
+#           each Python by tests/fuzz/pylines_seeds.py
+#   pyinterp a CPython interpreter in a fake process memory of the input
+#           (python/interp.c): threads, frames, names, lines, the GIL, in
+#           the layout of each version or of a 3.13 _Py_DebugOffsets, and
+#           py_layout__from_debug alone; seeds by FUZZ_PYINTERP_SEEDS
 # Two builds of each:
 #   build/fuzz/fuzz_NAME     libFuzzer (clang), by `make fuzz`;
 #                            FUZZ_SECS=N also runs each for N seconds
@@ -31,6 +38,7 @@ FUZZ_NAMES  := maps elf unwind
 FUZZ_NAMES  += writers
 FUZZ_NAMES  += gopclntab
 FUZZ_NAMES  += cfi
+FUZZ_NAMES  += pylines pyinterp
 FUZZ_CC     ?= clang
 FUZZ_FLAGS  := -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
 FUZZ_SECS   ?=

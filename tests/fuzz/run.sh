@@ -11,6 +11,9 @@ cd "$(dirname "$0")/../.." || exit 2
 secs=$1
 shift
 export LSAN_OPTIONS=${LSAN_OPTIONS:-print_suppressions=0}
+# UBSan only reports and goes on by default: stop, so that libFuzzer keeps
+# the input as a crash file.
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 rc=0
 for name in "$@"; do
 	bin=build/fuzz/fuzz_$name

@@ -22,6 +22,8 @@
 #include "output/output.h"
 #include "profile/stacks.h"
 #include "profile/timeline.h"
+#include "python/interp.h"
+#include "python/lines.h"
 #include "util/intern.h"
 #include "util/sparse.h"
 #include "util/text.h"
@@ -1107,6 +1109,77 @@ static void test_cfi(void)
 	      "cfi: a return address that is the callee's own PC is refused");
 }
 
+/* A seed of tests/fuzz/corpus/NAME/: its bytes, *N of them, or NULL. */
+static unsigned char *read_seed(const char *name, size_t *n)
+{
+	static unsigned char buf[8192];
+	char path[128];
+	snprintf(path, sizeof(path), "tests/fuzz/corpus/%s", name);
+	int fd = open(path, O_RDONLY);
+	ssize_t r = fd < 0 ? -1 : read(fd, buf, sizeof(buf));
+	if (fd >= 0)
+		close(fd);
+	*n = r > 0 ? (size_t)r : 0;
+	return r > 0 ? buf : NULL;
+}
+
+static int hostile_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	memset(buf, 0x80, len);         /* every pointer to itself, every tid < 0 */
+	return 0;
+}
+
+/* CPython's line tables as each version writes them (the seeds of
+ * tests/fuzz/pylines_seeds.py: the line of "total += i * i", 4 after the
+ * function's first), its 3.13 _Py_DebugOffsets, and what a hostile
+ * interpreter state must not do. */
+static void test_python(void)
+{
+	static const char *const seeds[] = { "lnotab-3.8", "lnotab-3.9", "linetable-3.10",
+					     "locations-3.11", "locations-3.12", "locations-3.13" };
+	for (size_t i = 0; i < sizeof(seeds) / sizeof(seeds[0]); i++) {
+		char name[128];
+		snprintf(name, sizeof(name), "pylines/seed-%s", seeds[i]);
+		size_t n;
+		const unsigned char *b = read_seed(name, &n);
+		int32_t first = 0;
+		int64_t off = 0;
+		if (b && n > 13) {
+			memcpy(&first, b + 1, 4);
+			memcpy(&off, b + 5, 8);
+		}
+		snprintf(name, sizeof(name), "python lines %s: the loop's line, the first before the start",
+			 seeds[i]);
+		check(b && n > 13 && py_lines__line(b[0] & 3, b + 13, n - 13, first, off) == first + 4 &&
+		      py_lines__line(b[0] & 3, b + 13, n - 13, first, -1) == first, name);
+	}
+	static const uint8_t up[] = { 0, 127 };
+	check(py_lines__line(PY_LNOTAB, up, 2, INT32_MAX, 0) == (int)((uint32_t)INT32_MAX + 127),
+	      "python lines: a table adding past INT_MAX wraps, never overflows");
+
+	size_t n;
+	const unsigned char *b = read_seed("pyinterp/seed-debug-3.13", &n);
+	struct py_layout l;
+	uint64_t v = b && n == 1 + PY_DEBUG_OFFSETS_SIZE ? py_layout__from_debug(b + 1, n - 1, &l) : 0;
+	check(v >> 16 == 0x030d && l.gil_holder == 8 && l.gil_locked == 16 && l.ts_frame == 72,
+	      "python 3.13 _Py_DebugOffsets: the GIL's last_holder and locked in its own struct");
+	unsigned char bad[PY_DEBUG_OFFSETS_SIZE];
+	if (v) {
+		memcpy(bad, b + 1, sizeof(bad));
+		memset(bad + 544, 0xff, 8);     /* str_state: 2^64 - 1 */
+	}
+	check(v && !py_layout__from_debug(bad, sizeof(bad), &l) &&
+	      py_layout__from_debug(b + 1, n - 1, &l) && l.co_size >= 24,
+	      "python 3.13 _Py_DebugOffsets: an offset of 2^64 - 1 refused; a code copy holds ob_size");
+
+	struct py_interp *p = py_interp__fake(py_layout__of(9), hostile_read, NULL, 0x1000, 0);
+	struct py_thread t[PY_MAX_THREADS];
+	uint64_t gil;
+	check(p && py_interp__threads(p, t, PY_MAX_THREADS, &gil) == 0,
+	      "python: a cycle of thread states without an OS thread ends");
+	py_interp__free(p);
+}
+
 int main(void)
 {
 	test_intern();
@@ -1128,6 +1201,7 @@ int main(void)
 	test_gocurg();
 	test_svg();
 	test_cfi();
+	test_python();
 	printf("1..%d\n", n_tests);
 	return n_failed != 0;
 }
