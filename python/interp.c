@@ -347,7 +347,7 @@ struct chunk_copy {
 static const unsigned char *frame_at(const struct py_interp *p, const struct chunk_copy *cc,
 				     uint64_t f, unsigned char *buf)
 {
-	if (f >= cc->lo && f + p->l.f_size <= cc->hi)
+	if (f >= cc->lo && f < cc->hi && cc->hi - f >= p->l.f_size)
 		return cc->b + (f - cc->lo);
 	return rd(p, f, buf, p->l.f_size) == 0 ? buf : NULL;
 }
