@@ -65,7 +65,8 @@ const struct py_layout *py_layout__of(int minor)
  * says so, and only 3.13's is read. */
 enum {
 	D_VERSION = 8, D_FREE_THREADED = 16, D_RT_INTERP_HEAD = 40,
-	D_IS_NEXT = 64, D_IS_THREADS_HEAD = 72, D_IS_GIL = 112, D_GIL_LOCKED = 136, D_GIL_HOLDER = 144,
+	D_IS_NEXT = 64, D_IS_THREADS_HEAD = 72, D_IS_GIL = 112, D_IS_GIL_STATE = 120,
+	D_GIL_LOCKED = 136, D_GIL_HOLDER = 144,
 	D_TS_NEXT = 168, D_TS_INTERP = 176, D_TS_FRAME = 184, D_TS_THREAD_ID = 192, D_TS_NATIVE = 200,
 	D_F_PREVIOUS = 232, D_F_EXECUTABLE = 240, D_F_INSTR = 248, D_F_OWNER = 264,
 	D_CO_FILENAME = 280, D_CO_NAME = 288, D_CO_QUALNAME = 296, D_CO_LINETABLE = 304,
@@ -144,6 +145,15 @@ uint64_t py_layout__from_debug(const unsigned char *b, size_t len, struct py_lay
 	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
 		if (field(b, map[i].d, (uint32_t *)((char *)l + map[i].o)) < 0)
 			return 0;
+	/* The GIL's locked and last_holder are given as offsets in the
+	 * interpreter (of its own _gil, at D_IS_GIL_STATE), but the state is
+	 * reached through ceval.gil (it may be the main interpreter's): in
+	 * the struct, they are the difference. */
+	uint32_t gil_at;
+	if (field(b, D_IS_GIL_STATE, &gil_at) < 0 || l->gil_locked < gil_at || l->gil_holder < gil_at)
+		return 0;
+	l->gil_locked -= gil_at;
+	l->gil_holder -= gil_at;
 	/* utf8_length and utf8 follow the ASCII header in a compact string. */
 	l->str_compact_size = l->str_ascii_size + 16;
 	l->ts_size = max3(l->ts_next, l->ts_frame, max3(l->ts_interp, l->ts_thread_id,
