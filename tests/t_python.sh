@@ -273,8 +273,8 @@ took "offsets"
 # frame its samples must hold.
 THREADS="compute_outer:compute_inner sleeper:sleeper lock_holder:lock_holder lock_waiter:lock_waiter cext_call:cext_call main:main"
 
-# split LABEL PYTHON
-split() {
+# known_split LABEL PYTHON
+known_split() {
 	local label=$1 py=$2 base=$TMP/$1 out pid tid fn frame tot has total line n k text
 	local -A G
 	start_py "$label" "$py" "$PYSPLIT" || return
@@ -365,6 +365,7 @@ split() {
 		tot=${G["$tid|"]:-0}
 		n=${G["$tid|held"]:-0}
 		DETAIL="$n of $tot" check "$label: pprof: compute gil=held in >= 50% of its samples" pct_ok "$n" "$tot" 50
+		diag "$label: compute held the GIL in $n of its $tot samples"
 	fi
 
 	# --no-lines, --no-python: the same code on every version (no line
@@ -402,11 +403,11 @@ for m in 8 9 10 11 12 13; do
 		skip "split 3.$m" "no pyenv Python 3.$m under $PYENV/versions"
 		continue
 	fi
-	split "3.$m" "$py"
+	known_split "3.$m" "$py"
 	took "3.$m"
 done
 if [ -x /usr/bin/python3.11 ]; then
-	split deb3.11 /usr/bin/python3.11
+	known_split deb3.11 /usr/bin/python3.11
 	took deb3.11
 else
 	skip "split deb3.11" "no /usr/bin/python3.11 (Debian's python3.11)"
