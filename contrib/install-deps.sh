@@ -16,6 +16,7 @@ packages=(
 	elfutils                           # eu-stack: reference stacks in the tests
 	strace util-linux procps           # tests: a second tracer, setpriv, pgrep
 	gawk mawk                          # tests: the awk pass runs under both (tests/run.sh)
+	python3.11-dev python3-numpy gunicorn curl  # tests/t_python.sh: CPython's headers, numpy, a WSGI server
 )
 
 missing=()

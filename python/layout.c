@@ -1,7 +1,8 @@
 /* CPython's layouts, per minor version (see layout.h): every number below
  * is offsetof() or sizeof() over that version's headers on x86-64, as
- * tests/targets/pyoffsets.c prints them (t_python checks each entry against
- * the headers of every version installed). */
+ * tests/targets/pyoffsets/pyoffsets.c prints them (tests/t_python.sh
+ * compares each entry, printed by tests/bin/pylayout, with the headers of
+ * every version installed). */
 #include "python/layout.h"
 
 #include <string.h>

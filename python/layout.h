@@ -5,8 +5,10 @@
  * _PyRuntime, cookie "xdebugpy"): py_layout__from_debug() reads them from
  * the process.  For 3.8 to 3.12 one table per minor version, taken from
  * that version's headers (offsetof over Include/ and Include/internal
- * with Py_BUILD_CORE); tests/t_python.sh compiles tests/targets/pyoffsets.c
- * against each installed version's headers and compares every entry. */
+ * with Py_BUILD_CORE); tests/t_python.sh compiles
+ * tests/targets/pyoffsets/pyoffsets.c against each installed version's
+ * headers and compares every entry (3.13: with what
+ * py_layout__from_debug() makes of the live interpreter's block). */
 #ifndef CPROF_PYTHON_LAYOUT_H
 #define CPROF_PYTHON_LAYOUT_H
 

@@ -135,6 +135,12 @@ void sampler_views_tick(struct sampler *s)
 				s->views = xrealloc(s->views, s->views_cap * sizeof(*s->views));
 			}
 			s->views[s->nviews++] = (struct view){ *o, rv, procs[k].pid, procs[k].space };
+			/* A view opened after the process's first ticks (launch
+			 * mode: libpython loads later): a thread blocked since
+			 * then would be counted again at the stack it was
+			 * counted at without the view, for as long as it stays
+			 * blocked.  Its next capture is taken anew. */
+			target__forget(s->t, procs[k].pid);
 			break;
 		}
 	}

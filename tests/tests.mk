@@ -179,6 +179,16 @@ ifneq ($(wildcard $(GO_BIN)),)
 TEST_BINS += tests/bin/goliar
 endif
 
+# CPython's offsets (tests/t_python.sh): python/layout.c's table printed
+# by tests/bin/pylayout, to compare with what each installed version's
+# headers say (tests/targets/pyoffsets/pyoffsets.c, built by the test:
+# it needs that version's headers).
+tests/bin/pylayout: tests/targets/pyoffsets/pylayout.c python/layout.c python/layout.h tests/tests.mk
+	@mkdir -p tests/bin
+	@echo "  CC      $<"
+	$(Q)$(CC) -std=gnu11 -O2 -Wall -Wextra -I. -o $@ $< python/layout.c
+TEST_BINS += tests/bin/pylayout
+
 .PHONY: test-bins
 test-bins: $(TEST_BINS)
 

@@ -5,7 +5,8 @@ Six threads, each in one place for the whole run: a computing chain
 holder (sleeping with the lock held) and a waiter (blocked on that lock),
 a C-extension call (zlib.compress, which releases the GIL), and the main
 thread joining.  Writes the file named by its first argument once every
-thread is where it stays, then runs until killed.
+thread is where it stays (its PID, then a line "NAME TID" per thread,
+NAME the function it runs), then runs until killed.
 """
 import os
 import sys
@@ -74,6 +75,11 @@ def main():
     if len(sys.argv) > 1:
         with open(sys.argv[1] + ".tmp", "w") as f:
             f.write("%d\n" % os.getpid())
+            # then each thread's OS thread: "NAME TID"
+            # (3.8+: before, 0)
+            for t in threads:
+                f.write("%s %d\n" % (t.name, getattr(t, "native_id", 0)))
+            f.write("main %d\n" % getattr(threading, "get_native_id", int)())
         os.rename(sys.argv[1] + ".tmp", sys.argv[1])
     for t in threads:
         t.join()
