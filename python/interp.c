@@ -26,6 +26,11 @@ struct py_code {
 	uint64_t start, units;          /* its first instruction; how many bytes (< 3.11)
 					   or code units it has */
 	int bad;                        /* not a code object */
+	uint32_t serial;                /* a number of its own: another code object at
+					   the same address has another */
+	uint64_t stamp[4];              /* its name, file and line table's addresses, first
+					   line and size: another code object there differs */
+	uint64_t checked;               /* the epoch it was last checked in */
 };
 
 #define CODE_CACHE (1u << 14)   /* code objects named, at most; then named anew */
@@ -43,7 +48,8 @@ struct py_interp {
 	int scans;                      /* searches for TID_OFF left in this py_interp__threads() */
 	struct py_code *codes;          /* open addressing over CODE_CACHE */
 	size_t ncodes;
-	uint64_t named, bad;
+	uint64_t named, bad, renamed;
+	uint32_t serials;
 	/* < 3.11: thread states whose OS thread was found (tstate, thread_id, tid) */
 	struct { uint64_t tstate, thread_id; pid_t tid; } *known;
 	size_t nknown, known_cap;
@@ -470,15 +476,27 @@ static struct py_code *code_slot(struct py_interp *p, uint64_t addr)
 	return &p->codes[h];
 }
 
+/* What tells code object BUF from another at its address. */
+static void code_stamp(const struct py_interp *p, const unsigned char *buf, uint64_t out[4])
+{
+	out[0] = p->l.co_qualname ? word(buf, p->l.co_qualname) : word(buf, p->l.co_name);
+	out[1] = word(buf, p->l.co_filename);
+	out[2] = word(buf, p->l.co_linetable);
+	out[3] = (uint64_t)(uint32_t)word32(buf, p->l.co_firstlineno) << 32 ^
+		 (p->l.co_code_adaptive ? word(buf, 16) : word(buf, p->l.co_code));
+}
+
 /* Reads code object ADDR into C. */
 static void read_code(struct py_interp *p, uint64_t addr, struct py_code *c)
 {
 	unsigned char buf[PY_CODE_MAX];
 	c->addr = addr;
 	c->bad = 1;
+	c->serial = ++p->serials;
 	p->ncodes++;
 	if (rd(p, addr, buf, p->l.co_size) < 0)
 		return;
+	code_stamp(p, buf, c->stamp);
 	if (p->code_type && word(buf, 8) != p->code_type)
 		return;                 /* ob_type: not a code object */
 	uint64_t qual = p->l.co_qualname ? word(buf, p->l.co_qualname) : word(buf, p->l.co_name);
@@ -503,6 +521,29 @@ static void read_code(struct py_interp *p, uint64_t addr, struct py_code *c)
 		p->bad++;
 	else
 		p->named++;
+}
+
+uint32_t py_interp__code(struct py_interp *p, uint64_t code, uint64_t epoch)
+{
+	struct py_code *c = code_slot(p, code);
+	if (c->addr != code) {
+		read_code(p, code, c);
+	} else if (c->checked != epoch) {
+		/* Freed since, and another made at its address? */
+		unsigned char buf[PY_CODE_MAX];
+		uint64_t st[4];
+		if (rd(p, code, buf, p->l.co_size) == 0) {
+			code_stamp(p, buf, st);
+			if (memcmp(st, c->stamp, sizeof(st)) != 0) {
+				free_code(c);
+				p->ncodes--;
+				p->renamed++;
+				read_code(p, code, c);
+			}
+		}
+	}
+	c->checked = epoch;
+	return c->serial;
 }
 
 int py_interp__name(struct py_interp *p, const struct py_frame_raw *f, bool lines,

@@ -91,6 +91,11 @@ struct py_named {
 int py_interp__name(struct py_interp *p, const struct py_frame_raw *f, bool lines,
 		    struct py_named *out);
 
+/* The serial number of code object CODE: the same for the same object,
+ * another once another code object is at its address (checked once per
+ * EPOCH, the caller's tick: one small read; read and named if new). */
+uint32_t py_interp__code(struct py_interp *p, uint64_t code, uint64_t epoch);
+
 /* Code objects named so far (cached), and reads that failed. */
 void py_interp__counts(const struct py_interp *p, uint64_t *codes, uint64_t *bad);
 

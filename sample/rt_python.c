@@ -38,7 +38,8 @@ struct pyview {
 	uint64_t *native;               /* a copy of the native frames while merging */
 	size_t native_cap;
 	/* (code, instruction) -> its symbolic frame, direct-mapped */
-	struct { uint64_t code, instr, pc; } *pcs;
+	struct { uint64_t code, instr, pc; uint32_t serial; } *pcs;
+	uint64_t epoch;                 /* ticks: code objects are checked once per tick */
 	uint64_t seen, merged, unmatched, partial_frames;
 };
 
@@ -83,6 +84,7 @@ static int py_tick(struct rt_view *rv, struct sampler *s, char *note, size_t not
 {
 	struct pyview *v = (struct pyview *)rv;
 	(void)s;
+	v->epoch++;
 	uint64_t gil;
 	int n = py_interp__threads(v->py, v->threads, PY_MAX_THREADS, &gil);
 	if (n < 0) {
@@ -114,9 +116,11 @@ static uint32_t py_thread_of(struct rt_view *rv, const struct capture *c, uint32
 static uint64_t frame_pc(struct pyview *v, struct sampler *s, const struct py_frame_raw *f)
 {
 	uint64_t instr = v->lines ? f->instr : 0;
+	uint32_t serial = f->code ? py_interp__code(v->py, f->code, v->epoch) : 0;
 	size_t h = (size_t)(((f->code >> 4) ^ instr * 0x9e3779b97f4a7c15ull) * 0xff51afd7ed558ccdull >> 50) &
 		   (PC_CACHE - 1);
-	if (v->pcs[h].code == f->code && v->pcs[h].instr == instr && v->pcs[h].pc)
+	if (v->pcs[h].code == f->code && v->pcs[h].instr == instr && v->pcs[h].serial == serial &&
+	    v->pcs[h].pc)
 		return v->pcs[h].pc;
 	struct py_named nm;
 	if (py_interp__name(v->py, f, v->lines, &nm) < 0)
@@ -125,6 +129,7 @@ static uint64_t frame_pc(struct pyview *v, struct sampler *s, const struct py_fr
 	uint64_t pc = stacks__symbolic_pc(s->st, &sf);
 	v->pcs[h].code = f->code;
 	v->pcs[h].instr = instr;
+	v->pcs[h].serial = serial;
 	v->pcs[h].pc = pc;
 	return pc;
 }
