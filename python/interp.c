@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "module/modules.h"
@@ -288,16 +289,44 @@ static uint64_t gil_state(const struct py_interp *p, uint64_t interp)
 	return gil;
 }
 
+/* Two ranges in one system call where the process is real (a stop's
+ * reads are its cost: each process_vm_readv is a few microseconds);
+ * returns a mask of those read (1: the first, 2: the second). */
+static int rd2(const struct py_interp *p, uint64_t a1, void *b1, size_t l1, uint64_t a2, void *b2,
+	       size_t l2)
+{
+	if (p->pid > 0 && a1 && a2 && a1 + l1 > a1 && a2 + l2 > a2) {
+		struct iovec local[2] = { { b1, l1 }, { b2, l2 } };
+		struct iovec remote[2] = { { (void *)(uintptr_t)a1, l1 }, { (void *)(uintptr_t)a2, l2 } };
+		if (process_vm_readv(p->pid, local, 2, remote, 2, 0) == (ssize_t)(l1 + l2))
+			return 3;
+	}
+	return (rd(p, a1, b1, l1) == 0 ? 1 : 0) | (rd(p, a2, b2, l2) == 0 ? 2 : 0);
+}
+
+/* Where the GIL's holder and locked words are: the range to read. */
+static void gil_range(const struct py_interp *p, uint32_t *lo, uint32_t *len)
+{
+	*lo = p->l.gil_holder < p->l.gil_locked ? p->l.gil_holder : p->l.gil_locked;
+	uint32_t hi = p->l.gil_holder < p->l.gil_locked ? p->l.gil_locked + 4 : p->l.gil_holder + 8;
+	*len = hi - *lo;
+}
+
+static uint64_t gil_of(const struct py_interp *p, const unsigned char *b, uint32_t lo)
+{
+	return word32(b, p->l.gil_locked - lo) ? word(b, p->l.gil_holder - lo) : 0;
+}
+
 uint64_t py_interp__gil(const struct py_interp *p)
 {
 	/* last_holder then locked, next to each other in every version:
 	 * one read. */
 	unsigned char b[16];
-	uint32_t lo = p->l.gil_holder < p->l.gil_locked ? p->l.gil_holder : p->l.gil_locked;
-	uint32_t hi = p->l.gil_holder < p->l.gil_locked ? p->l.gil_locked + 4 : p->l.gil_holder + 8;
-	if (!p->gil || hi - lo > sizeof(b) || rd(p, p->gil + lo, b, hi - lo) < 0)
+	uint32_t lo, len;
+	gil_range(p, &lo, &len);
+	if (!p->gil || len > sizeof(b) || rd(p, p->gil + lo, b, len) < 0)
 		return 0;
-	return word32(b, p->l.gil_locked - lo) ? word(b, p->l.gil_holder - lo) : 0;
+	return gil_of(p, b, lo);
 }
 
 int py_interp__threads(struct py_interp *p, struct py_thread *out, size_t max, uint64_t *gil)
@@ -360,24 +389,42 @@ static const unsigned char *frame_at(const struct py_interp *p, const struct chu
 
 /* Reads the thread state's current frame (*F), and with 3.11+ the top of
  * its data stack into CC. */
-static int first_frame(const struct py_interp *p, uint64_t tstate, uint64_t *f, struct chunk_copy *cc)
+/* Reads the thread state's current frame (*F), the GIL's holder (*GIL),
+ * and with 3.11+ the top of its data stack into CC: two system calls. */
+static int first_frame(const struct py_interp *p, uint64_t tstate, uint64_t *f, uint64_t *gil,
+		       struct chunk_copy *cc)
 {
+	unsigned char t[PY_TS_MAX], g[16];
+	uint32_t glo, glen;
+	gil_range(p, &glo, &glen);
 	cc->lo = cc->hi = 0;
-	if (!p->l.ts_datastack)
-		return rd_ptr(p, tstate + p->l.ts_frame, f);
-	unsigned char t[PY_TS_MAX];
-	uint32_t len = p->l.ts_datastack + 16 - p->l.ts_frame;
-	if (rd(p, tstate + p->l.ts_frame, t, len) < 0)
+	*gil = 0;
+	uint32_t len = p->l.ts_datastack ? p->l.ts_datastack + 16 - p->l.ts_frame : 8;
+	int got = p->gil && glen <= sizeof(g) ? rd2(p, tstate + p->l.ts_frame, t, len, p->gil + glo, g, glen)
+					       : (rd(p, tstate + p->l.ts_frame, t, len) == 0 ? 1 : 0);
+	if (got & 2)
+		*gil = gil_of(p, g, glo);
+	if (!(got & 1))
 		return -1;
 	*f = word(t, 0);
+	if (!p->l.ts_datastack)
+		return 0;
 	uint64_t chunk = word(t, p->l.ts_datastack - p->l.ts_frame);
 	uint64_t top = word(t, p->l.ts_datastack + 8 - p->l.ts_frame);
-	if (p->l.ts_via_cframe && rd_ptr(p, *f + p->l.cf_current, f) < 0)
-		return -1;
-	if (!chunk || top <= chunk + CHUNK_HEAD || top - chunk > (64u << 20))
-		return 0;
-	uint64_t lo = top - chunk - CHUNK_HEAD > CHUNK_READ ? top - CHUNK_READ : chunk + CHUNK_HEAD;
-	if (rd(p, lo, cc->b, top - lo) == 0) {
+	uint64_t lo = 0;
+	if (chunk && top > chunk + CHUNK_HEAD && top - chunk <= (64u << 20))
+		lo = top - chunk - CHUNK_HEAD > CHUNK_READ ? top - CHUNK_READ : chunk + CHUNK_HEAD;
+	if (p->l.ts_via_cframe) {
+		/* The cframe's current frame and the chunk, together. */
+		uint64_t cf = *f;
+		got = lo ? rd2(p, cf + p->l.cf_current, f, 8, lo, cc->b, top - lo) :
+		      (rd_ptr(p, cf + p->l.cf_current, f) == 0 ? 1 : 0);
+		if (!(got & 1))
+			return -1;
+	} else {
+		got = lo && rd(p, lo, cc->b, top - lo) == 0 ? 2 : 0;
+	}
+	if (got & 2) {
 		cc->lo = lo;
 		cc->hi = top;
 	}
@@ -385,11 +432,14 @@ static int first_frame(const struct py_interp *p, uint64_t tstate, uint64_t *f, 
 }
 
 size_t py_interp__frames(const struct py_interp *p, uint64_t tstate, struct py_frame_raw *out,
-			 size_t max)
+			 size_t max, uint64_t *gil)
 {
-	uint64_t f;
+	uint64_t f, g;
 	static __thread struct chunk_copy cc;
-	if (first_frame(p, tstate, &f, &cc) < 0)
+	int got = first_frame(p, tstate, &f, &g, &cc);
+	if (gil)
+		*gil = g;
+	if (got < 0)
 		return 0;
 	unsigned char one[PY_FRAME_MAX];
 	size_t n = 0;

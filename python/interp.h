@@ -76,9 +76,12 @@ int py_interp__threads(struct py_interp *p, struct py_thread *out, size_t max, u
 uint64_t py_interp__gil(const struct py_interp *p);
 
 /* The frames of thread state TSTATE, innermost first, at most MAX; how
- * many.  A few small reads: made while the thread cannot run. */
+ * many; and *GIL (if not NULL) as py_interp__gil() gives it, read with
+ * them.  Two system calls (3.11+), then one a frame outside the thread's
+ * current data-stack chunk (every frame before 3.11): made while the
+ * thread cannot run. */
 size_t py_interp__frames(const struct py_interp *p, uint64_t tstate, struct py_frame_raw *out,
-			 size_t max);
+			 size_t max, uint64_t *gil);
 
 /* Frame F named: its function (qualified name from 3.11, else the
  * function's name), file and line (0: unknown, or LINES false).  The

@@ -74,8 +74,7 @@ static size_t py_read(void *arg, pid_t pid, pid_t tid, void *out, size_t cap)
 		return 0;
 	size_t max = (cap - sizeof(h)) / sizeof(struct py_frame_raw);
 	size_t n = py_interp__frames(v->py, h.tstate, (struct py_frame_raw *)((char *)out + sizeof(h)),
-				     max < PY_MAX_FRAMES ? max : PY_MAX_FRAMES);
-	h.gil = py_interp__gil(v->py);
+				     max < PY_MAX_FRAMES ? max : PY_MAX_FRAMES, &h.gil);
 	memcpy(out, &h, sizeof(h));
 	return sizeof(h) + n * sizeof(struct py_frame_raw);
 }

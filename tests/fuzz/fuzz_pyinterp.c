@@ -141,14 +141,17 @@ static void name(struct py_interp *p, const struct py_frame_raw *f, bool lines)
 static void frames(struct py_interp *p, uint64_t tstate)
 {
 	struct py_frame_raw f[PY_MAX_FRAMES];
-	size_t n = py_interp__frames(p, tstate, f, PY_MAX_FRAMES);
+	uint64_t fgil;
+	size_t n = py_interp__frames(p, tstate, f, PY_MAX_FRAMES, &fgil);
+	if (fgil != py_interp__gil(p))
+		fail("py_interp__frames: its GIL holder is not py_interp__gil()'s");
 	if (n > PY_MAX_FRAMES || (n && !f[n - 1].ends))
 		fail("py_interp__frames: too many frames, or the last does not end a C call");
 	for (size_t i = 0; i < n; i++) {
 		name(p, &f[i], true);
 		name(p, &f[i], false);
 	}
-	if (py_interp__frames(p, tstate, f, 3) > 3)
+	if (py_interp__frames(p, tstate, f, 3, NULL) > 3)
 		fail("py_interp__frames: more frames than asked for");
 }
 
