@@ -33,6 +33,7 @@
  * are set when a g gets its goroutine, and so change only with its goid. */
 enum { F_STACK_LO, F_STACK_HI, F_M, F_SCHED_SP, F_SCHED_PC, F_SCHED_BP, F_STATUS, F_GOID,
        F_REASON, F_KEY_N, F_STARTPC = F_KEY_N, F_GOPC, F_N };
+_Static_assert(F_N == GO_G_FIELDS, "struct go_layout's g_off[] is in F_ order");
 
 struct goroutines {
 	pid_t pid;
@@ -166,8 +167,9 @@ static void find_dies(Dwarf *dw, struct want *w)
 	}
 }
 
-static int layout(struct goroutines *gs, Dwarf *dw, uint64_t bias, uint64_t *reasons_addr,
-		  size_t *nreasons, char *note, size_t notelen)
+/* The layout from the program's DWARF, as runtime addresses (BIAS added);
+ * no check of the values: goroutines__from_layout() does that. */
+static int layout(Dwarf *dw, uint64_t bias, struct go_layout *l, char *note, size_t notelen)
 {
 	struct want w = { 0 };
 	find_dies(dw, &w);
@@ -181,20 +183,42 @@ static int layout(struct goroutines *gs, Dwarf *dw, uint64_t bias, uint64_t *rea
 		[F_REASON] = { "waitreason", NULL }, [F_STARTPC] = { "startpc", NULL },
 		[F_GOPC] = { "gopc", NULL },
 	};
-	uint64_t a_allgs, a_allglen;
 	if (!w.have_g || !w.have_m || !w.have_allgs || !w.have_allglen ||
-	    !var_addr(&w.var_allgs, &a_allgs) || !var_addr(&w.var_allglen, &a_allglen) ||
-	    !member(&w.m, "procid", &gs->m_procid, NULL)) {
+	    !var_addr(&w.var_allgs, &l->allgs) || !var_addr(&w.var_allglen, &l->allglen) ||
+	    !member(&w.m, "procid", &l->m_procid, NULL)) {
 		snprintf(note, notelen, "its DWARF has no runtime.g, runtime.m, runtime.allgs or runtime.allglen");
 		return -ENOENT;
 	}
-	uint64_t lo = UINT64_MAX, hi = 0;
 	for (int i = 0; i < F_N; i++) {
-		if (!member2(&w.g, names[i].a, names[i].b, &gs->off[i])) {
+		if (!member2(&w.g, names[i].a, names[i].b, &l->g_off[i])) {
 			snprintf(note, notelen, "runtime.g has no field %s%s%s", names[i].a,
 				 names[i].b ? "." : "", names[i].b ? names[i].b : "");
 			return -ENOENT;
 		}
+	}
+	l->allgs += bias;
+	l->allglen += bias;
+	l->nreasons = 0;
+	Dwarf_Die at, sub;
+	Dwarf_Attribute a;
+	Dwarf_Word count;
+	if (w.have_reasons && var_addr(&w.var_reasons, &l->reasons) && type_of(&w.var_reasons, &at) &&
+	    dwarf_child(&at, &sub) == 0) {
+		if (dwarf_attr(&sub, DW_AT_count, &a) && dwarf_formudata(&a, &count) == 0)
+			l->nreasons = count;
+		else if (dwarf_attr(&sub, DW_AT_upper_bound, &a) && dwarf_formudata(&a, &count) == 0)
+			l->nreasons = count + 1;
+		l->reasons += bias;
+	}
+	return 0;
+}
+
+/* The part of a g read: from the lowest field to 8 bytes past the highest. */
+static int set_span(struct goroutines *gs, const struct go_layout *l, char *note, size_t notelen)
+{
+	uint64_t lo = UINT64_MAX, hi = 0;
+	for (int i = 0; i < F_N; i++) {
+		gs->off[i] = l->g_off[i];
 		lo = gs->off[i] < lo ? gs->off[i] : lo;
 		hi = gs->off[i] + 8 > hi ? gs->off[i] + 8 : hi;
 	}
@@ -207,20 +231,6 @@ static int layout(struct goroutines *gs, Dwarf *dw, uint64_t bias, uint64_t *rea
 	gs->span_len = hi - lo;
 	for (int i = 0; i < F_N; i++)
 		gs->rel[i] = gs->off[i] - lo;
-	gs->allgs = a_allgs + bias;
-	gs->allglen = a_allglen + bias;
-	*nreasons = 0;
-	Dwarf_Die at, sub;
-	Dwarf_Attribute a;
-	Dwarf_Word count;
-	if (w.have_reasons && var_addr(&w.var_reasons, reasons_addr) && type_of(&w.var_reasons, &at) &&
-	    dwarf_child(&at, &sub) == 0) {
-		if (dwarf_attr(&sub, DW_AT_count, &a) && dwarf_formudata(&a, &count) == 0)
-			*nreasons = count;
-		else if (dwarf_attr(&sub, DW_AT_upper_bound, &a) && dwarf_formudata(&a, &count) == 0)
-			*nreasons = count + 1;
-		*reasons_addr += bias;
-	}
 	return 0;
 }
 
@@ -245,6 +255,27 @@ static void read_reasons(struct goroutines *gs, uint64_t addr, size_t n)
 	free(strs);
 }
 
+struct goroutines *goroutines__from_layout(pid_t pid, const struct go_layout *l, char *note,
+					   size_t notelen)
+{
+	char scratch[8];
+	if (!note) {
+		note = scratch;
+		notelen = sizeof(scratch);
+	}
+	struct goroutines *gs = xcalloc(1, sizeof(*gs));
+	gs->pid = pid;
+	if (set_span(gs, l, note, notelen) < 0) {
+		goroutines__free(gs);
+		return NULL;
+	}
+	gs->allgs = l->allgs;
+	gs->allglen = l->allglen;
+	gs->m_procid = l->m_procid;
+	read_reasons(gs, l->reasons, l->nreasons);
+	return gs;
+}
+
 struct goroutines *goroutines__new(pid_t pid, const struct module *main, char *note,
 				   size_t notelen)
 {
@@ -259,26 +290,24 @@ struct goroutines *goroutines__new(pid_t pid, const struct module *main, char *n
 	struct gopclntab *pcln = gopclntab__from_elf(main->image, main->image_len);
 	if (!pcln)
 		return NULL;
-	struct goroutines *gs = xcalloc(1, sizeof(*gs));
-	gs->pid = pid;
-	gs->pcln = pcln;
-	gs->main = main;
+	struct go_layout l = { 0 };
+	struct goroutines *gs = NULL;
 	Dwarf *dw = dwarf_begin(main->fd, DWARF_C_READ);
-	uint64_t reasons = 0;
-	size_t nreasons = 0;
 	if (!dw) {
 		snprintf(note, notelen, "it has no DWARF (built with -ldflags=-w?)");
-		goto fail;
+	} else {
+		int r = layout(dw, main->bias, &l, note, notelen);
+		dwarf_end(dw);
+		if (r == 0)
+			gs = goroutines__from_layout(pid, &l, note, notelen);
 	}
-	int r = layout(gs, dw, main->bias, &reasons, &nreasons, note, notelen);
-	dwarf_end(dw);
-	if (r < 0)
-		goto fail;
-	read_reasons(gs, reasons, nreasons);
+	if (!gs) {
+		gopclntab__free(pcln);
+		return NULL;
+	}
+	gs->pcln = pcln;
+	gs->main = main;
 	return gs;
-fail:
-	goroutines__free(gs);
-	return NULL;
 }
 
 void goroutines__free(struct goroutines *gs)
@@ -567,6 +596,8 @@ const char *goroutines__reason(const struct goroutines *gs, uint8_t reason)
 const char *goroutines__func_name(struct goroutines *gs, uint64_t pc)
 {
 	const char *name = NULL;
+	if (!gs->pcln)
+		return NULL;
 	return gopclntab__lookup(gs->pcln, pc - gs->main->bias, &name, NULL, NULL) == 0 ? name : NULL;
 }
 
@@ -576,7 +607,7 @@ int goroutines__is_system(struct goroutines *gs, const struct go_rec *r)
 	if (gs->sys[slot].key != r->startpc + 1) {
 		const char *name = NULL;
 		int sys = 0;
-		if (gopclntab__lookup(gs->pcln, r->startpc - gs->main->bias, &name, NULL, NULL) == 0)
+		if (gs->pcln && gopclntab__lookup(gs->pcln, r->startpc - gs->main->bias, &name, NULL, NULL) == 0)
 			sys = strncmp(name, "runtime.", 8) == 0 && strcmp(name, "runtime.main") != 0;
 		gs->sys[slot].key = r->startpc + 1;
 		gs->sys[slot].system = sys;
