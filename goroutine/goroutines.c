@@ -531,9 +531,9 @@ int goroutines__scan(struct goroutines *gs, const struct go_rec **recs, size_t *
 			l[k - 1] = (struct iovec){ gs->raw + pos, end - start };
 			r[k - 1] = (struct iovec){ (void *)(uintptr_t)start, end - start };
 			pos += end - start;
-			rd = process_vm_readv(gs->pid, l, k, r, k, 0);
+			rd = remote__readv(gs->pid, l, r, k);
 			if (rd < 0)
-				return -errno;
+				return (int)rd;
 		}
 		/* A partial read stops at the first range it could not read. */
 		for (size_t j = first; j < i; j++) {
