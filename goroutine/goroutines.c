@@ -18,6 +18,7 @@
 					   runtime that lies; past it the view gives up */
 #define MAX_REASONS 256
 #define MAX_SPAN 512                    /* bytes of a g read: goroutines__read()'s buffer */
+#define MAX_G_OFFSET (64u << 10)        /* of a field in runtime.g (Go 1.19's g: 416 bytes) */
 #define REASON_MAX_LEN 48
 #define IOV_BATCH 1024                  /* UIO_MAXIOV */
 #define READ_BUDGET 4096                /* records read per scan, in turn (those last
@@ -167,22 +168,24 @@ static void find_dies(Dwarf *dw, struct want *w)
 	}
 }
 
+/* The fields of runtime.g read, by F_: NAME.SUB (SUB NULL: NAME). */
+static const struct {
+	const char *a, *b;
+} names[F_N] = {
+	[F_STACK_LO] = { "stack", "lo" },   [F_STACK_HI] = { "stack", "hi" },
+	[F_M] = { "m", NULL },              [F_SCHED_SP] = { "sched", "sp" },
+	[F_SCHED_PC] = { "sched", "pc" },   [F_SCHED_BP] = { "sched", "bp" },
+	[F_STATUS] = { "atomicstatus", NULL }, [F_GOID] = { "goid", NULL },
+	[F_REASON] = { "waitreason", NULL }, [F_STARTPC] = { "startpc", NULL },
+	[F_GOPC] = { "gopc", NULL },
+};
+
 /* The layout from the program's DWARF, as runtime addresses (BIAS added);
  * no check of the values: goroutines__from_layout() does that. */
 static int layout(Dwarf *dw, uint64_t bias, struct go_layout *l, char *note, size_t notelen)
 {
 	struct want w = { 0 };
 	find_dies(dw, &w);
-	static const struct {
-		const char *a, *b;
-	} names[F_N] = {
-		[F_STACK_LO] = { "stack", "lo" },   [F_STACK_HI] = { "stack", "hi" },
-		[F_M] = { "m", NULL },              [F_SCHED_SP] = { "sched", "sp" },
-		[F_SCHED_PC] = { "sched", "pc" },   [F_SCHED_BP] = { "sched", "bp" },
-		[F_STATUS] = { "atomicstatus", NULL }, [F_GOID] = { "goid", NULL },
-		[F_REASON] = { "waitreason", NULL }, [F_STARTPC] = { "startpc", NULL },
-		[F_GOPC] = { "gopc", NULL },
-	};
 	if (!w.have_g || !w.have_m || !w.have_allgs || !w.have_allglen ||
 	    !var_addr(&w.var_allgs, &l->allgs) || !var_addr(&w.var_allglen, &l->allglen) ||
 	    !member(&w.m, "procid", &l->m_procid, NULL)) {
@@ -218,6 +221,14 @@ static int set_span(struct goroutines *gs, const struct go_layout *l, char *note
 {
 	uint64_t lo = UINT64_MAX, hi = 0;
 	for (int i = 0; i < F_N; i++) {
+		/* Bounded first: an offset within 8 of 2^64 would wrap hi
+		 * below it, and the span would not hold the field. */
+		if (l->g_off[i] > MAX_G_OFFSET) {
+			snprintf(note, notelen, "runtime.g's field %s%s%s is at offset %llu", names[i].a,
+				 names[i].b ? "." : "", names[i].b ? names[i].b : "",
+				 (unsigned long long)l->g_off[i]);
+			return -EINVAL;
+		}
 		gs->off[i] = l->g_off[i];
 		lo = gs->off[i] < lo ? gs->off[i] : lo;
 		hi = gs->off[i] + 8 > hi ? gs->off[i] + 8 : hi;
