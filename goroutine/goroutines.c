@@ -28,6 +28,12 @@
 #define RAW_BATCH (128u << 10)          /* bytes read per system call, at most: compared
 					   while still in the cache */
 #define SYS_SLOTS 1024                  /* startpc -> system?, direct-mapped */
+#define MAX_FAULTS 64                   /* reads cut short that a scan resumes past the
+					   byte that stopped them: a system call each */
+/* offs[] of a record not in its batch's read. */
+#define OFF_NONE SIZE_MAX               /* no g: 0 or misaligned */
+#define OFF_REPEAT (SIZE_MAX - 1)       /* a g listed before */
+#define OFF_CARRIED (SIZE_MAX - 2)      /* not its turn: as last read */
 
 /* Offsets in runtime.g of what a record holds, and the span read.  The
  * fields from F_KEY_N on are not compared from one scan to the next: they
@@ -446,6 +452,59 @@ static void sort_order(struct goroutines *gs, size_t len)
 	gs->sorted_len = len;
 }
 
+/* The records order[FIRST, END) of a batch of which RD bytes were read:
+ * each read (decoded, or unchanged), carried or not read.  A read cut
+ * short stops at the first byte it could not read; with CUT the records
+ * from there on are left to the next batch, but for the one that holds
+ * that byte (it cannot be read), and where to go on from is returned
+ * (else END).  *PREV_AT: the last g's address + span_lo, before FIRST,
+ * then before what is returned. */
+static size_t take(struct goroutines *gs, size_t first, size_t end, size_t rd, bool cut,
+		   uint64_t *prev_at)
+{
+	for (size_t j = first; j < end; j++) {
+		uint32_t idx = gs->order[j];
+		struct go_rec *rec = &gs->recs[idx];
+		size_t off = gs->offs[idx];
+		uint64_t at = gs->gptrs[idx] + gs->span_lo;
+		if (off == OFF_NONE || off == OFF_REPEAT) {
+			gs->dups += off == OFF_REPEAT;
+			rec->read = rec->unchanged = false;
+			gs->prev_g[idx] = 0;
+			continue;
+		}
+		if (off == OFF_CARRIED) {
+			gs->carried++;
+			rec->read = rec->unchanged = true;
+			*prev_at = at;
+			continue;
+		}
+		const unsigned char *raw = gs->raw + off;
+		rec->read = off + gs->span_len <= rd;
+		rec->unchanged = false;
+		if (!rec->read) {
+			gs->prev_g[idx] = 0;
+			if (cut && off > rd)
+				return j;
+			*prev_at = at;
+			if (cut)
+				return j + 1;
+			continue;
+		}
+		*prev_at = at;
+		/* Most goroutines wait where they waited: same bytes,
+		 * nothing to decode. */
+		if (gs->prev_g[idx] == gs->gptrs[idx] && key_same(gs, raw, &gs->prev[idx])) {
+			rec->unchanged = true;
+			continue;
+		}
+		decode(gs, gs->gptrs[idx], raw, rec);
+		key_of(gs, raw, &gs->prev[idx]);
+		gs->prev_g[idx] = gs->gptrs[idx];
+	}
+	return end;
+}
+
 int goroutines__scan(struct goroutines *gs, const struct go_rec **recs, size_t *n)
 {
 	uint64_t slice[2], len;
@@ -497,23 +556,26 @@ int goroutines__scan(struct goroutines *gs, const struct go_rec **recs, size_t *
 	 * read) are read at every scan. */
 	size_t turn_end = gs->cursor + READ_BUDGET;
 	gs->carried = 0;
+	/* A g that cannot be read (a pointer that lies) cuts a batch's read
+	 * short: the rest of the batch is read again in the next, up to
+	 * MAX_FAULTS times a scan, so that one such g, first in address
+	 * order, does not hide the others (nor fail the scan: it did). */
+	unsigned faults = 0;
 	while (i < len) {
 		size_t k = 0, first = i, pos = 0;
-		uint64_t start = 0, end = 0;
+		uint64_t start = 0, end = 0, first_prev = prev_at;
 		for (; i < len; i++) {
 			uint32_t idx = gs->order[i];
 			uint64_t at = gs->gptrs[idx] + gs->span_lo;
 			if (!gs->gptrs[idx] || (gs->gptrs[idx] & 7) || at == prev_at) {
-				gs->dups += gs->gptrs[idx] && at == prev_at;
-				gs->offs[idx] = SIZE_MAX;
+				gs->offs[idx] = gs->gptrs[idx] && at == prev_at ? OFF_REPEAT : OFF_NONE;
 				continue;
 			}
 			if (len > READ_BUDGET && !(i >= gs->cursor && i < turn_end) &&
 			    !(turn_end > len && i < turn_end - len) && gs->prev_g[idx] == gs->gptrs[idx] &&
 			    gs->recs[idx].read && (gs->recs[idx].status == GO_WAITING ||
 						   gs->recs[idx].status == GO_DEAD)) {
-				gs->offs[idx] = SIZE_MAX - 1;   /* carried: as last read */
-				gs->carried++;
+				gs->offs[idx] = OFF_CARRIED;
 				prev_at = at;
 				continue;
 			}
@@ -537,45 +599,21 @@ int goroutines__scan(struct goroutines *gs, const struct go_rec **recs, size_t *
 			prev_at = at;
 			gs->offs[idx] = pos + (at - start);
 		}
-		ssize_t rd = 0;
+		long rd = 0;
 		if (k) {                /* none when the rest were all repeats */
 			l[k - 1] = (struct iovec){ gs->raw + pos, end - start };
 			r[k - 1] = (struct iovec){ (void *)(uintptr_t)start, end - start };
 			pos += end - start;
 			rd = remote__readv(gs->pid, l, r, k);
-			if (rd < 0)
+			if (rd == -EFAULT)
+				rd = 0;         /* not even the first byte: cut short at 0 */
+			else if (rd < 0)
 				return (int)rd;
 		}
-		/* A partial read stops at the first range it could not read. */
-		for (size_t j = first; j < i; j++) {
-			uint32_t idx = gs->order[j];
-			struct go_rec *rec = &gs->recs[idx];
-			if (gs->offs[idx] == SIZE_MAX) {        /* a repeat, or no g */
-				rec->read = rec->unchanged = false;
-				gs->prev_g[idx] = 0;
-				continue;
-			}
-			if (gs->offs[idx] == SIZE_MAX - 1) {    /* not its turn */
-				rec->read = rec->unchanged = true;
-				continue;
-			}
-			const unsigned char *raw = gs->raw + gs->offs[idx];
-			rec->read = gs->offs[idx] + gs->span_len <= (size_t)rd;
-			rec->unchanged = false;
-			if (!rec->read) {
-				gs->prev_g[idx] = 0;
-				continue;
-			}
-			/* Most goroutines wait where they waited: same bytes,
-			 * nothing to decode. */
-			if (gs->prev_g[idx] == gs->gptrs[idx] && key_same(gs, raw, &gs->prev[idx])) {
-				rec->unchanged = true;
-				continue;
-			}
-			decode(gs, gs->gptrs[idx], raw, rec);
-			key_of(gs, raw, &gs->prev[idx]);
-			gs->prev_g[idx] = gs->gptrs[idx];
-		}
+		bool cut = (size_t)rd < pos && faults < MAX_FAULTS;
+		faults += (size_t)rd < pos;
+		prev_at = first_prev;
+		i = take(gs, first, i, (size_t)rd, cut, &prev_at);
 	}
 	gs->cursor = len > READ_BUDGET ? turn_end % len : 0;
 	*recs = gs->recs;

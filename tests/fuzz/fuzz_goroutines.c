@@ -40,11 +40,14 @@
  * FUZZ_GOROUTINES_SEEDS=DIR writes seeds (see write_seeds()).
  *
  * What must hold, besides no crash, no sanitizer report, no hang and
- * bounded memory: a scan lists at most GOROUTINES_MAX goroutines; a
- * record read (with at most READ_BUDGET of them, none carried) is what
- * goroutines__read() reads at its g in the same epoch; waitReason strings
- * are printable and short; a goroutine found behind a system stack has
- * its saved SP inside its stack. */
+ * bounded memory: a scan lists at most GOROUTINES_MAX goroutines, and
+ * fails only when allgs, allglen or the g pointers cannot be read or the
+ * list is past the cap; a record read (with at most READ_BUDGET of them,
+ * none carried) is what goroutines__read() reads at its g in the same
+ * epoch; in a list of at most LISTED, every distinct g whose record can
+ * be read is read once, no other, and the duplicates are counted;
+ * waitReason strings are printable and short; a goroutine found behind a
+ * system stack has its saved SP inside its stack. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -67,6 +70,8 @@
 #define READ_BUDGET 4096                /* goroutines.c's: none carried at most this many */
 #define CHECKED 1024                    /* records looked at closely per scan */
 #define UIO_MAX 1024                    /* the kernel's UIO_MAXIOV */
+#define MIN_ADDR 0x10000                /* vm.mmap_min_addr's default */
+#define LISTED 64                       /* lists this short are checked g by g */
 
 struct seg {
 	uint64_t base, size;
@@ -76,6 +81,7 @@ struct seg {
 	size_t n;
 };
 
+static struct go_layout lay;
 static struct seg segs[MAX_SEGS];
 static size_t nsegs;
 static bool torn;
@@ -126,8 +132,9 @@ static size_t copy_mem(uint64_t addr, uint8_t *buf, size_t len)
 	size_t done = 0;
 	while (done < len) {
 		uint64_t p = addr + done;
-		if (p < addr)
-			break;                          /* past the top of memory */
+		if (p < addr || p < MIN_ADDR)
+			break;                          /* past the top of memory, or below
+						   what a process can map */
 		uint64_t limit = len - done;
 		const struct seg *top = NULL;
 		for (size_t i = nsegs; i-- > 0;) {
@@ -261,10 +268,87 @@ static void report(int s, int e, const struct go_rec *recs, size_t n, const stru
 		s, e, n, nread, same, (unsigned long long)goroutines__duplicates(gs),
 		(unsigned long long)goroutines__carried(gs));
 	for (size_t i = 0; i < n && i < 8; i++)
-		fprintf(stderr, "  [%zu] g %#llx read %d goid %lld status %u reason %u sp %#llx [%#llx, %#llx)\n",
-			i, (unsigned long long)recs[i].g, recs[i].read, (long long)recs[i].goid,
-			recs[i].status, recs[i].reason, (unsigned long long)recs[i].sp,
-			(unsigned long long)recs[i].lo, (unsigned long long)recs[i].hi);
+		if (!recs[i].read)
+			fprintf(stderr, "  [%zu] not read\n", i);
+		else
+			fprintf(stderr, "  [%zu] g %#llx goid %lld status %u reason %u sp %#llx [%#llx, %#llx)\n",
+				i, (unsigned long long)recs[i].g, (long long)recs[i].goid,
+				recs[i].status, recs[i].reason, (unsigned long long)recs[i].sp,
+				(unsigned long long)recs[i].lo, (unsigned long long)recs[i].hi);
+}
+
+static int by_value(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* Whether the memory holds N bytes at ADDR (in this epoch), into BUF. */
+static bool readable(uint64_t addr, void *buf, size_t n)
+{
+	return copy_mem(addr, buf, n) == n;
+}
+
+/* What a scan that returned E should have found, from the memory as it
+ * is (the scan's epoch, not torn): whether the list could be read at all,
+ * and, for a short list, each g: every distinct pointer (not 0, aligned)
+ * whose record can be read is read once, the others not, and the
+ * duplicates are counted. */
+static void check_list(const struct goroutines *gs, int e, const struct go_rec *recs, size_t n)
+{
+	uint64_t slice[2], len;
+	if (!readable(lay.allgs, slice, sizeof(slice)) || !readable(lay.allglen, &len, 8)) {
+		if (e >= 0)
+			fail("a scan read a list it could not read", lay.allgs, lay.allglen);
+		return;
+	}
+	len = len < slice[1] ? len : slice[1];
+	if (len > GOROUTINES_MAX) {
+		if (e != -EINVAL)
+			fail("a list past the cap not refused", len, (uint64_t)e);
+		return;
+	}
+	if (len > READ_BUDGET)
+		return;
+	static uint64_t gptrs[READ_BUDGET], sorted[READ_BUDGET];
+	if (len && !readable(slice[0], gptrs, len * 8)) {
+		if (e >= 0)
+			fail("a scan read g pointers it could not read", slice[0], len);
+		return;
+	}
+	if (e < 0 || n != len)
+		fail("a list that could be read was not", (uint64_t)-e, n);
+	for (size_t i = 0; i < n; i++)
+		if (recs[i].read && !recs[i].unchanged && recs[i].g != gptrs[i])
+			fail("a record read for another g than its entry's", recs[i].g, gptrs[i]);
+	if (len > LISTED)
+		return;
+	uint64_t lo = UINT64_MAX, hi = 0;
+	for (int f = 0; f < GO_G_FIELDS; f++) {
+		lo = lay.g_off[f] < lo ? lay.g_off[f] : lo;
+		hi = lay.g_off[f] + 8 > hi ? lay.g_off[f] + 8 : hi;
+	}
+	memcpy(sorted, gptrs, len * 8);
+	qsort(sorted, len, 8, by_value);
+	uint64_t dups = 0;
+	for (size_t i = 0; i < len; i++) {
+		uint64_t g = sorted[i];
+		if (g == 0 || g % 8 || (i && sorted[i - 1] == g))
+			continue;
+		size_t times = 0, nread = 0;
+		for (size_t k = 0; k < len; k++) {
+			times += gptrs[k] == g;
+			nread += gptrs[k] == g && recs[k].read;
+		}
+		dups += times - 1;
+		uint8_t rec[512];
+		bool can = hi - lo <= sizeof(rec) && readable(g + lo, rec, hi - lo);
+		if (nread != (can ? 1u : 0u))
+			fail(can ? "a g that could be read was not read once" :
+				   "a g that could not be read was read", g, nread);
+	}
+	if (goroutines__duplicates(gs) != dups)
+		fail("duplicates miscounted", goroutines__duplicates(gs), dups);
 }
 
 static void scans(struct goroutines *gs, int nscans)
@@ -277,6 +361,8 @@ static void scans(struct goroutines *gs, int nscans)
 		int e = goroutines__scan(gs, &recs, &n);
 		if (verbose)
 			report(s, e, recs, n, gs);
+		if (!torn)
+			check_list(gs, e, recs, n);
 		if (e < 0) {
 			if (n != 0)
 				fail("a failed scan with records", (uint64_t)-e, n);
@@ -319,6 +405,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	struct go_layout l;
 	const uint8_t *h = data + 8;
+	memset(&lay, 0, sizeof(lay));
 	for (int i = 0; i < GO_G_FIELDS; i++)
 		l.g_off[i] = word_at(h + 8 * i);
 	l.m_procid = word_at(h + 88);
@@ -348,6 +435,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	epoch = 0;
 
 	char note[128];
+	lay = l;
 	struct goroutines *gs = goroutines__from_layout(FAKE_PID, &l, note, sizeof(note));
 	if (verbose && !gs)
 		fprintf(stderr, "no reader: %s\n", note);
