@@ -222,7 +222,8 @@ static int layout(Dwarf *dw, uint64_t bias, struct go_layout *l, char *note, siz
 	return 0;
 }
 
-/* The part of a g read: from the lowest field to 8 bytes past the highest. */
+/* The part of a g read: from the lowest field to 8 bytes past the highest.
+ * NOTE (if not NULL) says why not. */
 static int set_span(struct goroutines *gs, const struct go_layout *l, char *note, size_t notelen)
 {
 	uint64_t lo = UINT64_MAX, hi = 0;
@@ -230,9 +231,10 @@ static int set_span(struct goroutines *gs, const struct go_layout *l, char *note
 		/* Bounded first: an offset within 8 of 2^64 would wrap hi
 		 * below it, and the span would not hold the field. */
 		if (l->g_off[i] > MAX_G_OFFSET) {
-			snprintf(note, notelen, "runtime.g's field %s%s%s is at offset %llu", names[i].a,
-				 names[i].b ? "." : "", names[i].b ? names[i].b : "",
-				 (unsigned long long)l->g_off[i]);
+			if (note)
+				snprintf(note, notelen, "runtime.g's field %s%s%s is at offset %llu",
+					 names[i].a, names[i].b ? "." : "", names[i].b ? names[i].b : "",
+					 (unsigned long long)l->g_off[i]);
 			return -EINVAL;
 		}
 		gs->off[i] = l->g_off[i];
@@ -241,7 +243,9 @@ static int set_span(struct goroutines *gs, const struct go_layout *l, char *note
 	}
 	/* The DWARF comes from the program: a g is a few hundred bytes. */
 	if (hi - lo > MAX_SPAN) {
-		snprintf(note, notelen, "runtime.g's fields span %llu bytes", (unsigned long long)(hi - lo));
+		if (note)
+			snprintf(note, notelen, "runtime.g's fields span %llu bytes",
+				 (unsigned long long)(hi - lo));
 		return -EINVAL;
 	}
 	gs->span_lo = lo;
@@ -275,11 +279,6 @@ static void read_reasons(struct goroutines *gs, uint64_t addr, size_t n)
 struct goroutines *goroutines__from_layout(pid_t pid, const struct go_layout *l, char *note,
 					   size_t notelen)
 {
-	char scratch[8];
-	if (!note) {
-		note = scratch;
-		notelen = sizeof(scratch);
-	}
 	struct goroutines *gs = xcalloc(1, sizeof(*gs));
 	gs->pid = pid;
 	if (set_span(gs, l, note, notelen) < 0) {
