@@ -17,8 +17,10 @@
  *   byte 0      flags: bits 0-1 scans - 1 (1 to 4 scans, one reader);
  *               bit 2 "torn": the memory's epoch is the count of reads
  *               so far, not the scan's number, so that it changes between
- *               any two reads
- *   bytes 1-7   ignored
+ *               any two reads; bit 3 "gone": from read number (byte 1)
+ *               on, every read fails with ESRCH (the process has exited)
+ *   byte 1      with "gone", how many reads succeed first
+ *   bytes 2-7   ignored
  *   12 words    the layout (struct go_layout): the offsets in runtime.g
  *               of stack.lo, stack.hi, m, sched.sp, sched.pc, sched.bp,
  *               atomicstatus, goid, waitreason, startpc, gopc; of procid
@@ -66,6 +68,7 @@
 #define MAX_SEGS 64
 #define MAX_SCANS 4
 #define FLAG_TORN 4
+#define FLAG_GONE 8
 #define CODE_LEN 160                    /* what sample/rt_go.c reads of systemstack */
 #define READ_BUDGET 4096                /* goroutines.c's: none carried at most this many */
 #define CHECKED 1024                    /* records looked at closely per scan */
@@ -88,7 +91,7 @@ static const struct seg *tiled;         /* whose pattern fill()'s tile holds */
 static size_t nsegs;
 static bool torn;
 static unsigned epoch;
-static unsigned long reads;
+static unsigned long reads, gone_at;    /* gone_at: 0, or reads from then on fail */
 
 static uint64_t word_at(const uint8_t *p)
 {
@@ -183,18 +186,19 @@ NO_COVERAGE static size_t copy_mem(uint64_t addr, uint8_t *buf, size_t len)
 	return done;
 }
 
-static void tick(void)
+/* One more read: false when the process has gone. */
+static bool tick(void)
 {
 	reads++;
 	if (torn)
 		epoch = (unsigned)reads;
+	return !gone_at || reads < gone_at;
 }
 
 int remote__read(pid_t pid, uint64_t addr, void *buf, size_t len)
 {
-	if (pid != FAKE_PID)
+	if (pid != FAKE_PID || !tick())
 		return -ESRCH;
-	tick();
 	return copy_mem(addr, buf, len) == len ? 0 : -EFAULT;
 }
 
@@ -206,7 +210,8 @@ long remote__readv(pid_t pid, const struct iovec *local, const struct iovec *rem
 		fprintf(stderr, "remote__readv: %zu ranges, more than the kernel takes\n", n);
 		abort();
 	}
-	tick();
+	if (!tick())
+		return -ESRCH;
 	size_t total = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (local[i].iov_len != remote[i].iov_len) {
@@ -386,7 +391,9 @@ static void scans(struct goroutines *gs, int nscans)
 		int e = goroutines__scan(gs, &recs, &n);
 		if (verbose)
 			report(s, e, recs, n, gs);
-		if (!torn)
+		if (e == -ESRCH && (!gone_at || reads < gone_at))
+			fail("ESRCH from a process still there", reads, gone_at);
+		if (!torn && !gone_at)
 			check_list(gs, e, recs, n);
 		if (e < 0) {
 			if (n != 0)
@@ -457,6 +464,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		at += s->n;
 	}
 	torn = data[0] & FLAG_TORN;
+	gone_at = data[0] & FLAG_GONE ? (unsigned long)data[1] + 1 : 0;
 	reads = 0;
 	epoch = 0;
 
@@ -640,6 +648,13 @@ static void write_seeds(const char *dir)
 	runtime_data(&s, A_G + G_SIZE);
 	write_seed(dir, "three", &s);
 
+	/* The same, but the process exits while it is read: from the 9th
+	 * read on (in the first scan: the waitReason table, 4 strings, the
+	 * slice, allglen, the pointers and the records) every read fails. */
+	s.b[0] = 3 | FLAG_GONE;
+	s.b[1] = 8;
+	write_seed(dir, "gone", &s);
+
 	/* The same 3 repeated 4,000 times (a runtime that lies), allglen
 	 * shorter than the slice. */
 	header(&s, 1, 5);
@@ -670,6 +685,16 @@ static void write_seeds(const char *dir)
 	      0x431000, 2, 101, 0);
 	runtime_data(&s, A_G);
 	write_seed(dir, "budget", &s);
+
+	/* A layout whose fields are all one word (a span of 8 bytes) and 2,000
+	 * g's 1 KiB apart: each its own range, more ranges than one system
+	 * call takes (IOV_BATCH). */
+	header(&s, 0, 0);
+	memset(s.b + 8, 0, GO_G_FIELDS * 8);
+	slice(&s, 0, A_ARRAY, 2000, 2000);
+	segment(&s, A_ARRAY, 2000 * 8, 0, 1024, (uint64_t[]){ A_G }, 8);
+	segment(&s, A_G, 2000 * 1024, 0, 0, (uint64_t[]){ 0xc000100000 }, 8);
+	write_seed(dir, "runs", &s);
 
 	/* allgs pointing at itself: the slice's own words as g pointers, and
 	 * the g records overlapping allgs and each other. */
