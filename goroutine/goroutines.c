@@ -432,8 +432,12 @@ int goroutines__read(struct goroutines *gs, uint64_t g, struct go_rec *r)
 	return e;
 }
 
-/* Orders the goroutines by address (once per length of allgs: a g is never
- * freed, so the pointers already read stay where they are). */
+/* Orders the goroutines by address: again only when the pointers read are
+ * out of the last order (allgs longer, or rewritten by a runtime that lies:
+ * a g is never freed, so elsewhere the pointers already read stay where
+ * they are).  Checked at every scan, a pass over the pointers: sorted a
+ * scan late, a list rewritten at every scan would never have its repeats
+ * side by side. */
 static int by_addr(const void *a, const void *b, void *arg)
 {
 	const uint64_t *g = arg;
@@ -441,9 +445,17 @@ static int by_addr(const void *a, const void *b, void *arg)
 	return (x > y) - (x < y);
 }
 
+static bool in_order(const struct goroutines *gs, size_t len)
+{
+	for (size_t i = 1; i < len; i++)
+		if (gs->gptrs[gs->order[i - 1]] > gs->gptrs[gs->order[i]])
+			return false;
+	return true;
+}
+
 static void sort_order(struct goroutines *gs, size_t len)
 {
-	if (gs->sorted_len == len)
+	if (gs->sorted_len == len && in_order(gs, len))
 		return;
 	for (size_t i = 0; i < len; i++)
 		gs->order[i] = (uint32_t)i;
@@ -545,8 +557,7 @@ int goroutines__scan(struct goroutines *gs, const struct go_rec **recs, size_t *
 	size_t i = 0;
 	/* In address order a g listed twice (a runtime that lies, or allgs
 	 * being rewritten) comes next to itself: it is read and counted
-	 * once.  A pointer out of order means allgs changed under the same
-	 * length: sorted again at the next scan. */
+	 * once. */
 	uint64_t prev_at = 0;
 	/* The budget: with more than READ_BUDGET goroutines, those last seen
 	 * waiting (or dead) are read in turn, READ_BUDGET a scan from
@@ -593,8 +604,6 @@ int goroutines__scan(struct goroutines *gs, const struct go_rec **recs, size_t *
 				start = at;
 				end = at + gs->span_len;
 			}
-			if (at < prev_at)
-				gs->sorted_len = 0;
 			prev_at = at;
 			gs->offs[idx] = pos + (at - start);
 		}
