@@ -18,6 +18,7 @@
 					   runtime that lies; past it the view gives up */
 #define MAX_REASONS 256
 #define MAX_SPAN 512                    /* bytes of a g read: goroutines__read()'s buffer */
+#define MAX_G_OFFSET (64u << 10)        /* of a field in runtime.g (Go 1.19's g: 416 bytes) */
 #define REASON_MAX_LEN 48
 #define IOV_BATCH 1024                  /* UIO_MAXIOV */
 #define READ_BUDGET 4096                /* records read per scan, in turn (those last
@@ -27,12 +28,19 @@
 #define RAW_BATCH (128u << 10)          /* bytes read per system call, at most: compared
 					   while still in the cache */
 #define SYS_SLOTS 1024                  /* startpc -> system?, direct-mapped */
+#define MAX_FAULTS 64                   /* reads cut short that a scan resumes past the
+					   byte that stopped them: a system call each */
+/* offs[] of a record not in its batch's read. */
+#define OFF_NONE SIZE_MAX               /* no g: 0 or misaligned */
+#define OFF_REPEAT (SIZE_MAX - 1)       /* a g listed before */
+#define OFF_CARRIED (SIZE_MAX - 2)      /* not its turn: as last read */
 
 /* Offsets in runtime.g of what a record holds, and the span read.  The
  * fields from F_KEY_N on are not compared from one scan to the next: they
  * are set when a g gets its goroutine, and so change only with its goid. */
 enum { F_STACK_LO, F_STACK_HI, F_M, F_SCHED_SP, F_SCHED_PC, F_SCHED_BP, F_STATUS, F_GOID,
        F_REASON, F_KEY_N, F_STARTPC = F_KEY_N, F_GOPC, F_N };
+_Static_assert(F_N == GO_G_FIELDS, "struct go_layout's g_off[] is in F_ order");
 
 struct goroutines {
 	pid_t pid;
@@ -166,61 +174,84 @@ static void find_dies(Dwarf *dw, struct want *w)
 	}
 }
 
-static int layout(struct goroutines *gs, Dwarf *dw, uint64_t bias, uint64_t *reasons_addr,
-		  size_t *nreasons, char *note, size_t notelen)
+/* The fields of runtime.g read, by F_: NAME.SUB (SUB NULL: NAME). */
+static const struct {
+	const char *a, *b;
+} names[F_N] = {
+	[F_STACK_LO] = { "stack", "lo" },   [F_STACK_HI] = { "stack", "hi" },
+	[F_M] = { "m", NULL },              [F_SCHED_SP] = { "sched", "sp" },
+	[F_SCHED_PC] = { "sched", "pc" },   [F_SCHED_BP] = { "sched", "bp" },
+	[F_STATUS] = { "atomicstatus", NULL }, [F_GOID] = { "goid", NULL },
+	[F_REASON] = { "waitreason", NULL }, [F_STARTPC] = { "startpc", NULL },
+	[F_GOPC] = { "gopc", NULL },
+};
+
+/* The layout from the program's DWARF, as runtime addresses (BIAS added);
+ * no check of the values: goroutines__from_layout() does that. */
+static int layout(Dwarf *dw, uint64_t bias, struct go_layout *l, char *note, size_t notelen)
 {
 	struct want w = { 0 };
 	find_dies(dw, &w);
-	static const struct {
-		const char *a, *b;
-	} names[F_N] = {
-		[F_STACK_LO] = { "stack", "lo" },   [F_STACK_HI] = { "stack", "hi" },
-		[F_M] = { "m", NULL },              [F_SCHED_SP] = { "sched", "sp" },
-		[F_SCHED_PC] = { "sched", "pc" },   [F_SCHED_BP] = { "sched", "bp" },
-		[F_STATUS] = { "atomicstatus", NULL }, [F_GOID] = { "goid", NULL },
-		[F_REASON] = { "waitreason", NULL }, [F_STARTPC] = { "startpc", NULL },
-		[F_GOPC] = { "gopc", NULL },
-	};
-	uint64_t a_allgs, a_allglen;
 	if (!w.have_g || !w.have_m || !w.have_allgs || !w.have_allglen ||
-	    !var_addr(&w.var_allgs, &a_allgs) || !var_addr(&w.var_allglen, &a_allglen) ||
-	    !member(&w.m, "procid", &gs->m_procid, NULL)) {
+	    !var_addr(&w.var_allgs, &l->allgs) || !var_addr(&w.var_allglen, &l->allglen) ||
+	    !member(&w.m, "procid", &l->m_procid, NULL)) {
 		snprintf(note, notelen, "its DWARF has no runtime.g, runtime.m, runtime.allgs or runtime.allglen");
 		return -ENOENT;
 	}
-	uint64_t lo = UINT64_MAX, hi = 0;
 	for (int i = 0; i < F_N; i++) {
-		if (!member2(&w.g, names[i].a, names[i].b, &gs->off[i])) {
+		if (!member2(&w.g, names[i].a, names[i].b, &l->g_off[i])) {
 			snprintf(note, notelen, "runtime.g has no field %s%s%s", names[i].a,
 				 names[i].b ? "." : "", names[i].b ? names[i].b : "");
 			return -ENOENT;
 		}
+	}
+	l->allgs += bias;
+	l->allglen += bias;
+	l->nreasons = 0;
+	Dwarf_Die at, sub;
+	Dwarf_Attribute a;
+	Dwarf_Word count;
+	if (w.have_reasons && var_addr(&w.var_reasons, &l->reasons) && type_of(&w.var_reasons, &at) &&
+	    dwarf_child(&at, &sub) == 0) {
+		if (dwarf_attr(&sub, DW_AT_count, &a) && dwarf_formudata(&a, &count) == 0)
+			l->nreasons = count;
+		else if (dwarf_attr(&sub, DW_AT_upper_bound, &a) && dwarf_formudata(&a, &count) == 0)
+			l->nreasons = count + 1;
+		l->reasons += bias;
+	}
+	return 0;
+}
+
+/* The part of a g read: from the lowest field to 8 bytes past the highest.
+ * NOTE (if not NULL) says why not. */
+static int set_span(struct goroutines *gs, const struct go_layout *l, char *note, size_t notelen)
+{
+	uint64_t lo = UINT64_MAX, hi = 0;
+	for (int i = 0; i < F_N; i++) {
+		/* Bounded first: an offset within 8 of 2^64 would wrap hi
+		 * below it, and the span would not hold the field. */
+		if (l->g_off[i] > MAX_G_OFFSET) {
+			if (note)
+				snprintf(note, notelen, "runtime.g's field %s%s%s is at offset %llu",
+					 names[i].a, names[i].b ? "." : "", names[i].b ? names[i].b : "",
+					 (unsigned long long)l->g_off[i]);
+			return -EINVAL;
+		}
+		gs->off[i] = l->g_off[i];
 		lo = gs->off[i] < lo ? gs->off[i] : lo;
 		hi = gs->off[i] + 8 > hi ? gs->off[i] + 8 : hi;
 	}
 	/* The DWARF comes from the program: a g is a few hundred bytes. */
 	if (hi - lo > MAX_SPAN) {
-		snprintf(note, notelen, "runtime.g's fields span %llu bytes", (unsigned long long)(hi - lo));
+		if (note)
+			snprintf(note, notelen, "runtime.g's fields span %llu bytes",
+				 (unsigned long long)(hi - lo));
 		return -EINVAL;
 	}
 	gs->span_lo = lo;
 	gs->span_len = hi - lo;
 	for (int i = 0; i < F_N; i++)
 		gs->rel[i] = gs->off[i] - lo;
-	gs->allgs = a_allgs + bias;
-	gs->allglen = a_allglen + bias;
-	*nreasons = 0;
-	Dwarf_Die at, sub;
-	Dwarf_Attribute a;
-	Dwarf_Word count;
-	if (w.have_reasons && var_addr(&w.var_reasons, reasons_addr) && type_of(&w.var_reasons, &at) &&
-	    dwarf_child(&at, &sub) == 0) {
-		if (dwarf_attr(&sub, DW_AT_count, &a) && dwarf_formudata(&a, &count) == 0)
-			*nreasons = count;
-		else if (dwarf_attr(&sub, DW_AT_upper_bound, &a) && dwarf_formudata(&a, &count) == 0)
-			*nreasons = count + 1;
-		*reasons_addr += bias;
-	}
 	return 0;
 }
 
@@ -245,6 +276,22 @@ static void read_reasons(struct goroutines *gs, uint64_t addr, size_t n)
 	free(strs);
 }
 
+struct goroutines *goroutines__from_layout(pid_t pid, const struct go_layout *l, char *note,
+					   size_t notelen)
+{
+	struct goroutines *gs = xcalloc(1, sizeof(*gs));
+	gs->pid = pid;
+	if (set_span(gs, l, note, notelen) < 0) {
+		goroutines__free(gs);
+		return NULL;
+	}
+	gs->allgs = l->allgs;
+	gs->allglen = l->allglen;
+	gs->m_procid = l->m_procid;
+	read_reasons(gs, l->reasons, l->nreasons);
+	return gs;
+}
+
 struct goroutines *goroutines__new(pid_t pid, const struct module *main, char *note,
 				   size_t notelen)
 {
@@ -259,26 +306,24 @@ struct goroutines *goroutines__new(pid_t pid, const struct module *main, char *n
 	struct gopclntab *pcln = gopclntab__from_elf(main->image, main->image_len);
 	if (!pcln)
 		return NULL;
-	struct goroutines *gs = xcalloc(1, sizeof(*gs));
-	gs->pid = pid;
-	gs->pcln = pcln;
-	gs->main = main;
+	struct go_layout l = { 0 };
+	struct goroutines *gs = NULL;
 	Dwarf *dw = dwarf_begin(main->fd, DWARF_C_READ);
-	uint64_t reasons = 0;
-	size_t nreasons = 0;
 	if (!dw) {
 		snprintf(note, notelen, "it has no DWARF (built with -ldflags=-w?)");
-		goto fail;
+	} else {
+		int r = layout(dw, main->bias, &l, note, notelen);
+		dwarf_end(dw);
+		if (r == 0)
+			gs = goroutines__from_layout(pid, &l, note, notelen);
 	}
-	int r = layout(gs, dw, main->bias, &reasons, &nreasons, note, notelen);
-	dwarf_end(dw);
-	if (r < 0)
-		goto fail;
-	read_reasons(gs, reasons, nreasons);
+	if (!gs) {
+		gopclntab__free(pcln);
+		return NULL;
+	}
+	gs->pcln = pcln;
+	gs->main = main;
 	return gs;
-fail:
-	goroutines__free(gs);
-	return NULL;
 }
 
 void goroutines__free(struct goroutines *gs)
@@ -387,8 +432,12 @@ int goroutines__read(struct goroutines *gs, uint64_t g, struct go_rec *r)
 	return e;
 }
 
-/* Orders the goroutines by address (once per length of allgs: a g is never
- * freed, so the pointers already read stay where they are). */
+/* Orders the goroutines by address: again only when the pointers read are
+ * out of the last order (allgs longer, or rewritten by a runtime that lies:
+ * a g is never freed, so elsewhere the pointers already read stay where
+ * they are).  Checked at every scan, a pass over the pointers: sorted a
+ * scan late, a list rewritten at every scan would never have its repeats
+ * side by side. */
 static int by_addr(const void *a, const void *b, void *arg)
 {
 	const uint64_t *g = arg;
@@ -396,14 +445,75 @@ static int by_addr(const void *a, const void *b, void *arg)
 	return (x > y) - (x < y);
 }
 
+static bool in_order(const struct goroutines *gs, size_t len)
+{
+	for (size_t i = 1; i < len; i++)
+		if (gs->gptrs[gs->order[i - 1]] > gs->gptrs[gs->order[i]])
+			return false;
+	return true;
+}
+
 static void sort_order(struct goroutines *gs, size_t len)
 {
-	if (gs->sorted_len == len)
+	if (gs->sorted_len == len && in_order(gs, len))
 		return;
 	for (size_t i = 0; i < len; i++)
 		gs->order[i] = (uint32_t)i;
 	qsort_r(gs->order, len, sizeof(*gs->order), by_addr, gs->gptrs);
 	gs->sorted_len = len;
+}
+
+/* The records order[FIRST, END) of a batch of which RD bytes were read:
+ * each read (decoded, or unchanged), carried or not read.  A read cut
+ * short stops at the first byte it could not read; with CUT the records
+ * from there on are left to the next batch, but for the one that holds
+ * that byte (it cannot be read), and where to go on from is returned
+ * (else END).  *PREV_AT: the last g's address + span_lo, before FIRST,
+ * then before what is returned. */
+static size_t take(struct goroutines *gs, size_t first, size_t end, size_t rd, bool cut,
+		   uint64_t *prev_at)
+{
+	for (size_t j = first; j < end; j++) {
+		uint32_t idx = gs->order[j];
+		struct go_rec *rec = &gs->recs[idx];
+		size_t off = gs->offs[idx];
+		uint64_t at = gs->gptrs[idx] + gs->span_lo;
+		if (off == OFF_NONE || off == OFF_REPEAT) {
+			gs->dups += off == OFF_REPEAT;
+			rec->read = rec->unchanged = false;
+			gs->prev_g[idx] = 0;
+			continue;
+		}
+		if (off == OFF_CARRIED) {
+			gs->carried++;
+			rec->read = rec->unchanged = true;
+			*prev_at = at;
+			continue;
+		}
+		const unsigned char *raw = gs->raw + off;
+		rec->read = off + gs->span_len <= rd;
+		rec->unchanged = false;
+		if (!rec->read) {
+			gs->prev_g[idx] = 0;
+			if (cut && off > rd)
+				return j;
+			*prev_at = at;
+			if (cut)
+				return j + 1;
+			continue;
+		}
+		*prev_at = at;
+		/* Most goroutines wait where they waited: same bytes,
+		 * nothing to decode. */
+		if (gs->prev_g[idx] == gs->gptrs[idx] && key_same(gs, raw, &gs->prev[idx])) {
+			rec->unchanged = true;
+			continue;
+		}
+		decode(gs, gs->gptrs[idx], raw, rec);
+		key_of(gs, raw, &gs->prev[idx]);
+		gs->prev_g[idx] = gs->gptrs[idx];
+	}
+	return end;
 }
 
 int goroutines__scan(struct goroutines *gs, const struct go_rec **recs, size_t *n)
@@ -447,8 +557,7 @@ int goroutines__scan(struct goroutines *gs, const struct go_rec **recs, size_t *
 	size_t i = 0;
 	/* In address order a g listed twice (a runtime that lies, or allgs
 	 * being rewritten) comes next to itself: it is read and counted
-	 * once.  A pointer out of order means allgs changed under the same
-	 * length: sorted again at the next scan. */
+	 * once. */
 	uint64_t prev_at = 0;
 	/* The budget: with more than READ_BUDGET goroutines, those last seen
 	 * waiting (or dead) are read in turn, READ_BUDGET a scan from
@@ -457,23 +566,26 @@ int goroutines__scan(struct goroutines *gs, const struct go_rec **recs, size_t *
 	 * read) are read at every scan. */
 	size_t turn_end = gs->cursor + READ_BUDGET;
 	gs->carried = 0;
+	/* A g that cannot be read (a pointer that lies) cuts a batch's read
+	 * short: the rest of the batch is read again in the next, up to
+	 * MAX_FAULTS times a scan, so that one such g, first in address
+	 * order, does not hide the others (nor fail the scan: it did). */
+	unsigned faults = 0;
 	while (i < len) {
 		size_t k = 0, first = i, pos = 0;
-		uint64_t start = 0, end = 0;
+		uint64_t start = 0, end = 0, first_prev = prev_at;
 		for (; i < len; i++) {
 			uint32_t idx = gs->order[i];
 			uint64_t at = gs->gptrs[idx] + gs->span_lo;
 			if (!gs->gptrs[idx] || (gs->gptrs[idx] & 7) || at == prev_at) {
-				gs->dups += gs->gptrs[idx] && at == prev_at;
-				gs->offs[idx] = SIZE_MAX;
+				gs->offs[idx] = gs->gptrs[idx] && at == prev_at ? OFF_REPEAT : OFF_NONE;
 				continue;
 			}
 			if (len > READ_BUDGET && !(i >= gs->cursor && i < turn_end) &&
 			    !(turn_end > len && i < turn_end - len) && gs->prev_g[idx] == gs->gptrs[idx] &&
 			    gs->recs[idx].read && (gs->recs[idx].status == GO_WAITING ||
 						   gs->recs[idx].status == GO_DEAD)) {
-				gs->offs[idx] = SIZE_MAX - 1;   /* carried: as last read */
-				gs->carried++;
+				gs->offs[idx] = OFF_CARRIED;
 				prev_at = at;
 				continue;
 			}
@@ -492,50 +604,24 @@ int goroutines__scan(struct goroutines *gs, const struct go_rec **recs, size_t *
 				start = at;
 				end = at + gs->span_len;
 			}
-			if (at < prev_at)
-				gs->sorted_len = 0;
 			prev_at = at;
 			gs->offs[idx] = pos + (at - start);
 		}
-		ssize_t rd = 0;
+		long rd = 0;
 		if (k) {                /* none when the rest were all repeats */
 			l[k - 1] = (struct iovec){ gs->raw + pos, end - start };
 			r[k - 1] = (struct iovec){ (void *)(uintptr_t)start, end - start };
 			pos += end - start;
-			rd = process_vm_readv(gs->pid, l, k, r, k, 0);
-			if (rd < 0)
-				return -errno;
+			rd = remote__readv(gs->pid, l, r, k);
+			if (rd == -EFAULT)
+				rd = 0;         /* not even the first byte: cut short at 0 */
+			else if (rd < 0)
+				return (int)rd;
 		}
-		/* A partial read stops at the first range it could not read. */
-		for (size_t j = first; j < i; j++) {
-			uint32_t idx = gs->order[j];
-			struct go_rec *rec = &gs->recs[idx];
-			if (gs->offs[idx] == SIZE_MAX) {        /* a repeat, or no g */
-				rec->read = rec->unchanged = false;
-				gs->prev_g[idx] = 0;
-				continue;
-			}
-			if (gs->offs[idx] == SIZE_MAX - 1) {    /* not its turn */
-				rec->read = rec->unchanged = true;
-				continue;
-			}
-			const unsigned char *raw = gs->raw + gs->offs[idx];
-			rec->read = gs->offs[idx] + gs->span_len <= (size_t)rd;
-			rec->unchanged = false;
-			if (!rec->read) {
-				gs->prev_g[idx] = 0;
-				continue;
-			}
-			/* Most goroutines wait where they waited: same bytes,
-			 * nothing to decode. */
-			if (gs->prev_g[idx] == gs->gptrs[idx] && key_same(gs, raw, &gs->prev[idx])) {
-				rec->unchanged = true;
-				continue;
-			}
-			decode(gs, gs->gptrs[idx], raw, rec);
-			key_of(gs, raw, &gs->prev[idx]);
-			gs->prev_g[idx] = gs->gptrs[idx];
-		}
+		bool cut = (size_t)rd < pos && faults < MAX_FAULTS;
+		faults += (size_t)rd < pos;
+		prev_at = first_prev;
+		i = take(gs, first, i, (size_t)rd, cut, &prev_at);
 	}
 	gs->cursor = len > READ_BUDGET ? turn_end % len : 0;
 	*recs = gs->recs;
@@ -567,6 +653,8 @@ const char *goroutines__reason(const struct goroutines *gs, uint8_t reason)
 const char *goroutines__func_name(struct goroutines *gs, uint64_t pc)
 {
 	const char *name = NULL;
+	if (!gs->pcln)
+		return NULL;
 	return gopclntab__lookup(gs->pcln, pc - gs->main->bias, &name, NULL, NULL) == 0 ? name : NULL;
 }
 
@@ -576,7 +664,7 @@ int goroutines__is_system(struct goroutines *gs, const struct go_rec *r)
 	if (gs->sys[slot].key != r->startpc + 1) {
 		const char *name = NULL;
 		int sys = 0;
-		if (gopclntab__lookup(gs->pcln, r->startpc - gs->main->bias, &name, NULL, NULL) == 0)
+		if (gs->pcln && gopclntab__lookup(gs->pcln, r->startpc - gs->main->bias, &name, NULL, NULL) == 0)
 			sys = strncmp(name, "runtime.", 8) == 0 && strcmp(name, "runtime.main") != 0;
 		gs->sys[slot].key = r->startpc + 1;
 		gs->sys[slot].system = sys;

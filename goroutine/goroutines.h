@@ -54,6 +54,28 @@ struct goroutines *goroutines__new(pid_t pid, const struct module *main, char *n
 				   size_t notelen);
 void goroutines__free(struct goroutines *gs);    /* accepts NULL */
 
+/* Where the records are, as goroutines__new() reads it from the program's
+ * DWARF: the offsets in runtime.g of stack.lo, stack.hi, m, sched.sp,
+ * sched.pc, sched.bp, atomicstatus, goid, waitreason, startpc and gopc (in
+ * this order), of procid in runtime.m, and the runtime addresses of
+ * runtime.allgs, runtime.allglen and runtime.waitReasonStrings (NREASONS
+ * entries; 0 for none). */
+#define GO_G_FIELDS 11
+struct go_layout {
+	uint64_t g_off[GO_G_FIELDS];
+	uint64_t m_procid;
+	uint64_t allgs, allglen, reasons;
+	uint64_t nreasons;
+};
+
+/* The reader of process PID with layout L, which may be anything the
+ * program says (the DWARF is the program's): NULL when it cannot be right,
+ * and NOTE (if not NULL) says why.  Without goroutines__new()'s program,
+ * goroutines__func_name() and goroutines__is_system() know no function:
+ * for tests and the fuzzer. */
+struct goroutines *goroutines__from_layout(pid_t pid, const struct go_layout *l, char *note,
+					   size_t notelen);
+
 /* Reads the goroutines' records into an array owned by GS, indexed as
  * runtime.allgs is (a g keeps its index: allgs only grows), its length in
  * *N; records not read this time have .read false.  A record whose fields

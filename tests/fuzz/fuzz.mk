@@ -11,6 +11,10 @@
 #   gopclntab  a Go binary's .gopclntab (module/gopclntab.c), alone or in an
 #           ELF file; seeds cut from tests/bin/gospin-stripped by
 #           tests/fuzz/gopclntab_seeds.py, one per table layout
+#   goroutines  a Go program's memory as the goroutine reader reads it
+#           (goroutine/goroutines.c, goroutine/curg.c): allgs, each g,
+#           its M, the waitReason strings, a thread's g and m.curg; the
+#           harness is the memory (it links in place of util/remote.c)
 #   cfi     .eh_frame without .eh_frame_hdr and .debug_frame (compressed or
 #           not) in a small ELF file around the input's bytes: libdw's
 #           reading, our rules (module__cfi_row, unwind/cfi.c) and the
@@ -39,6 +43,10 @@ FUZZ_NAMES  += writers
 FUZZ_NAMES  += gopclntab
 FUZZ_NAMES  += cfi
 FUZZ_NAMES  += pylines pyinterp
+FUZZ_NAMES  += goroutines
+# FUZZ_OWN_NAME: objects harness NAME replaces with its own definitions
+# (the goroutine reader's memory is the fuzz input, not a process).
+FUZZ_OWN_goroutines := util/remote.o
 FUZZ_CC     ?= clang
 FUZZ_FLAGS  := -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
 FUZZ_SECS   ?=
@@ -51,12 +59,12 @@ build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(call objs,build/fuzz)
 	@mkdir -p $(dir $@)
 	@echo "  FUZZ    $<"
 	$(Q)$(FUZZ_CC) $(ALL_CFLAGS) -fsanitize=fuzzer,address,undefined -fno-omit-frame-pointer \
-		-o $@ $^ $(LDLIBS)
+		-o $@ $(filter-out $(FUZZ_OWN_$*:%=build/fuzz/%),$^) $(LDLIBS)
 
 $(SAN)/fuzz/replay_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(call objs,$(SAN))
 	@mkdir -p $(dir $@)
 	@echo "  CC      $< [replay]"
-	$(Q)$(CC) $(ALL_CFLAGS) $(SANFLAGS) -o $@ $^ $(LDLIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) $(SANFLAGS) -o $@ $(filter-out $(FUZZ_OWN_$*:%=$(SAN)/%),$^) $(LDLIBS)
 
 fuzz: $(FUZZ_BINS)
 	@[ -z "$(FUZZ_SECS)" ] || bash tests/fuzz/run.sh "$(FUZZ_SECS)" $(FUZZ_NAMES)
