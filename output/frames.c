@@ -135,9 +135,9 @@ uint32_t frames__add_label(struct frames *fr, const struct stack_label *l)
 	grow(&fr->labels, &fr->labels_cap, fr->nlabels, sizeof(*fr->labels));
 	if (fr->nlabels && l->pid != fr->labels[0].pid)
 		fr->several_pids = 1;
-	fr->labels[fr->nlabels] = (struct stack_label){ l->pid, l->tid, l->goid,
+	fr->labels[fr->nlabels] = (struct stack_label){ l->pid, l->tid, l->unit_id,
 		str(fr, l->process ? l->process : ""), str(fr, l->thread ? l->thread : ""),
-		str(fr, l->creator), str(fr, l->comm) };
+		str(fr, l->origin), str(fr, l->comm), str(fr, l->unit) };
 	return (uint32_t)fr->nlabels++;
 }
 
@@ -483,10 +483,11 @@ size_t frames__root_first(const struct frames *fr, const struct frame_stack *s,
 
 void frames__thread_text(const struct stack_label *l, char *buf, size_t size)
 {
-	if (l->goid > 0)
-		snprintf(buf, size, "%s (goroutine %lld)", l->thread, (long long)l->goid);
-	else if (l->goid < 0)
-		snprintf(buf, size, "%s (other goroutines)", l->thread);
+	const char *unit = l->unit ? l->unit : "goroutine";
+	if (l->unit_id > 0)
+		snprintf(buf, size, "%s (%s %lld)", l->thread, unit, (long long)l->unit_id);
+	else if (l->unit_id < 0)
+		snprintf(buf, size, "%s (other %ss)", l->thread, unit);
 	else if (l->tid)
 		snprintf(buf, size, "%s (%d)", l->thread, (int)l->tid);
 	else

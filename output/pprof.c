@@ -137,7 +137,7 @@ static size_t labels(struct builder *b, const struct frame_stack *st, Label *lb)
 	/* A runtime's word: a state of its own (a goroutine's) or a label
 	 * "KEY=VALUE" besides the thread's state. */
 	const char *rt = st->rt_state, *eq = rt ? strchr(rt, '=') : NULL;
-	char key[64];
+	char key[64], fn_key[64];       /* alive until the labels are interned below */
 	l[n++] = (struct label_text){ "state", rt && !eq ? rt : stacks__state_name(st->state), 0 };
 	if (eq && (size_t)(eq - rt) < sizeof(key)) {
 		memcpy(key, rt, (size_t)(eq - rt));
@@ -148,11 +148,15 @@ static size_t labels(struct builder *b, const struct frame_stack *st, Label *lb)
 		l[n++] = (struct label_text){ "syscall", syscalls__name(st->syscall), 0 };
 	const struct stack_label *sl = frames__label(b->fr, st->label);
 	if (sl) {
-		l[n++] = (struct label_text){ sl->goid ? "goroutine_function" : "thread", sl->thread, 0 };
-		if (sl->goid > 0)
-			l[n++] = (struct label_text){ "goroutine", NULL, sl->goid };
-		if (sl->creator)
-			l[n++] = (struct label_text){ "created_by", sl->creator, 0 };
+		/* A runtime's unit: "goroutine_function", "goroutine" (Go's
+		 * own labels), and who made it. */
+		const char *unit = sl->unit ? sl->unit : "goroutine";
+		snprintf(fn_key, sizeof(fn_key), "%s_function", unit);
+		l[n++] = (struct label_text){ sl->unit_id ? fn_key : "thread", sl->thread, 0 };
+		if (sl->unit_id > 0)
+			l[n++] = (struct label_text){ unit, NULL, sl->unit_id };
+		if (sl->origin)
+			l[n++] = (struct label_text){ "created_by", sl->origin, 0 };
 		else if (sl->tid)       /* 0: many threads of that name */
 			l[n++] = (struct label_text){ "tid", NULL, sl->tid };
 		if (sl->pid) {

@@ -386,7 +386,7 @@ static int add_locations(struct pp *x)
 /* The sample's label, made from its thread/tid/process/pid labels. */
 static uint32_t sample_label(struct pp *x, const Perftools__Profiles__Sample *s, char *state)
 {
-	struct stack_label l = { 0, 0, 0, "", "", NULL, NULL };
+	struct stack_label l = { 0, 0, 0, "", "", NULL, NULL, NULL };
 	int any = 0;
 	for (size_t i = 0; i < s->n_label; i++) {
 		const char *key = pstr(x, s->label[i]->key);

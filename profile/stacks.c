@@ -57,7 +57,8 @@ void stacks__free(struct stacks *st)
 		struct label_slot *d = sparse__get(&st->labels, i);
 		free((char *)d->l.process);
 		free((char *)d->l.thread);
-		free((char *)d->l.creator);
+		free((char *)d->l.origin);
+		free((char *)d->l.unit);
 		free((char *)d->l.comm);
 	}
 	sparse__free(&st->labels);
@@ -261,13 +262,15 @@ void stacks__set_label(struct stacks *st, uint32_t slot, const struct stack_labe
 	struct label_slot *d = sparse__put(&st->labels, slot);
 	free((char *)d->l.process);
 	free((char *)d->l.thread);
-	free((char *)d->l.creator);
+	free((char *)d->l.origin);
+	free((char *)d->l.unit);
 	free((char *)d->l.comm);
-	d->l = (struct stack_label){ l->pid, l->tid, l->goid, xstrdup(l->process ? l->process : ""),
+	d->l = (struct stack_label){ l->pid, l->tid, l->unit_id, xstrdup(l->process ? l->process : ""),
 				     xstrdup(l->thread ? l->thread : ""),
-				     l->creator ? xstrdup(l->creator) : NULL,
+				     l->origin ? xstrdup(l->origin) : NULL,
 				     l->comm && strcmp(l->comm, l->process ? l->process : "") ?
-				     xstrdup(l->comm) : NULL };
+				     xstrdup(l->comm) : NULL,
+				     l->unit_id && l->unit ? xstrdup(l->unit) : NULL };
 	d->set = 1;
 }
 

@@ -55,15 +55,17 @@ struct stack {
  * sampler's limit of labels, every later thread of one name (tid 0). */
 struct stack_label {
 	pid_t pid, tid;
-	int64_t goid;                   /* a goroutine's label: its id; -1 for every later
-					   goroutine of a function; 0 for a thread */
+	int64_t unit_id;                /* a runtime's unit (UNIT: a goroutine): its id;
+					   -1 for every later one of a function; 0 for a
+					   thread */
 	const char *process;            /* the process's title, or its command name */
 	const char *thread;             /* the thread's name */
-	const char *creator;            /* a goroutine's: the function whose go statement
-					   made it ("created by"), or NULL */
+	const char *origin;             /* a unit's: the function that made it (Go's
+					   "created by"), or NULL */
 	const char *comm;               /* the process's command name, when process is
 					   the title it set ("nginx: worker process"); or
 					   NULL */
+	const char *unit;               /* with a unit_id: what the unit is ("goroutine") */
 };
 
 struct stacks *stacks__new(void);

@@ -201,7 +201,7 @@ static void copy_labels(struct sampler *s)
 	for (size_t i = 0; i < target__nslots(s->t); i++) {
 		struct target_slot ts;
 		target__slot(s->t, (uint32_t)i, &ts);
-		struct stack_label l = { ts.pid, ts.tid, 0, ts.process, ts.thread, NULL, ts.comm };
+		struct stack_label l = { ts.pid, ts.tid, 0, ts.process, ts.thread, NULL, ts.comm, NULL };
 		stacks__set_label(s->st, (uint32_t)i, &l);
 	}
 }

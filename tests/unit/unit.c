@@ -379,7 +379,7 @@ static void test_slices(void)
 	      s2.cpu[0] == 5 && s3.n == 0 && s3.total == 0,
 	      "slices: each take has the counts since the last, zeroed after");
 	check(s1.total + s2.total + s3.total == stacks__total(st), "slices: the takes add up to the run");
-	stacks__set_label(st, 1, &(struct stack_label){ 7, 8, 0, "proc", "thr", NULL, NULL });
+	stacks__set_label(st, 1, &(struct stack_label){ 7, 8, 0, "proc", "thr", NULL, NULL, NULL });
 	const struct stacks_slice *both[] = { &s1, &s2 };
 	struct stacks *v = stacks__view(st, both, 2);
 	struct stack x;
@@ -451,13 +451,13 @@ static void test_stacks(void)
 
 	/* Labels of thread slots (from 0) and goroutine slots (from 1 << 20). */
 	st = stacks__new();
-	struct stack_label l1 = { 10, 11, 0, "p", "t", NULL, NULL }, l2 = { 10, 0, 7, "p", "g", "main.main", NULL };
+	struct stack_label l1 = { 10, 11, 0, "p", "t", NULL, NULL, NULL }, l2 = { 10, 0, 7, "p", "g", "main.main", NULL, "goroutine" };
 	stacks__set_label(st, 3, &l1);
 	stacks__set_label(st, (1u << 20) + 5, &l2);
 	stacks__set_label(st, 3, &l1);
 	const struct stack_label *r1 = stacks__label(st, 3), *r2 = stacks__label(st, (1u << 20) + 5);
-	check(r1 && r1->tid == 11 && strcmp(r1->thread, "t") == 0 && r2 && r2->goid == 7 &&
-	      strcmp(r2->creator, "main.main") == 0 && !stacks__label(st, 4) &&
+	check(r1 && r1->tid == 11 && strcmp(r1->thread, "t") == 0 && r2 && r2->unit_id == 7 &&
+	      strcmp(r2->origin, "main.main") == 0 && r2->unit && strcmp(r2->unit, "goroutine") == 0 && !stacks__label(st, 4) &&
 	      !stacks__label(st, 1u << 19) && !stacks__label(st, UINT32_MAX),
 	      "stacks: labels of slots far apart, set, replaced and read back; none elsewhere");
 	stacks__free(st);
@@ -621,7 +621,7 @@ static void test_symbolic(void)
 	      "symbolic frames: one PC per frame, read back; addresses are not symbolic");
 	uint64_t pcs[] = { k, py };
 	add(st, 0, 'S', pcs, 2, 3, 0);
-	stacks__set_label(st, 0, &(struct stack_label){ 7, 7, 0, "python3", "MainThread", NULL, NULL });
+	stacks__set_label(st, 0, &(struct stack_label){ 7, 7, 0, "python3", "MainThread", NULL, NULL, NULL });
 	struct stacks_slice sl;
 	stacks__take(st, &sl);
 	const struct stacks_slice *v1[] = { &sl };
@@ -690,7 +690,7 @@ static void test_pprof(void)
 	add(st, 0, 'S', a, 2, 1, 0);
 	add(st, 1, 'R', b, 3, 1, 7000000);
 	add(st, 1, 'R', b, 3, 1, 3000000);
-	struct stack_label threads[] = { { 0, 10, 0, "", "main", NULL, NULL }, { 0, 11, 0, "", "worker", NULL, NULL } };
+	struct stack_label threads[] = { { 0, 10, 0, "", "main", NULL, NULL, NULL }, { 0, 11, 0, "", "worker", NULL, NULL, NULL } };
 	stacks__set_label(st, 0, &threads[0]);
 	stacks__set_label(st, 1, &threads[1]);
 	const struct modules *spaces[] = { ms };
@@ -1002,7 +1002,7 @@ static void test_svg(void)
 	struct frame_line work = { "work", NULL, 0 }, nap = { "nap", NULL, 0 };
 	uint32_t locs[2] = { frames__add_loc(fr, 0x1100, mod, &work, 1),
 			     frames__add_loc(fr, 0x1200, mod, &nap, 1) };
-	struct stack_label l = { 42, 42, 0, "prog", "prog", NULL, NULL };
+	struct stack_label l = { 42, 42, 0, "prog", "prog", NULL, NULL, NULL };
 	uint32_t label = frames__add_label(fr, &l);
 	frames__add_stack(fr, &(struct frame_stack){ label, 'R', -1, NULL, &locs[0], 1, 1, 10000000 });
 	frames__add_stack(fr, &(struct frame_stack){ label, 'S', -1, NULL, &locs[1], 1, 2, 0 });
@@ -1023,7 +1023,7 @@ static void test_svg(void)
 	      !strstr(t, "off CPU"), "svg: --cpu: the title says CPU time; nothing is off CPU");
 	free(t);
 	info.weight_cpu = 0;
-	struct stack_label l2 = { 43, 43, 0, "other", "other", NULL, NULL };
+	struct stack_label l2 = { 43, 43, 0, "other", "other", NULL, NULL, NULL };
 	frames__add_stack(fr, &(struct frame_stack){ frames__add_label(fr, &l2), 'R', -1, NULL, &locs[0], 1,
 						     1, 0 });
 	t = svg_text(fr, &info);
