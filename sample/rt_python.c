@@ -172,7 +172,7 @@ static enum unwind_status py_merge(struct rt_view *rv, struct sampler *s, const 
 			} while (!v->frames[f++].ends && f < nf);
 			continue;
 		}
-		if (i > 0 && uw && unwinder__py_trampoline(uw, v->native[i] + 1))
+		if (uw && unwinder__py_trampoline(uw, v->native[i], i == 0))
 			continue;       /* -X perf's: the Python frame stands for it */
 		if (out == max)
 			cut = true;

@@ -125,7 +125,7 @@ fi
 if start_target wallclock; then
 	pid=$TARGET_PID
 	mkdir -p "$TMP/s"
-	prof_bg "$TMP/storm" "$pid" --history 5s --period 1s -o "$TMP/s/s-%n{8}.pprof"
+	prof_bg "$TMP/storm" "$pid" --history 5s --period 1s --hz 99 -o "$TMP/s/s-%n{8}.pprof"
 	if wait_attached "$pid"; then
 		for i in $(seq 1 40); do
 			kill -USR1 "$PROF_PID" 2>/dev/null

@@ -81,7 +81,9 @@ for ver in 3.12 3.13; do
 	start_script "py$ver" "$PY" -X perf "$ROOT/tests/targets/pyfib.py" || continue
 	pid=$SCRIPT_PID
 	out=$TMP/py$ver.folded
-	prof "$TMP/py$ver" "$pid" --duration 2 --threads -o "$out"
+	# The perf map's trampolines, unwound through: --no-python (by
+	# default the Python frames read from memory stand for them, below).
+	prof "$TMP/py$ver" "$pid" --duration 2 --threads --no-python -o "$out"
 	check_ran "python$ver" "$TMP/py$ver" "$out"
 	total=$(folded_total "$out")
 	inner=$(samples "$out" ';py::fib:[^;]*pyfib\.py;')
@@ -93,6 +95,21 @@ for ver in 3.12 3.13; do
 		check "python$ver: rooted at _start (>= 90%)" "[ \$((rooted * 100)) -ge \$((total * 90)) ]"
 	DETAIL="$under of $inner" \
 		check "python$ver: Python callers under fib: main, py_outer, py_middle (>= 90% of fib's samples)" \
+		"[ '$inner' -gt 0 ] && [ \$((under * 100)) -ge \$((inner * 90)) ]"
+	# By default: the Python frames read from memory, the trampolines'
+	# py:: frames left out where they stand for them.
+	out=$TMP/py$ver-frames.folded
+	prof "$TMP/py$ver-frames" "$pid" --duration 2 --threads -o "$out"
+	check_ran "python$ver frames" "$TMP/py$ver-frames" "$out"
+	total=$(folded_total "$out")
+	inner=$(samples "$out" ';fib \(pyfib\.py:[0-9]+\)')
+	tramp=$(samples "$out" ';py::')
+	under=$(samples "$out" '^[^;]+;_start;.*;main \(pyfib\.py:[0-9]+\);(.*;)?py_outer \(pyfib\.py:[0-9]+\);(.*;)?py_middle \(pyfib\.py:[0-9]+\);(.*;)?fib \(')
+	DETAIL="$inner of $total, $tramp with py::; $(head -2 "$out" | cut -c1-300 | tr '\n' '|')" \
+		check "python$ver -X perf: Python frames from memory (fib), no py:: trampoline frame" \
+		"[ '$inner' -gt 0 ] && [ '$tramp' = 0 ]"
+	DETAIL="$under of $inner" \
+		check "python$ver -X perf: fib under main, py_outer, py_middle, rooted (>= 90% of fib's samples)" \
 		"[ '$inner' -gt 0 ] && [ \$((under * 100)) -ge \$((inner * 90)) ]"
 	check "python$ver: target alive" alive "$pid"
 	check "python$ver: target untraced" untraced "$pid"

@@ -443,9 +443,9 @@ static enum unwind_status unwind(struct unwinder *u, const struct unwind_input *
 	return st;
 }
 
-bool unwinder__py_trampoline(struct unwinder *u, uint64_t pc)
+bool unwinder__py_trampoline(struct unwinder *u, uint64_t pc, bool innermost)
 {
-	uint64_t ra_at;
+	uint64_t ra_at, at = innermost ? pc : pc + 1;
 	return !modules__find(u->ms, pc) &&
-	       py_trampoline_frame(&u->tramp, modules__pid(u->ms), pc, true, 0, &ra_at);
+	       py_trampoline_frame(&u->tramp, modules__pid(u->ms), at, !innermost, 0, &ra_at);
 }

@@ -86,9 +86,9 @@ bool unwinder__jumped(const struct unwinder *u, uint64_t *sp);
 /* Forget cached unwind info: the module table changed. */
 void unwinder__flush(struct unwinder *u);
 
-/* Whether return address PC (a stack's PC + 1) is in one of CPython's perf trampolines
- * (-X perf): what a merge of Python frames leaves out, the Python frame
- * standing for it. */
-bool unwinder__py_trampoline(struct unwinder *u, uint64_t pc);
+/* Whether a stack's PC (the innermost frame's, or a caller's: its return
+ * address - 1) is in one of CPython's perf trampolines (-X perf): what a
+ * merge of Python frames leaves out, the Python frame standing for it. */
+bool unwinder__py_trampoline(struct unwinder *u, uint64_t pc, bool innermost);
 
 #endif
