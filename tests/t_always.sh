@@ -254,7 +254,7 @@ if start_target churn 200 1 200 10 "$BIN/libswapA.so" "$BIN/libswapB.so"; then
 	secs=20 from=6 to=17
 	[ "${CPROF_SANITIZED:-0}" = 1 ] && secs=10 from=3 to=8
 	export CPROF_STACK_AGE=2
-	prof_bg "$TMP/flat" "$pid" --period 1s --duration "$secs" -o "$TMP/m/m-%n.folded"
+	prof_bg "$TMP/flat" "$pid" --period 1s --duration "$secs" --hz 99 -o "$TMP/m/m-%n.folded"
 	unset CPROF_STACK_AGE
 	if wait_attached "$pid"; then
 		# From the 7th period on (the first naming done, most of the
