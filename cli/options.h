@@ -75,10 +75,10 @@ struct options {
 /* The default rate.  A run without end (--period, --history, --listen,
  * --push) samples at OPTIONS_HZ_ALWAYS: what a running thread pays is a
  * ptrace stop per tick, so a CPU-bound target's slowdown grows with the
- * rate (1.048x at 99 Hz, one thread, measured side by side), and a target
- * profiled all day should pay about 1% (bench/slowdown.sh: see
- * docs/always-on.md).  19 Hz still gives 1,140 samples a thread per
- * minute's profile; -F sets any rate. */
+ * rate and its running threads, and a target profiled all day should pay
+ * at most 1% (bench/slowdown.sh, side by side, 8 threads: 1.0000-1.0084x
+ * at 19 Hz, 1.0146-1.0212x at 99 Hz; docs/always-on.md).  19 Hz still
+ * gives 1,140 samples a thread per minute's profile; -F sets any rate. */
 #define OPTIONS_HZ 99
 #define OPTIONS_HZ_ALWAYS 19
 #define MAX_DEPTH_MAX 65536
