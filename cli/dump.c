@@ -244,8 +244,12 @@ static const char *name_of(const struct dump *d, pid_t tid)
 
 static void text_header(struct dump *d, const struct tinfo *ti)
 {
-	fprintf(d->out, "Thread %d \"%s\" (%s)", (int)ti->label->tid, ti->label->thread,
-		state_text(ti->have_stack ? ti->stack.state : 0));
+	fprintf(d->out, "Thread %d \"%s\"", (int)ti->label->tid, ti->label->thread);
+	const char *eq = ti->label->rt_thread ? strchr(ti->label->rt_thread, '=') : NULL;
+	if (eq)                 /* a runtime's name for it: python_thread="worker-1" */
+		fprintf(d->out, " %.*s=\"%s\"", (int)(eq - ti->label->rt_thread), ti->label->rt_thread,
+			eq + 1);
+	fprintf(d->out, " (%s)", state_text(ti->have_stack ? ti->stack.state : 0));
 	if (ti->blocked) {
 		char *n = syscall_name(ti->nr);
 		fprintf(d->out, " in %s()", n);
@@ -269,8 +273,11 @@ static void text_frames(struct dump *d, const struct tinfo *ti)
 		const struct frame_module *m = frames__module(d->fr, l->module);
 		for (uint32_t j = 0; j < l->n; j++) {
 			const struct frame_line *f = frames__line(d->fr, l->first + j);
-			fprintf(d->out, "    #%-3u 0x%016" PRIx64 " %s%s", k++, l->addr,
-				j + 1 < l->n ? "[inlined] " : "", f->func);
+			if (l->addr || m)
+				fprintf(d->out, "    #%-3u 0x%016" PRIx64 " %s%s", k++, l->addr,
+					j + 1 < l->n ? "[inlined] " : "", f->func);
+			else    /* a runtime's frame (a Python function): no address */
+				fprintf(d->out, "    #%-3u %18s %s", k++, "-", f->func);
 			if (f->file)
 				fprintf(d->out, " at %s:%d", f->file, f->line);
 			if (m)
@@ -372,6 +379,12 @@ static json_t *json_thread(struct dump *d, const struct tinfo *ti)
 			      "tid", (int)ti->label->tid, "name", ti->label->thread,
 			      "process", ti->label->process,
 			      "state", state_text(ti->have_stack ? ti->stack.state : 0));
+	const char *eq = ti->label->rt_thread ? strchr(ti->label->rt_thread, '=') : NULL;
+	if (o && eq) {
+		char key[64];
+		snprintf(key, sizeof(key), "%.*s", (int)(eq - ti->label->rt_thread), ti->label->rt_thread);
+		json_object_set_new(o, key, json_string(eq + 1));
+	}
 	if (ti->blocked) {
 		char *n = syscall_name(ti->nr);
 		json_t *args = json_array();

@@ -137,7 +137,7 @@ uint32_t frames__add_label(struct frames *fr, const struct stack_label *l)
 		fr->several_pids = 1;
 	fr->labels[fr->nlabels] = (struct stack_label){ l->pid, l->tid, l->unit_id,
 		str(fr, l->process ? l->process : ""), str(fr, l->thread ? l->thread : ""),
-		str(fr, l->origin), str(fr, l->comm), str(fr, l->unit) };
+		str(fr, l->origin), str(fr, l->comm), str(fr, l->unit), str(fr, l->rt_thread) };
 	return (uint32_t)fr->nlabels++;
 }
 
@@ -488,6 +488,9 @@ void frames__thread_text(const struct stack_label *l, char *buf, size_t size)
 		snprintf(buf, size, "%s (%s %lld)", l->thread, unit, (long long)l->unit_id);
 	else if (l->unit_id < 0)
 		snprintf(buf, size, "%s (other %ss)", l->thread, unit);
+	else if (l->tid && l->rt_thread && strchr(l->rt_thread, '='))
+		snprintf(buf, size, "%s \"%s\" (%d)", l->thread, strchr(l->rt_thread, '=') + 1,
+			 (int)l->tid);         /* Python's name too: python3.11 "worker-1" (1234) */
 	else if (l->tid)
 		snprintf(buf, size, "%s (%d)", l->thread, (int)l->tid);
 	else

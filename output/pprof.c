@@ -129,7 +129,7 @@ static uint64_t location_id(struct builder *b, uint32_t loc)
 	return l->id;
 }
 
-/* The sample's labels, in LB (9 at most); returns how many. */
+/* The sample's labels, in LB (10 at most); returns how many. */
 static size_t labels(struct builder *b, const struct frame_stack *st, Label *lb)
 {
 	struct label_text { const char *key, *s; int64_t num; } l[10];
@@ -137,7 +137,7 @@ static size_t labels(struct builder *b, const struct frame_stack *st, Label *lb)
 	/* A runtime's word: a state of its own (a goroutine's) or a label
 	 * "KEY=VALUE" besides the thread's state. */
 	const char *rt = st->rt_state, *eq = rt ? strchr(rt, '=') : NULL;
-	char key[64], fn_key[64];       /* alive until the labels are interned below */
+	char key[64], fn_key[64], rt_key[64];   /* alive until the labels are interned below */
 	l[n++] = (struct label_text){ "state", rt && !eq ? rt : stacks__state_name(st->state), 0 };
 	if (eq && (size_t)(eq - rt) < sizeof(key)) {
 		memcpy(key, rt, (size_t)(eq - rt));
@@ -153,6 +153,13 @@ static size_t labels(struct builder *b, const struct frame_stack *st, Label *lb)
 		const char *unit = sl->unit ? sl->unit : "goroutine";
 		snprintf(fn_key, sizeof(fn_key), "%s_function", unit);
 		l[n++] = (struct label_text){ sl->unit_id ? fn_key : "thread", sl->thread, 0 };
+		/* A runtime's name for the thread: "python_thread" */
+		const char *rq = sl->rt_thread ? strchr(sl->rt_thread, '=') : NULL;
+		if (rq && (size_t)(rq - sl->rt_thread) < sizeof(rt_key)) {
+			memcpy(rt_key, sl->rt_thread, (size_t)(rq - sl->rt_thread));
+			rt_key[rq - sl->rt_thread] = 0;
+			l[n++] = (struct label_text){ rt_key, rq + 1, 0 };
+		}
 		if (sl->unit_id > 0)
 			l[n++] = (struct label_text){ unit, NULL, sl->unit_id };
 		if (sl->origin)

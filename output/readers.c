@@ -386,7 +386,8 @@ static int add_locations(struct pp *x)
 /* The sample's label, made from its thread/tid/process/pid labels. */
 static uint32_t sample_label(struct pp *x, const Perftools__Profiles__Sample *s, char *state)
 {
-	struct stack_label l = { 0, 0, 0, "", "", NULL, NULL, NULL };
+	struct stack_label l = { 0, 0, 0, "", "", NULL, NULL, NULL, NULL };
+	char rt[300];
 	int any = 0;
 	for (size_t i = 0; i < s->n_label; i++) {
 		const char *key = pstr(x, s->label[i]->key);
@@ -397,6 +398,10 @@ static uint32_t sample_label(struct pp *x, const Perftools__Profiles__Sample *s,
 			l.process = v, any = 1;
 		else if (strcmp(key, "comm") == 0)
 			l.comm = v;
+		else if (strcmp(key, "python_thread") == 0 && v) {
+			snprintf(rt, sizeof(rt), "%s=%s", key, v);     /* a runtime's name for it */
+			l.rt_thread = rt;
+		}
 		else if (strcmp(key, "tid") == 0)
 			l.tid = (pid_t)s->label[i]->num, any = 1;
 		else if (strcmp(key, "pid") == 0)
@@ -408,8 +413,8 @@ static uint32_t sample_label(struct pp *x, const Perftools__Profiles__Sample *s,
 	if (!any)
 		return FRAMES_NO_LABEL;
 	char key[600];
-	int len = snprintf(key, sizeof(key), "%d\037%d\037%s\037%s", (int)l.pid, (int)l.tid,
-			   l.process, l.thread);
+	int len = snprintf(key, sizeof(key), "%d\037%d\037%s\037%s\037%s", (int)l.pid, (int)l.tid,
+			   l.process, l.thread, l.rt_thread ? l.rt_thread : "");
 	int added;
 	int64_t id = intern__add(x->labels, key, (size_t)len < sizeof(key) ? (size_t)len :
 				 sizeof(key) - 1, &added);

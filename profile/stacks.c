@@ -60,6 +60,7 @@ void stacks__free(struct stacks *st)
 		free((char *)d->l.origin);
 		free((char *)d->l.unit);
 		free((char *)d->l.comm);
+		free((char *)d->l.rt_thread);
 	}
 	sparse__free(&st->labels);
 	intern__free(st->symbolic);
@@ -265,12 +266,14 @@ void stacks__set_label(struct stacks *st, uint32_t slot, const struct stack_labe
 	free((char *)d->l.origin);
 	free((char *)d->l.unit);
 	free((char *)d->l.comm);
+	free((char *)d->l.rt_thread);
 	d->l = (struct stack_label){ l->pid, l->tid, l->unit_id, xstrdup(l->process ? l->process : ""),
 				     xstrdup(l->thread ? l->thread : ""),
 				     l->origin ? xstrdup(l->origin) : NULL,
 				     l->comm && strcmp(l->comm, l->process ? l->process : "") ?
 				     xstrdup(l->comm) : NULL,
-				     l->unit_id && l->unit ? xstrdup(l->unit) : NULL };
+				     l->unit_id && l->unit ? xstrdup(l->unit) : NULL,
+				     l->rt_thread ? xstrdup(l->rt_thread) : NULL };
 	d->set = 1;
 }
 

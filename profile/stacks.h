@@ -66,6 +66,8 @@ struct stack_label {
 					   the title it set ("nginx: worker process"); or
 					   NULL */
 	const char *unit;               /* with a unit_id: what the unit is ("goroutine") */
+	const char *rt_thread;          /* a runtime's own name for the thread, "KEY=VALUE"
+					   ("python_thread=worker-1"), or NULL */
 };
 
 struct stacks *stacks__new(void);

@@ -13,78 +13,14 @@
 #include <unistd.h>
 
 #include "module/modules.h"
+#include "python/internal.h"
 #include "python/lines.h"
 #include "util/remote.h"
 #include "util/xalloc.h"
 
-/* A code object named once: its strings, first line and line table. */
-struct py_code {
-	uint64_t addr;                  /* 0: empty */
-	char *func, *file;
-	int first;
-	uint8_t *table;
-	uint32_t table_len;
-	uint64_t start, units;          /* its first instruction; how many bytes (< 3.11)
-					   or code units it has */
-	int bad;                        /* not a code object */
-	uint32_t serial;                /* a number of its own: another code object at
-					   the same address has another */
-	uint64_t stamp[4];              /* its name, file and line table's addresses, first
-					   line and size: another code object there differs */
-	uint64_t checked;               /* the epoch it was last checked in */
-};
-
-#define CODE_CACHE (1u << 14)   /* code objects named, at most; then named anew */
-
-struct py_interp {
-	struct py_layout l;
-	pid_t pid;
-	py_read_fn read;
-	void *ctx;
-	uint64_t runtime, code_type;
-	uint64_t eval_lo, eval_hi;
-	char version[16];
-	uint64_t gil;                   /* the main interpreter's GIL state (0: not known) */
-	uint32_t tid_off;               /* < 3.11: glibc's struct pthread tid, from thread_id */
-	int scans;                      /* searches for TID_OFF left in this py_interp__threads() */
-	struct py_code *codes;          /* open addressing over CODE_CACHE */
-	size_t ncodes;
-	uint64_t named, bad, renamed;
-	uint32_t serials;
-	/* < 3.11: thread states whose OS thread was found (tstate, thread_id, tid) */
-	struct { uint64_t tstate, thread_id; pid_t tid; } *known;
-	size_t nknown, known_cap;
-};
-
 static int read_remote(void *ctx, uint64_t addr, void *buf, size_t len)
 {
 	return remote__read((pid_t)(intptr_t)ctx, addr, buf, len);
-}
-
-static uint64_t word(const unsigned char *b, uint32_t off)
-{
-	uint64_t v;
-	memcpy(&v, b + off, 8);
-	return v;
-}
-
-static int32_t word32(const unsigned char *b, uint32_t off)
-{
-	int32_t v;
-	memcpy(&v, b + off, 4);
-	return v;
-}
-
-static int rd(const struct py_interp *p, uint64_t addr, void *buf, size_t len)
-{
-	if (addr == 0 || addr + len < addr)
-		return -EFAULT;
-	return p->read(p->ctx, addr, buf, len);
-}
-
-static int rd_ptr(const struct py_interp *p, uint64_t addr, uint64_t *out)
-{
-	return rd(p, addr, out, 8);
 }
 
 /* ---- finding it ----------------------------------------------------------------- */
@@ -162,6 +98,9 @@ struct py_interp *py_interp__new(pid_t pid, const struct modules *ms, char *why,
 		return NULL;
 	}
 	module__symbol(m, "PyCode_Type", &code_type, NULL);
+	uint64_t str_type = 0, dict_type = 0;
+	module__symbol(m, "PyUnicode_Type", &str_type, NULL);
+	module__symbol(m, "PyDict_Type", &dict_type, NULL);
 	struct py_interp *p = alloc(&l, read_remote, (void *)(intptr_t)pid);
 	if (!p) {
 		snprintf(why, whylen, "its Python 3.%d's layout is larger than this reader reads: no "
@@ -171,6 +110,8 @@ struct py_interp *py_interp__new(pid_t pid, const struct modules *ms, char *why,
 	p->pid = pid;
 	p->runtime = runtime;
 	p->code_type = code_type;
+	p->str_type = str_type;
+	p->dict_type = dict_type;
 	p->eval_lo = eval;
 	p->eval_hi = eval + eval_size;
 	return p;
@@ -204,6 +145,7 @@ void py_interp__free(struct py_interp *p)
 			free_code(&p->codes[i]);
 	free(p->codes);
 	free(p->known);
+	py_names_free(p);
 	free(p);
 }
 
@@ -355,7 +297,7 @@ int py_interp__threads(struct py_interp *p, struct py_thread *out, size_t max, u
 			pid_t tid = p->l.ts_native_id ? (pid_t)word32(buf, p->l.ts_native_id) :
 				    tid_of_pthread(p, ts, word(buf, p->l.ts_thread_id));
 			if (tid > 0)
-				out[n++] = (struct py_thread){ ts, tid };
+				out[n++] = (struct py_thread){ ts, word(buf, p->l.ts_thread_id), tid };
 			ts = word(buf, p->l.ts_next);
 		}
 		if (rd_ptr(p, interp + p->l.is_next, &interp) < 0)
@@ -473,10 +415,10 @@ size_t py_interp__frames(const struct py_interp *p, uint64_t tstate, struct py_f
 /* ---- names ------------------------------------------------------------------------ */
 
 /* The str at ADDR as UTF-8 (malloc'd), or NULL. */
-static char *read_str(const struct py_interp *p, uint64_t addr)
+char *py_read_str(const struct py_interp *p, uint64_t addr)
 {
 	unsigned char hdr[PY_STR_HEAD_MAX];
-	if (rd(p, addr, hdr, p->l.str_compact_size) < 0)
+	if (rd(p, addr, hdr, p->l.str_compact_size) < 0 || (p->str_type && word(hdr, 8) != p->str_type))
 		return NULL;
 	uint32_t state;
 	memcpy(&state, hdr + p->l.str_state, 4);
@@ -550,8 +492,8 @@ static void read_code(struct py_interp *p, uint64_t addr, struct py_code *c)
 	if (p->code_type && word(buf, 8) != p->code_type)
 		return;                 /* ob_type: not a code object */
 	uint64_t qual = p->l.co_qualname ? word(buf, p->l.co_qualname) : word(buf, p->l.co_name);
-	c->func = read_str(p, qual);
-	c->file = read_str(p, word(buf, p->l.co_filename));
+	c->func = py_read_str(p, qual);
+	c->file = py_read_str(p, word(buf, p->l.co_filename));
 	c->first = word32(buf, p->l.co_firstlineno);
 	uint64_t at;
 	c->table = read_bytes(p, word(buf, p->l.co_linetable), &c->table_len, &at);

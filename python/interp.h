@@ -32,9 +32,10 @@ struct py_frame_raw {
 	uint32_t unused;
 };
 
-/* A Python thread: its thread state and its OS thread. */
+/* A Python thread: its thread state, its ident (pthread_t: what
+ * threading.get_ident() gives) and its OS thread. */
 struct py_thread {
-	uint64_t tstate;
+	uint64_t tstate, ident;
 	pid_t tid;
 };
 
@@ -98,6 +99,18 @@ int py_interp__name(struct py_interp *p, const struct py_frame_raw *f, bool line
  * another once another code object is at its address (checked once per
  * EPOCH, the caller's tick: one small read; read and named if new). */
 uint32_t py_interp__code(struct py_interp *p, uint64_t code, uint64_t epoch);
+
+/* Reads the Python name of every thread (threading.current_thread().name:
+ * the _name of each Thread in threading._active, found once through
+ * sys.modules), at most PY_MAX_NAMES, while the threads run: a few small
+ * reads a thread.  Returns how many are named (0: the program has not
+ * imported threading, or it cannot be read). */
+#define PY_MAX_NAMES 512
+size_t py_interp__read_names(struct py_interp *p);
+
+/* The name of the thread with IDENT as last read, or NULL: valid until
+ * the next py_interp__read_names(). */
+const char *py_interp__thread_name(const struct py_interp *p, uint64_t ident);
 
 /* Code objects named so far (cached), and reads that failed. */
 void py_interp__counts(const struct py_interp *p, uint64_t *codes, uint64_t *bad);

@@ -10,6 +10,11 @@
 #define OLD_STRINGS .str_length = 16, .str_state = 32, .str_ascii_size = 48, .str_compact_size = 72
 #define NEW_STRINGS .str_length = 16, .str_state = 32, .str_ascii_size = 40, .str_compact_size = 56
 #define BYTES .bytes_size = 16, .bytes_sval = 32
+/* Types and dicts: the same from 3.8 to 3.13 but for these */
+#define TYPES(modules, cached) .is_modules = modules, .tp_flags = 168, .tp_basicsize = 32, \
+	.tp_dictoffset = 288, .ht_cached_keys = cached, .dict_keys = 32, .dict_values = 40
+#define OLD_DICTS .attrs = PY_ATTRS_DICTOFFSET, .dk_nentries = 32, .dk_indices = 40
+#define NEW_DICTS .dk_nentries = 24, .dk_indices = 32
 
 /* 3.8-3.10: PyFrameObject; tstate->frame; the GIL in _PyRuntime.ceval. */
 #define FRAME_OBJECTS(gil, lasti)                                                          \
@@ -21,9 +26,9 @@
 	BYTES, OLD_STRINGS
 
 static const struct py_layout tables[] = {
-	{ .minor = 8, .lines = PY_LNOTAB, FRAME_OBJECTS(1152, 104) },
-	{ .minor = 9, .lines = PY_LNOTAB, FRAME_OBJECTS(352, 104) },
-	{ .minor = 10, .lines = PY_LINETABLE_310, FRAME_OBJECTS(352, 96) },
+	{ .minor = 8, .lines = PY_LNOTAB, FRAME_OBJECTS(1152, 104), TYPES(56, 872), OLD_DICTS },
+	{ .minor = 9, .lines = PY_LNOTAB, FRAME_OBJECTS(352, 104), TYPES(856, 864), OLD_DICTS },
+	{ .minor = 10, .lines = PY_LINETABLE_310, FRAME_OBJECTS(352, 96), TYPES(856, 872), OLD_DICTS },
 	{ .minor = 11, .lines = PY_LOCATIONS, .frames = PY_FRAMES_IS_ENTRY,
 	  .rt_interp_head = 40, .is_next = 0, .is_threads_head = 16,
 	  .rt_gil = 360, .gil_locked = 16, .gil_holder = 8,
@@ -32,7 +37,7 @@ static const struct py_layout tables[] = {
 	  .f_previous = 48, .f_code = 32, .f_instr = 56, .f_owner = 69, .f_is_entry = 68, .f_size = 72,
 	  .co_filename = 112, .co_name = 120, .co_qualname = 128, .co_firstlineno = 72,
 	  .co_linetable = 136, .co_code_adaptive = 184, .co_size = 144,
-	  BYTES, OLD_STRINGS },
+	  BYTES, OLD_STRINGS, TYPES(888, 872), .attrs = PY_ATTRS_VALUES_311, NEW_DICTS },
 	{ .minor = 12, .lines = PY_LOCATIONS, .frames = PY_FRAMES_CSTACK,
 	  .rt_interp_head = 40, .is_next = 0, .is_threads_head = 72,
 	  .is_gil_ptr = 384, .gil_locked = 16, .gil_holder = 8,
@@ -41,7 +46,7 @@ static const struct py_layout tables[] = {
 	  .f_previous = 8, .f_code = 0, .f_instr = 56, .f_owner = 70, .f_size = 72,
 	  .co_filename = 112, .co_name = 120, .co_qualname = 128, .co_firstlineno = 68,
 	  .co_linetable = 136, .co_code_adaptive = 192, .co_size = 144,
-	  BYTES, NEW_STRINGS },
+	  BYTES, NEW_STRINGS, TYPES(944, 880), .attrs = PY_ATTRS_TAGGED_312, NEW_DICTS },
 };
 
 bool py_layout__fits(const struct py_layout *l)
@@ -50,6 +55,10 @@ bool py_layout__fits(const struct py_layout *l)
 	       l->str_compact_size <= PY_STR_HEAD_MAX && l->str_state + 4 <= l->str_ascii_size &&
 	       l->str_length + 8 <= l->str_ascii_size && l->f_owner < l->f_size &&
 	       l->f_is_entry < l->f_size && l->co_code_adaptive < (1u << 16) &&
+	       l->tp_flags + 8 <= PY_TYPE_MAX && l->tp_basicsize + 8 <= PY_TYPE_MAX &&
+	       l->tp_dictoffset + 8 <= PY_TYPE_MAX && l->ht_cached_keys + 8 <= PY_TYPE_MAX &&
+	       l->dict_keys + 8 <= 64 && l->dict_values + 8 <= 64 && l->dk_nentries + 8 <= 64 &&
+	       l->dk_indices <= 64 && l->dv_values <= 64 && l->is_modules < (1u << 16) &&
 	       (!l->ts_datastack || (l->ts_datastack > l->ts_frame &&
 				     l->ts_datastack + 16 - l->ts_frame <= PY_TS_MAX));
 }
@@ -77,6 +86,7 @@ enum {
 	D_CO_FIRSTLINENO = 312, D_CO_ADAPTIVE = 344,
 	D_BYTES_SIZE = 520, D_BYTES_SVAL = 528,
 	D_STR_STATE = 544, D_STR_LENGTH = 552, D_STR_ASCII_SIZE = 560,
+	D_IS_MODULES = 88, D_TP_FLAGS = 392, D_DICT_KEYS = 456, D_DICT_VALUES = 464,
 };
 _Static_assert(D_STR_ASCII_SIZE + 8 <= PY_DEBUG_OFFSETS_SIZE, "the block read");
 
@@ -146,6 +156,10 @@ uint64_t py_layout__from_debug(const unsigned char *b, size_t len, struct py_lay
 		{ D_STR_STATE, offsetof(struct py_layout, str_state) },
 		{ D_STR_LENGTH, offsetof(struct py_layout, str_length) },
 		{ D_STR_ASCII_SIZE, offsetof(struct py_layout, str_ascii_size) },
+		{ D_IS_MODULES, offsetof(struct py_layout, is_modules) },
+		{ D_TP_FLAGS, offsetof(struct py_layout, tp_flags) },
+		{ D_DICT_KEYS, offsetof(struct py_layout, dict_keys) },
+		{ D_DICT_VALUES, offsetof(struct py_layout, dict_values) },
 	};
 	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
 		if (field(b, map[i].d, (uint32_t *)((char *)l + map[i].o)) < 0)
@@ -160,6 +174,14 @@ uint64_t py_layout__from_debug(const unsigned char *b, size_t len, struct py_lay
 	l->gil_holder -= gil_at;
 	/* utf8_length and utf8 follow the ASCII header in a compact string. */
 	l->str_compact_size = l->str_ascii_size + 16;
+	/* Not in the block: 3.13's headers (pyoffsets checks them too) */
+	l->attrs = PY_ATTRS_INLINE_313;
+	l->tp_basicsize = 32;
+	l->tp_dictoffset = 288;
+	l->ht_cached_keys = 880;
+	l->dk_nentries = 24;
+	l->dk_indices = 32;
+	l->dv_values = 8;
 	l->ts_size = max3(l->ts_next, l->ts_frame, max3(l->ts_interp, l->ts_thread_id,
 							 l->ts_native_id)) + 8;
 	l->f_size = max3(l->f_previous, l->f_code, max3(l->f_instr, l->f_owner, 0)) + 8;

@@ -32,10 +32,20 @@ enum py_frames {
 	PY_FRAMES_CSTACK,       /* 3.12+: an entry frame owned by the C stack between */
 };
 
+/* Where an instance's attributes are (what finds a thread's name). */
+enum py_attrs {
+	PY_ATTRS_DICTOFFSET,    /* 3.8-3.10: a dict at the type's tp_dictoffset */
+	PY_ATTRS_VALUES_311,    /* 3.11: values 32 bytes before the object, else a dict 24 before */
+	PY_ATTRS_TAGGED_312,    /* 3.12: 24 before: values (their address - 1) or a dict */
+	PY_ATTRS_INLINE_313,    /* 3.13: values after the object (tp_basicsize), else a
+				   dict 24 before */
+};
+
 struct py_layout {
 	int minor;                      /* 3.MINOR */
 	enum py_lines lines;
 	enum py_frames frames;
+	enum py_attrs attrs;
 	/* _PyRuntimeState */
 	uint32_t rt_interp_head;
 	/* PyInterpreterState */
@@ -66,6 +76,14 @@ struct py_layout {
 	uint32_t co_size;               /* bytes read of a code object */
 	/* objects */
 	uint32_t bytes_size, bytes_sval;
+	/* thread names (python/names.c): sys.modules in the interpreter,
+	 * types, dicts (PyDictKeysObject and PyDictValues as the 3.11+
+	 * headers give them: before, dk_nentries 32 and dk_indices 40, the
+	 * values where ma_values points) */
+	uint32_t is_modules;
+	uint32_t tp_flags, tp_basicsize, tp_dictoffset, ht_cached_keys;
+	uint32_t dict_keys, dict_values;
+	uint32_t dk_nentries, dk_indices, dv_values;
 	uint32_t str_length, str_state, str_ascii_size, str_compact_size;
 };
 
@@ -75,6 +93,7 @@ struct py_layout {
 #define PY_FRAME_MAX 256
 #define PY_CODE_MAX 512
 #define PY_STR_HEAD_MAX 128
+#define PY_TYPE_MAX 1024
 
 /* Whether every offset of L falls inside what is read. */
 bool py_layout__fits(const struct py_layout *l);

@@ -96,6 +96,10 @@ struct sampler {
 					   started), a few TRIES */
 	size_t nlooked, looked_cap;
 	uint32_t next_rt_slot;          /* the next view's first slot */
+	/* A runtime's name for a thread ("python_thread=worker-1"), by the
+	 * thread's slot, while the slot is that thread's (PID, TID). */
+	struct { pid_t pid, tid; char *kv; } *rt_names;
+	size_t nrt_names;
 	struct sampler_runtime rt_done[SAMPLER_RUNTIMES];       /* views freed */
 	unsigned char *jump_stack;      /* a jumped unwind's copy of the other stack */
 };
@@ -136,6 +140,10 @@ void sampler_keep_counted(struct sampler *s);
 struct view *sampler_view_of(struct sampler *s, pid_t pid);
 /* At a tick's start: views closed, opened and ticked. */
 void sampler_views_tick(struct sampler *s);
+/* A view's name for thread TID of PID, counted under SLOT: KEY=VALUE in
+ * its label (sample/sampler.c copy_labels()); VALUE NULL: none. */
+void sampler_name_thread(struct sampler *s, uint32_t slot, pid_t pid, pid_t tid, const char *key,
+			 const char *value);
 void sampler_close_view(struct sampler *s, size_t i);
 /* Keeps (from aging) the stacks the views hold. */
 void sampler_views_keep(struct sampler *s);

@@ -165,7 +165,7 @@ static uint32_t go_slot(struct sampler *s, struct goview *v, struct go_entry *e,
 	const char *fn = goroutines__func_name(v->gs, r->startpc);
 	const char *creator = go_creator(v, r);
 	fn = fn ? fn : "?";
-	struct stack_label l = { v->pid, 0, e->goid, v->comm, fn, creator, NULL, "goroutine" };
+	struct stack_label l = { v->pid, 0, e->goid, v->comm, fn, creator, NULL, "goroutine", NULL };
 	if (v->nslots < GO_MAX_SLOTS) {
 		e->slot = v->slot_base + v->nslots++;
 		stacks__set_label(s->st, e->slot, &l);

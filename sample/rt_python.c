@@ -8,6 +8,7 @@
 #include "module/modules.h"
 #include "profile/stacks.h"
 #include "python/interp.h"
+#include "util/timeutil.h"
 #include "util/xalloc.h"
 
 /* CPython's view (sample/runtime.h): a Python program's own frames, read
@@ -24,7 +25,11 @@
  * _PyEval_EvalFrameDefault frames that run them.
  *
  * The threads are not the view's units: a Python program's samples are its
- * threads', as without the view. */
+ * threads', as without the view.  Each thread's Python name
+ * (threading.current_thread().name) is read at a tick's start, once a
+ * second and soon after a thread state appears, while the threads run
+ * (python/names.c), and given to the sampler for the thread's label:
+ * "python_thread" beside its OS name. */
 
 struct pyview {
 	struct py_interp *py;
@@ -41,7 +46,16 @@ struct pyview {
 	struct { uint64_t code, instr, pc; uint32_t serial; } *pcs;
 	uint64_t epoch;                 /* ticks: code objects are checked once per tick */
 	uint64_t seen, merged, unmatched, partial_frames;
+	struct sampler *s;
+	uint64_t names_due_ns, names_read_ns;   /* when names are read again; were read */
+	uint64_t tstates;               /* the thread states of the last tick, summed */
+	uint64_t named;                 /* threads named at the last read */
 };
+
+/* Names are read again after this, or sooner (NAMES_SOON) once another
+ * thread state is listed. */
+#define NAMES_EVERY_NS 1000000000ull
+#define NAMES_SOON_NS 100000000ull
 
 #define PC_CACHE (1u << 14)
 
@@ -59,7 +73,7 @@ static int by_tid(const void *a, const void *b)
 
 static uint64_t tstate_of(const struct pyview *v, pid_t tid)
 {
-	struct py_thread key = { 0, tid };
+	struct py_thread key = { 0, 0, tid };
 	const struct py_thread *t = bsearch(&key, v->threads, v->nthreads, sizeof(key), by_tid);
 	return t ? t->tstate : 0;
 }
@@ -96,6 +110,17 @@ static int py_tick(struct rt_view *rv, struct sampler *s, char *note, size_t not
 	qsort(v->threads, v->nthreads, sizeof(*v->threads), by_tid);
 	if (v->nthreads > v->seen)
 		v->seen = v->nthreads;
+	uint64_t sum = 0, now = now_ns();
+	for (size_t i = 0; i < v->nthreads; i++)
+		sum += v->threads[i].tstate ^ v->threads[i].ident;
+	if (sum != v->tstates && v->names_due_ns > v->names_read_ns + NAMES_SOON_NS)
+		v->names_due_ns = v->names_read_ns + NAMES_SOON_NS;     /* a thread came or went */
+	v->tstates = sum;
+	if (now >= v->names_due_ns) {
+		v->named = py_interp__read_names(v->py);
+		v->names_read_ns = now;
+		v->names_due_ns = now + NAMES_EVERY_NS;
+	}
 	return 0;
 }
 
@@ -104,6 +129,13 @@ static uint32_t py_thread_of(struct rt_view *rv, const struct capture *c, uint32
 	const struct pyview *v = (const struct pyview *)rv;
 	struct py_head h;
 	*state = 0;
+	if (v->named) {
+		struct py_thread key = { 0, 0, c->tid };
+		const struct py_thread *t = bsearch(&key, v->threads, v->nthreads, sizeof(key), by_tid);
+		const char *name = t ? py_interp__thread_name(v->py, t->ident) : NULL;
+		if (name)
+			sampler_name_thread(v->s, c->slot, c->pid, c->tid, "python_thread", name);
+	}
 	if (c->rt_len >= sizeof(h)) {
 		memcpy(&h, c->rt_data, sizeof(h));
 		*state = h.gil && h.gil == h.tstate ? v->gil_held : v->gil_free;
@@ -214,7 +246,8 @@ static struct rt_view *py_open(struct sampler *s, pid_t pid, uint32_t space, uin
 	v->pcs = xcalloc(PC_CACHE, sizeof(*v->pcs));
 	v->gil_held = stacks__rt_state(s->st, "gil=held");
 	v->gil_free = stacks__rt_state(s->st, "gil=not held");
-	py_tick((struct rt_view *)v, s, note, notelen);
+	v->s = s;
+	/* its threads are listed by its first tick, right after */
 	target__set_reader(s->t, pid, space, py_read, v);
 	return (struct rt_view *)v;
 }

@@ -201,7 +201,11 @@ static void copy_labels(struct sampler *s)
 	for (size_t i = 0; i < target__nslots(s->t); i++) {
 		struct target_slot ts;
 		target__slot(s->t, (uint32_t)i, &ts);
-		struct stack_label l = { ts.pid, ts.tid, 0, ts.process, ts.thread, NULL, ts.comm, NULL };
+		struct stack_label l = { ts.pid, ts.tid, 0, ts.process, ts.thread, NULL, ts.comm, NULL,
+					 NULL };
+		if (i < s->nrt_names && s->rt_names[i].kv && s->rt_names[i].pid == ts.pid &&
+		    s->rt_names[i].tid == ts.tid)
+			l.rt_thread = s->rt_names[i].kv;
 		stacks__set_label(s->st, (uint32_t)i, &l);
 	}
 }
@@ -458,6 +462,9 @@ void sampler__free(struct sampler *s)
 		sampler_close_view(s, s->nviews - 1);
 	free(s->views);
 	free(s->looked);
+	for (size_t i = 0; i < s->nrt_names; i++)
+		free(s->rt_names[i].kv);
+	free(s->rt_names);
 	free(s->jump_stack);
 	sampler_spaces_free(s);
 	target__free(s->t);

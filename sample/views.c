@@ -4,6 +4,8 @@
 #include "sample/internal.h"
 #include "sample/runtime.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "profile/timeline.h"
@@ -161,6 +163,33 @@ void sampler_views_tick(struct sampler *s)
 }
 
 /* ---- services to the runtime views ------------------------------------------ */
+
+void sampler_name_thread(struct sampler *s, uint32_t slot, pid_t pid, pid_t tid, const char *key,
+			 const char *value)
+{
+	if (slot >= RT_SLOT_BASE)
+		return;                 /* a unit's, not a thread's */
+	if (slot >= s->nrt_names) {
+		if (!value)
+			return;
+		size_t n = s->nrt_names ? s->nrt_names : 64;
+		while (n <= slot)
+			n *= 2;
+		s->rt_names = xrealloc(s->rt_names, n * sizeof(*s->rt_names));
+		memset(s->rt_names + s->nrt_names, 0, (n - s->nrt_names) * sizeof(*s->rt_names));
+		s->nrt_names = n;
+	}
+	char kv[256];
+	if (value)
+		snprintf(kv, sizeof(kv), "%s=%s", key, value);
+	if (s->rt_names[slot].pid == pid && s->rt_names[slot].tid == tid &&
+	    (value ? s->rt_names[slot].kv && !strcmp(s->rt_names[slot].kv, kv) : !s->rt_names[slot].kv))
+		return;                 /* as it was: the usual case, a strcmp */
+	free(s->rt_names[slot].kv);
+	s->rt_names[slot].pid = pid;
+	s->rt_names[slot].tid = tid;
+	s->rt_names[slot].kv = value ? xstrdup(kv) : NULL;
+}
 
 int64_t sampler_count(struct sampler *s, struct stack *k, enum unwind_status st)
 {

@@ -153,11 +153,11 @@ ok_or() {
 	fi
 }
 
-# gil_stats RAW: from RAW (`go tool pprof -raw`'s output), "TID<TAB>GIL<TAB>
+# gil_stats RAW [KEY]: from RAW (`go tool pprof -raw`'s output), "TID<TAB>GIL<TAB>
 # SAMPLES" lines, GIL the label's value ("held", "not held"), "-" where a
-# sample has none.
+# sample has none; KEY: another label's (python_thread).
 gil_stats() {
-	awk -v OFS='\t' '
+	awk -v OFS='\t' -v key="${2:-gil}" '
 		function lab(line, key,   s, i) {
 			s = " " line; i = index(s, " " key ":[")
 			if (i == 0) return ""
@@ -168,7 +168,7 @@ gil_stats() {
 		/^Samples:/ { on = 1; next }
 		/^(Locations|Mappings)/ { on = 0 }
 		on && /^ +[0-9]+ +[0-9]+ +[0-9]+:/ { flush(); c = $1; t = ""; g = ""; next }
-		on { v = lab($0, "tid"); if (v != "") t = v; v = lab($0, "gil"); if (v != "") g = v }
+		on { v = lab($0, "tid"); if (v != "") t = v; v = lab($0, key); if (v != "") g = v }
 		END { flush(); for (x in n) { split(x, p, SUBSEP); print p[1], p[2], n[x] } }' "$1"
 }
 
@@ -241,9 +241,14 @@ sys.stdout.buffer.write(ctypes.string_at(a, int(sys.argv[1])))' 584 >"$exe.blk" 
 		check "offsets $label: every entry of our layout is the headers' ($n entries)" \
 		"[ '$n' -ge 38 ] && [ '$bad' = - ]"
 	# python/interp.c reads a code object's ob_type (8) and from 3.11 its
-	# ob_size (16) at fixed offsets.
-	bad=$(awk '($1 == "fixed.ob_type" && $2 != 8) || ($1 == "fixed.code_units" && $2 != 16) { print $1 ":" $2 }' "$exe.h")
-	DETAIL="$bad" check "offsets $label: ob_type at 8, a code object's ob_size at 16 (python/interp.c)" \
+	# ob_size (16) at fixed offsets; python/names.c a module's dict (16),
+	# and from 3.11 a dict's keys' sizes and kind (8, 9, 10), its entries
+	# (24, 16 bytes), an object's managed dict (24 before it) and 3.11's
+	# values (32 before it).
+	bad=$(awk 'BEGIN { split("ob_type 8 code_units 16 md_dict 16 dk_log2_size 8 dk_log2_index_bytes 9 dk_kind 10 dk_entry 24 dk_unicode_entry 16 managed_dict 24 managed_values 32", w, " ")
+			for (i = 1; i < 20; i += 2) want["fixed." w[i]] = w[i + 1] }
+		$1 ~ /^fixed\./ && (!($1 in want) || $2 != want[$1]) { print $1 ":" $2 }' "$exe.h")
+	DETAIL="$bad" check "offsets $label: the fixed offsets python/interp.c and python/names.c read at (ob_type 8, ...)" \
 		"[ -z '$bad' ] && grep -q '^fixed.ob_type ' '$exe.h'"
 }
 
@@ -275,7 +280,7 @@ THREADS="compute_outer:compute_inner sleeper:sleeper lock_holder:lock_holder loc
 
 # known_split LABEL PYTHON
 known_split() {
-	local label=$1 py=$2 base=$TMP/$1 out pid tid fn frame tot has total line n k text
+	local label=$1 py=$2 base=$TMP/$1 out pid tid fn frame tot has total line n k text name bad
 	local -A G
 	start_py "$label" "$py" "$PYSPLIT" || return
 	pid=$PY_PID
@@ -298,6 +303,24 @@ known_split() {
 			"echo '$has of $tot; '; grep -F ' ($tid);' '$out' | sort -t' ' -k2 | head -n 2 | cut -c1-300"
 		n=$(pct "$tot" "$total")
 		DETAIL="$n% ($tot of $total)" check "$label: $fn's thread: share 16.7% +-5" "within '$n' 16.7 5"
+	done
+
+	# each thread's Python name (threading's: pysplit names each thread
+	# after its function; main's is MainThread) beside its OS name, in the
+	# root frame of every one of its samples: python3 "sleeper" (TID)
+	for k in $THREADS; do
+		fn=${k%%:*}
+		name=$fn
+		[ "$fn" = main ] && name=MainThread
+		tid=$(ready_tid "$PY_READY" "$fn")
+		tot=$(st "$tid" "#all")
+		n=$(N="\"$name\" ($tid)" awk '{ s = $0; sub(/ [0-9]+$/, "", s); split(s, f, ";")
+			r = f[1]; t = ENVIRON["N"]
+			if (length(r) > length(t) && substr(r, length(r) - length(t) + 1) == t) n += $NF }
+			END { print n + 0 }' "$out")
+		ok_or "$label: $fn's thread: its Python name \"$name\" in the root frame of every sample" \
+			"[ '$tot' -gt 0 ] && [ '$n' = '$tot' ]" \
+			"echo '$n of $tot; '; grep -F ' ($tid);' '$out' | head -n 1 | cut -d';' -f1"
 	done
 
 	# lines, from the file
@@ -365,6 +388,22 @@ known_split() {
 		tot=${G["$tid|"]:-0}
 		n=${G["$tid|held"]:-0}
 		DETAIL="$n of $tot" check "$label: pprof: compute gil=held in >= 50% of its samples" pct_ok "$n" "$tot" 50
+		G=()
+		while IFS=$'\t' read -r tid k n; do
+			G["$tid|$k"]=$(( ${G["$tid|$k"]:-0} + n ))
+			G["$tid|"]=$(( ${G["$tid|"]:-0} + n ))
+		done < <(gil_stats "$base.raw" python_thread)
+		bad=
+		for k in $THREADS; do
+			fn=${k%%:*}
+			name=$fn
+			[ "$fn" = main ] && name=MainThread
+			tid=$(ready_tid "$PY_READY" "$fn")
+			[ "${G["$tid|"]:-0}" -gt 0 ] && [ "${G["$tid|$name"]:-0}" = "${G["$tid|"]}" ] ||
+				bad="$bad $fn:${G["$tid|$name"]:-0}/${G["$tid|"]:-0}"
+		done
+		DETAIL="${bad:-}" check "$label: pprof: label python_thread = the thread's Python name on every sample of each thread" \
+			"[ -z '$bad' ]"
 		diag "$label: compute held the GIL in $n of its $tot samples"
 	fi
 
@@ -484,6 +523,14 @@ launch() {
 		n=$(st "$tid" "$fn (pysplit.py)")
 		DETAIL="$n of $tot" check "$label: $fn (blocked since it started): its Python frame in >= 50% of its samples" \
 			pct_ok "$n" "$tot" 50
+	done
+	# threads started after the view opened: named (read again soon after a
+	# thread state appears)
+	for fn in compute_outer sleeper cext_call; do
+		tid=$(ready_tid "$ready" "$fn")
+		n=$(grep -cF "\"$fn\" ($tid);" "$base.folded")
+		DETAIL="$n stacks" check "$label: $fn, started after the view opened: its Python name in its root frame" \
+			"[ '$n' -gt 0 ] && ! grep -qE '^python3[.0-9]* \\($tid\\);' '$base.folded'"
 	done
 	line=$(line_of "$PYSPLIT" main "time.sleep(0.2)")
 	n=$(folded_count "$base.folded" ";main \\(pysplit\\.py:$line\\)(;|$)")

@@ -38,6 +38,7 @@
 #include <string.h>
 
 #include "python/interp.h"
+#include "util/text.h"
 
 #define HEADER 32
 #define MAX_REGIONS 16
@@ -183,6 +184,21 @@ static void interp(const struct py_layout *l, struct mem *m, const uint8_t *h)
 	frames(p, u64(h + 24));
 	if (py_interp__gil(p) != gil)
 		fail("py_interp__gil: not what py_interp__threads said");
+	/* threads' names: twice (the second from what the first found) */
+	for (int k = 0; k < 2; k++) {
+		size_t named = py_interp__read_names(p);
+		if (named > PY_MAX_NAMES)
+			fail("py_interp__read_names: more names than it keeps");
+		for (int i = 0; i < n; i++) {
+			const char *tn = py_interp__thread_name(p, t[i].ident);
+			if (tn && (strlen(tn) > 128 || !text__valid(tn, strlen(tn))))
+				fail("a thread's name too long, or not clean text");
+			if (verbose && k == 0)
+				fprintf(stderr, " thread %d named %s\n", (int)t[i].tid, tn ? tn : "(none)");
+		}
+		if (verbose && k == 0)
+			fprintf(stderr, " %zu thread(s) named\n", named);
+	}
 	uint64_t codes, bad;
 	py_interp__counts(p, &codes, &bad);
 	py_interp__free(p);
@@ -218,7 +234,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 #define RUNTIME 0x7f1000001000ull
 #define INTERP 0x7f1000010000ull
 #define HEAP 0x7f1000100000ull
-#define HEAP_SIZE 0x3000
+#define HEAP_SIZE 0x6000
 #define CODE_TYPE 0x7f10000c0de0ull
 
 struct seed {
@@ -344,6 +360,126 @@ static uint64_t tstate(struct seed *s, uint64_t f, pid_t tid, uint64_t next)
 	return a;
 }
 
+/* A keys object of N entries (KEYS, VALUES; HASHES NULL: every key a str,
+ * 3.11+'s str-keyed kind; SPLIT: 3.11+'s split kind, the values kept
+ * apart), as layout L lays it out: 8 slots, one-byte indices. */
+static uint64_t keys(struct seed *s, size_t n, const uint64_t *k, const uint64_t *v, const uint64_t *hashes,
+		     int split)
+{
+	const struct py_layout *l = s->l;
+	int old = l->attrs == PY_ATTRS_DICTOFFSET, general = old || hashes;
+	size_t esize = general ? 24 : 16;
+	uint64_t a = alloc(s, l->dk_indices + 8 + n * esize);
+	uint8_t *b = at(s, a);
+	put(b, 0, 1, 8);                        /* dk_refcnt */
+	if (old) {
+		put(b, 8, 8, 8);                /* dk_size */
+	} else {
+		b[8] = 3;                       /* dk_log2_size */
+		b[9] = 3;                       /* dk_log2_index_bytes */
+		b[10] = general ? 0 : split ? 2 : 1;
+	}
+	put(b, l->dk_nentries, n, 8);
+	for (size_t i = 0; i < 8; i++)
+		b[l->dk_indices + i] = i < n ? (uint8_t)i : 0xff;
+	uint8_t *e = b + l->dk_indices + 8;
+	for (size_t i = 0; i < n; i++, e += esize) {
+		if (general)
+			put(e, 0, hashes ? hashes[i] : 0x5eed + i, 8);
+		put(e, general ? 8 : 0, k[i], 8);
+		put(e, general ? 16 : 8, v ? v[i] : 0, 8);
+	}
+	return a;
+}
+
+/* A dict over keys KS, its values apart at VALS (0: in the entries). */
+static uint64_t dict(struct seed *s, uint64_t ks, uint64_t vals)
+{
+	uint64_t a = alloc(s, 64);
+	put(at(s, a), 0, 1, 8);
+	put(at(s, a), s->l->dict_keys, ks, 8);
+	put(at(s, a), s->l->dict_values, vals, 8);
+	return a;
+}
+
+/* Values for a split table: N of them, as the layout lays them out. */
+static uint64_t values(struct seed *s, size_t n, const uint64_t *v)
+{
+	uint64_t a = alloc(s, s->l->dv_values + 8 * n);
+	if (s->l->dv_values)
+		at(s, a)[3] = 1;                /* 3.13: valid */
+	for (size_t i = 0; i < n; i++)
+		put(at(s, a), s->l->dv_values + 8 * i, v[i], 8);
+	return a;
+}
+
+/* A Thread object whose _name is NAME (keyed by the str KNAME, its other
+ * attribute _ident by KIDENT), its attributes in values (VALS) or in a
+ * dict, as layout L keeps them; its type TYPE (made once). */
+static uint64_t thread_obj(struct seed *s, uint64_t *type, uint64_t kname, uint64_t kident,
+			   uint64_t name, int vals)
+{
+	const struct py_layout *l = s->l;
+	uint64_t k[2] = { kident, kname }, v[2] = { 0x1234, name };
+	uint64_t cached = keys(s, 2, k, NULL, NULL, 1);
+	if (!*type) {
+		*type = alloc(s, l->ht_cached_keys + 8);
+		uint64_t flags = 1ul << 9;      /* a heap type */
+		if (l->attrs != PY_ATTRS_DICTOFFSET)
+			flags |= 1ul << 4;      /* its dict managed */
+		if (l->attrs == PY_ATTRS_INLINE_313)
+			flags |= 1ul << 2;      /* values inline */
+		put(at(s, *type), l->tp_flags, flags, 8);
+		put(at(s, *type), l->tp_basicsize, 16, 8);
+		put(at(s, *type), l->tp_dictoffset, l->attrs == PY_ATTRS_DICTOFFSET ? 16 : 0, 8);
+		put(at(s, *type), l->ht_cached_keys, cached, 8);
+	}
+	uint64_t ks = keys(s, 2, k, NULL, NULL, 1);
+	/* 32 bytes before the object (3.11+), the object, 24 after (3.13's values) */
+	uint64_t base = alloc(s, 32 + 16 + l->dv_values + 16), obj = base + 32;
+	put(at(s, obj), 8, *type, 8);
+	if (l->attrs == PY_ATTRS_DICTOFFSET) {
+		put(at(s, obj), 16, vals ? dict(s, ks, values(s, 2, v)) : dict(s, keys(s, 2, k, v, NULL, 0), 0), 8);
+		return obj;
+	}
+	uint64_t d = dict(s, keys(s, 2, k, v, NULL, 0), 0);
+	if (l->attrs == PY_ATTRS_VALUES_311) {
+		if (vals)
+			put(at(s, base), 0, values(s, 2, v), 8);
+		else
+			put(at(s, base), 8, d, 8);
+	} else if (l->attrs == PY_ATTRS_TAGGED_312) {
+		put(at(s, base), 8, vals ? values(s, 2, v) - 1 : d, 8);
+	} else {
+		if (vals) {
+			at(s, obj + 16)[3] = 1;         /* valid */
+			for (size_t i = 0; i < 2; i++)
+				put(at(s, obj + 16), l->dv_values + 8 * i, v[i], 8);
+		} else {
+			put(at(s, base), 8, d, 8);
+		}
+	}
+	return obj;
+}
+
+/* sys.modules -> threading -> _active: IDENT1 -> a Thread named NAME1 (its
+ * attributes in values), IDENT2 -> one named NAME2 (in a dict). */
+static uint64_t modules(struct seed *s, uint64_t ident1, uint64_t name1, uint64_t ident2, uint64_t name2)
+{
+	uint64_t type = 0, kname = ascii(s, "_name"), kident = ascii(s, "_ident");
+	uint64_t t[2] = { thread_obj(s, &type, kname, kident, name1, 1),
+			  thread_obj(s, &type, kname, kident, name2, 0) };
+	uint64_t idents[2] = { ident1, ident2 };
+	uint64_t longs[2] = { alloc(s, 32), alloc(s, 32) };
+	uint64_t active = dict(s, keys(s, 2, longs, t, idents, 0), 0);
+	uint64_t mk[2] = { ascii(s, "_limbo"), ascii(s, "_active") }, mv[2] = { dict(s, keys(s, 0, NULL, NULL, NULL, 0), 0), active };
+	uint64_t module = alloc(s, 32);
+	put(at(s, module), 16, dict(s, keys(s, 2, mk, mv, NULL, 0), 0), 8);
+	uint64_t sk[3] = { ascii(s, "sys"), ascii(s, "threadingx"), ascii(s, "threading") };
+	uint64_t sv[3] = { alloc(s, 32), alloc(s, 32), module };
+	return dict(s, keys(s, 3, sk, sv, NULL, 0), 0);
+}
+
 static void put_region(FILE *f, uint64_t addr, const uint8_t *b, size_t len)
 {
 	uint16_t n = (uint16_t)len;
@@ -376,6 +512,11 @@ static void write_seed(const char *dir, const char *name, int mode, const struct
 	f = frame(s, co_calc, 9, f, 0, l->frames == PY_FRAMES_IS_ENTRY);
 	uint64_t ts2 = tstate(s, frame(s, co_late, 2, 0, 0, 1), 1002, 0);
 	uint64_t ts1 = tstate(s, f, 1001, ts2);
+	/* their names: threading._active[ident]._name, ident their pthread_t */
+	uint64_t id1, id2;
+	memcpy(&id1, at(s, ts1) + l->ts_thread_id, 8);
+	memcpy(&id2, at(s, ts2) + l->ts_thread_id, 8);
+	uint64_t mods = modules(s, id1, ascii(s, "Worker-1"), id2, str(s, uname, 4, 2));
 	/* The interpreter, and the GIL held by thread 1. */
 	put(s->rt, l->rt_interp_head, INTERP, 8);
 	uint64_t gil = RUNTIME + l->rt_gil;
@@ -387,6 +528,9 @@ static void write_seed(const char *dir, const char *name, int mode, const struct
 			s->is_len = l->is_gil_ptr + 8;
 	}
 	put(s->is, l->is_threads_head, ts1, 8);
+	put(s->is, l->is_modules, mods, 8);
+	if (l->is_modules + 8 > s->is_len)
+		s->is_len = l->is_modules + 8;
 	uint8_t *g = gil >= HEAP ? at(s, gil) : s->rt + l->rt_gil;
 	put(g, l->gil_locked, 1, 4);
 	put(g, l->gil_holder, ts1, 8);

@@ -34,6 +34,17 @@ static const char *frames_word(enum py_frames k)
 	return "?";
 }
 
+static const char *attrs_word(enum py_attrs k)
+{
+	switch (k) {
+	case PY_ATTRS_DICTOFFSET: return "DICTOFFSET";
+	case PY_ATTRS_VALUES_311: return "VALUES_311";
+	case PY_ATTRS_TAGGED_312: return "TAGGED_312";
+	case PY_ATTRS_INLINE_313: return "INLINE_313";
+	}
+	return "?";
+}
+
 static void print(const struct py_layout *l)
 {
 #define F(f) printf("%s %u\n", #f, (unsigned)l->f)
@@ -50,6 +61,12 @@ static void print(const struct py_layout *l)
 	F(co_code); F(co_code_adaptive); F(co_size);
 	F(bytes_size); F(bytes_sval);
 	F(str_length); F(str_state); F(str_ascii_size); F(str_compact_size);
+	F(is_modules); F(tp_flags); F(tp_basicsize); F(tp_dictoffset); F(ht_cached_keys);
+	F(dict_keys); F(dict_values);
+	printf("attrs %s\n", attrs_word(l->attrs));
+	if (l->minor >= 11) {           /* not in the headers before */
+		F(dk_nentries); F(dk_indices); F(dv_values);
+	}
 #undef F
 }
 

@@ -17,12 +17,18 @@
 #include <stddef.h>
 #include <stdio.h>
 #if PY_VERSION_HEX >= 0x030b0000
+#include "internal/pycore_dict.h"
 #include "internal/pycore_frame.h"
 #include "internal/pycore_interp.h"
+#include "internal/pycore_moduleobject.h"
+#include "internal/pycore_object.h"
 #include "internal/pycore_runtime.h"
 #else
 #include <frameobject.h>
 #include "internal/pycore_pystate.h"
+#if PY_VERSION_HEX >= 0x030a0000
+#include "internal/pycore_moduleobject.h"
+#endif
 #if PY_VERSION_HEX >= 0x03090000
 #include "internal/pycore_interp.h"
 #include "internal/pycore_runtime.h"
@@ -168,6 +174,64 @@ int main(void)
 	P("str_state", OFF(PyASCIIObject, state));
 	P("str_ascii_size", sizeof(PyASCIIObject));
 	P("str_compact_size", sizeof(PyCompactUnicodeObject));
+
+
+	/* thread names: threading._active[ident]._name, from sys.modules */
+#if PY_VERSION_HEX >= 0x030c0000
+	P("is_modules", OFF(PyInterpreterState, imports.modules));
+#else
+	P("is_modules", OFF(PyInterpreterState, modules));
+#endif
+	P("tp_flags", OFF(PyTypeObject, tp_flags));
+	P("tp_basicsize", OFF(PyTypeObject, tp_basicsize));
+	P("tp_dictoffset", OFF(PyTypeObject, tp_dictoffset));
+	P("ht_cached_keys", OFF(PyHeapTypeObject, ht_cached_keys));
+	P("dict_keys", OFF(PyDictObject, ma_keys));
+	P("dict_values", OFF(PyDictObject, ma_values));
+#if PY_VERSION_HEX >= 0x030d0000
+	printf("attrs INLINE_313\n");
+#elif PY_VERSION_HEX >= 0x030c0000
+	printf("attrs TAGGED_312\n");
+#elif PY_VERSION_HEX >= 0x030b0000
+	printf("attrs VALUES_311\n");
+#else
+	printf("attrs DICTOFFSET\n");
+#endif
+#if PY_VERSION_HEX >= 0x030b0000
+	/* A dict's keys and values are in the headers from 3.11 (before, in
+	 * Objects/dict-common.h, which is not installed). */
+	P("dk_nentries", OFF(PyDictKeysObject, dk_nentries));
+	P("dk_indices", OFF(PyDictKeysObject, dk_indices));
+	P("dv_values", OFF(PyDictValues, values));
+	P("fixed.dk_log2_size", OFF(PyDictKeysObject, dk_log2_size));
+	P("fixed.dk_log2_index_bytes", OFF(PyDictKeysObject, dk_log2_index_bytes));
+	P("fixed.dk_kind", OFF(PyDictKeysObject, dk_kind));
+	P("fixed.dk_entry", sizeof(PyDictKeyEntry));
+	P("fixed.dk_unicode_entry", sizeof(PyDictUnicodeEntry));
+#if PY_VERSION_HEX >= 0x030c0000 && PY_VERSION_HEX < 0x030d0000
+	/* 3.12 names no offset: its accessor, over an object of a type that
+	 * manages its dict */
+	static PyTypeObject managed;
+	static struct { PyObject *before[4]; PyObject o; } obj;
+	managed.tp_flags = Py_TPFLAGS_MANAGED_DICT;
+	Py_SET_TYPE(&obj.o, &managed);
+	P("fixed.managed_dict", (char *)&obj.o - (char *)_PyObject_DictOrValuesPointer(&obj.o));
+#else
+	P("fixed.managed_dict", -MANAGED_DICT_OFFSET);
+#endif
+#if PY_VERSION_HEX < 0x030c0000
+	{
+		static PyTypeObject managed;
+		static struct { PyObject *before[4]; PyObject o; } obj;
+		managed.tp_flags = Py_TPFLAGS_MANAGED_DICT;
+		Py_SET_TYPE(&obj.o, &managed);
+		P("fixed.managed_values", (char *)&obj.o - (char *)_PyObject_ValuesPointer(&obj.o));
+	}
+#endif
+#endif
+#if PY_VERSION_HEX >= 0x030a0000
+	P("fixed.md_dict", OFF(PyModuleObject, md_dict));
+#endif
 
 	/* Not in the table: python/interp.c reads a code object's ob_type
 	 * (the type check) and, from 3.11, its ob_size (its code units) at
