@@ -625,6 +625,17 @@ void target__stack_too_small(struct target *t, pid_t tid, size_t need)
 		th->need_max = need < TARGET_STACK_COPY_MAX ? need : TARGET_STACK_COPY_MAX;
 }
 
+void target__drop_pending(struct target *t)
+{
+	FOR_EACH_THREAD(t, th, tmp) {
+		if (th->pending) {
+			th->pending = 0;
+			t->stats.lost += th->pending_ticks;
+		}
+	}
+	t->npending = 0;
+}
+
 void target__release(struct target *t)
 {
 	wait_pending(t, now_ns() + RELEASE_TIMEOUT_NS);

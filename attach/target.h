@@ -275,6 +275,10 @@ void target__slot(const struct target *t, uint32_t slot, struct target_slot *out
 
 const struct target_stats *target__stats(const struct target *t);
 
+/* Forgets the stops asked for and not yet seen (counted lost): the
+ * tracer is about to exit, which detaches every thread without them. */
+void target__drop_pending(struct target *t);
+
 /* The pause (stop requested -> resumed) below which a fraction Q of all
  * pauses fell, in microseconds; 0 when nothing was sampled. */
 double target__pause_quantile(const struct target *t, double q);

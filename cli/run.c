@@ -743,6 +743,7 @@ static int start_sampler(struct run *r)
 		.no_lines = o->no_lines,
 		.tids = o->ntids ? o->tids : NULL, .ntids = o->ntids,
 		.threads_re = o->threads_matching ? &o->threads_re : NULL,
+		.lifeline = r->lifeline >= 0 ? &r->lifeline : NULL,
 	};
 	int e = sampler__start(&r->sampler, &cfg, r->err, sizeof(r->err));
 	print_notes(r);

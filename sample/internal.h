@@ -96,6 +96,8 @@ struct sampler {
 					   started), a few TRIES */
 	size_t nlooked, looked_cap;
 	uint32_t next_rt_slot;          /* the next view's first slot */
+	int watchdog_gone;              /* cfg.lifeline hung up: no stop asked for again */
+	int finish_late;                /* ... and the tracer left the end to sampler__stop() */
 	/* A runtime's name for a thread ("python_thread=worker-1"), by the
 	 * thread's slot, while the slot is that thread's (PID, TID). */
 	struct { pid_t pid, tid; char *kv; } *rt_names;

@@ -61,8 +61,26 @@ static int start_ticks(struct sampler *s)
 	return arm_next_tick(s);
 }
 
+/* Whether the watchdog is gone (its lifeline hung up): then no thread is
+ * stopped again. */
+static bool unguarded(struct sampler *s)
+{
+	if (!s->cfg.lifeline)
+		return false;
+	if (s->watchdog_gone)
+		return true;
+	struct pollfd p = { *s->cfg.lifeline, POLLIN, 0 };
+	if (poll(&p, 1, 0) > 0)
+		s->watchdog_gone = 1;
+	return s->watchdog_gone;
+}
+
 /* One tick: blocked threads first (no stop), then the rest are
- * interrupted; their captures come in as they stop. */
+ * interrupted; their captures come in as they stop.  The watchdog is
+ * looked at right before (one poll): a target is held only by stops asked
+ * for while it was alive, until the tick's captures end (a SIGSTOP of the
+ * profiler in that window, after the watchdog's death, holds them until
+ * SIGCONT: nothing else could release them). */
 static void sample_all(struct sampler *s)
 {
 	const struct capture *c;
@@ -71,7 +89,8 @@ static void sample_all(struct sampler *s)
 	while ((c = target__next_blocked(s->t)))
 		if (sampler_capture(s, c) == -EAGAIN)
 			target__need_stop(s->t, c);
-	target__interrupt(s->t);
+	if (!unguarded(s))
+		target__interrupt(s->t);
 	sampler_take_stopped(s);
 }
 
@@ -140,11 +159,14 @@ static void maybe_park(struct sampler *s)
 
 static void loop(struct sampler *s)
 {
-	struct pollfd fds[4] = { { s->chld_fd, POLLIN, 0 }, { s->timer_fd, POLLIN, 0 },
-				 { s->stop_fd, POLLIN, 0 }, { s->park_fd, POLLIN, 0 } };
+	struct pollfd fds[5] = { { s->chld_fd, POLLIN, 0 }, { s->timer_fd, POLLIN, 0 },
+				 { s->stop_fd, POLLIN, 0 }, { s->park_fd, POLLIN, 0 },
+				 { s->cfg.lifeline ? *s->cfg.lifeline : -1, POLLIN, 0 } };
 	while (target__alive(s->t)) {
-		if (poll(fds, 4, -1) < 0 && errno != EINTR)
+		if (poll(fds, 5, -1) < 0 && errno != EINTR)
 			break;
+		if (fds[4].revents)
+			s->watchdog_gone = 1;   /* ends below, once this event is handled */
 		if (fds[0].revents)
 			on_sigchld(s);
 		if (fds[1].revents) {
@@ -152,7 +174,7 @@ static void loop(struct sampler *s)
 			sampler_check_realtime(s);
 		}
 		publish(s);
-		if (fds[2].revents || s->failure)
+		if (fds[2].revents || s->failure || s->watchdog_gone)
 			return;
 		if (fds[3].revents || __atomic_load_n(&s->park_wanted, __ATOMIC_RELAXED))
 			maybe_park(s);
@@ -210,6 +232,19 @@ static void copy_labels(struct sampler *s)
 	}
 }
 
+/* What ends a run once sampling stopped: the threads' last captures,
+ * their names and labels, the notes. */
+static void finish(struct sampler *s)
+{
+	sampler_describe_tracer(s);
+	target__release(s->t);
+	sampler_take_stopped(s);
+	copy_labels(s);
+	take_notes(s);
+	if (s->failure)
+		s->exited = 0;
+}
+
 /* Attaches, samples, and by returning detaches (see attach/target.h). */
 static void *tracer_main(void *arg)
 {
@@ -236,13 +271,16 @@ static void *tracer_main(void *arg)
 	else
 		loop(s);
 	s->stats.end_ns = now_ns();
-	sampler_describe_tracer(s);
-	target__release(s->t);
-	sampler_take_stopped(s);
-	copy_labels(s);
-	take_notes(s);
-	if (s->failure)
-		s->exited = 0;
+	if (s->watchdog_gone) {
+		/* Unguarded: this thread's exit detaches every thread of the
+		 * target at once (the kernel's, without a stop); the rest is
+		 * done by sampler__stop()'s caller, after.  Stops asked for
+		 * and not yet seen are lost. */
+		target__drop_pending(s->t);
+		s->finish_late = 1;
+	} else {
+		finish(s);
+	}
 	pthread_mutex_lock(&s->lock);
 	s->finished = 1;                /* the tables are the caller's from here */
 	pthread_cond_broadcast(&s->cond);
@@ -332,6 +370,10 @@ void sampler__stop(struct sampler *s)
 	pthread_join(s->thread, NULL);
 	if (s->tracer_tid)
 		wait_thread_gone(s->tracer_tid);
+	if (s->finish_late) {
+		s->finish_late = 0;
+		finish(s);      /* detached: what needs no ptrace */
+	}
 	s->stopped = 1;
 }
 

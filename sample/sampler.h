@@ -42,6 +42,10 @@ struct sampler_config {
 	int no_interp_frames;           /* no interpreter's frames (CPython's) */
 	int no_lines;                   /* interpreter frames without their lines */
 	int go_system;                  /* ... the runtime's own goroutines too */
+	/* The watchdog's lifeline (cli/watchdog.h), or NULL: when it hangs
+	 * up, no thread is stopped again and sampling ends (detached) at
+	 * once, from the tracer's own loop. */
+	const int *lifeline;
 };
 
 #define SAMPLER_RUNTIMES 4
