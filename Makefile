@@ -57,6 +57,7 @@ SRCS += dwarf/debuginfod.c
 SRCS += unwind/cfi.c
 SRCS += goroutine/goroutines.c goroutine/curg.c
 SRCS += sample/rt_go.c sample/rt_python.c sample/spaces.c sample/capture.c sample/views.c sample/tracer.c
+SRCS += dwarf/symcache.c
 SRCS += python/layout.c python/lines.c python/interp.c python/names.c
 MAIN := cli/main.c
 OBJS := $(SRCS:%.c=build/%.o) build/output/profile.pb-c.o

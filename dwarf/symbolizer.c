@@ -18,6 +18,7 @@
 #include <zlib.h>
 
 #include "dwarf/debuginfod.h"
+#include "dwarf/symcache.h"
 #include "module/gopclntab.h"
 #include "util/intern.h"
 #include "util/strbuf.h"
@@ -51,6 +52,11 @@ struct symbolizer {
 	struct go_module *go;           /* one per module of MS, in its order */
 	size_t ngo;
 	Dwfl_Callbacks callbacks;
+	/* Each module's symcache, made at its first lookup (NULL: none);
+	 * CPROF_SYMCACHE=0 (the tests' comparison) asks libdwfl always. */
+	struct { Dwfl_Module *mod; struct symcache *c; } *symcaches;
+	size_t nsymcaches;
+	int no_symcache;
 };
 
 /* A module's Go table, read at its first lookup (NULL: not Go). */
@@ -302,6 +308,8 @@ struct symbolizer *symbolizer__new(const struct modules *ms, const char *const *
 				   size_t ndirs, char *err, size_t errlen)
 {
 	struct symbolizer *s = xcalloc(1, sizeof(*s));
+	const char *sc = getenv("CPROF_SYMCACHE");
+	s->no_symcache = sc && strcmp(sc, "0") == 0;
 	/* libdwfl's find-debuginfo (below) asks debuginfod servers when
 	 * DEBUGINFOD_URLS is set: bound the wait first. */
 	debuginfod__prepare();
@@ -346,6 +354,9 @@ void symbolizer__free(struct symbolizer *s)
 	for (size_t i = 0; i < s->ngo; i++)
 		gopclntab__free(s->go[i].tab);
 	free(s->go);
+	for (size_t i = 0; i < s->nsymcaches; i++)
+		symcache__free(s->symcaches[i].c);
+	free(s->symcaches);
 	free(s->jit);
 	intern__free(s->strings);
 	intern__free(s->addrs);
@@ -742,6 +753,37 @@ static bool go_lookup(struct symbolizer *s, const struct module *m, uint64_t add
 	return g->tab && gopclntab__lookup(g->tab, addr - m->bias, func, file, line) == 0 && **func;
 }
 
+static struct symcache *symcache_of(struct symbolizer *s, Dwfl_Module *mod)
+{
+	if (s->no_symcache)
+		return NULL;
+	for (size_t i = 0; i < s->nsymcaches; i++)
+		if (s->symcaches[i].mod == mod)
+			return s->symcaches[i].c;
+	s->symcaches = xrealloc(s->symcaches, (s->nsymcaches + 1) * sizeof(*s->symcaches));
+	s->symcaches[s->nsymcaches].mod = mod;
+	return s->symcaches[s->nsymcaches++].c = symcache__new(mod);
+}
+
+/* ADDR's symbol in MOD (libdwfl's answer, or the symcache's copy of it),
+ * *OFF the offset into it. */
+static const char *addr_symbol(struct symbolizer *s, Dwfl_Module *mod, uint64_t addr, GElf_Off *off)
+{
+	struct symcache *c = symcache_of(s, mod);
+	uint64_t o;
+	const char *name;
+	int known = symcache__find(c, addr, &name, &o);
+	if (known >= 0) {
+		*off = o;
+		return name;
+	}
+	GElf_Sym sym;
+	name = dwfl_module_addrinfo(mod, addr, off, &sym, NULL, NULL, NULL);
+	if (name && c)
+		symcache__keep(c, addr - *off, sym.st_size, name);
+	return name;
+}
+
 static void resolve(struct symbolizer *s, uint64_t addr)
 {
 	char buf[600];
@@ -751,16 +793,14 @@ static void resolve(struct symbolizer *s, uint64_t addr)
 	int line = 0;
 	if (mod) {
 		GElf_Off off;
-		GElf_Sym sym;
-		name = demangled(s, dwfl_module_addrinfo(mod, addr, &off, &sym, NULL, NULL, NULL));
+		name = demangled(s, addr_symbol(s, mod, addr, &off));
 		/* A return address at the very first byte of a function is a
 		 * signal trampoline's (sa_restorer, e.g. libc's __restore_rt:
 		 * the kernel "returns" there, no call precedes it); looked up
 		 * at pc - 1 it falls in the padding before the function, where
 		 * no symbol is.  Its FDE starts one byte early for this. */
 		if (!name) {
-			const char *next = dwfl_module_addrinfo(mod, addr + 1, &off, &sym,
-								NULL, NULL, NULL);
+			const char *next = addr_symbol(s, mod, addr + 1, &off);
 			if (next && off == 0)
 				name = demangled(s, next);
 		}

@@ -19,6 +19,7 @@
 #include "goroutine/curg.h"
 #include "module/gopclntab.h"
 #include "dwarf/symbolizer.h"
+#include "dwarf/symcache.h"
 #include "output/output.h"
 #include "profile/stacks.h"
 #include "profile/timeline.h"
@@ -379,7 +380,7 @@ static void test_slices(void)
 	      s2.cpu[0] == 5 && s3.n == 0 && s3.total == 0,
 	      "slices: each take has the counts since the last, zeroed after");
 	check(s1.total + s2.total + s3.total == stacks__total(st), "slices: the takes add up to the run");
-	stacks__set_label(st, 1, &(struct stack_label){ 7, 8, 0, "proc", "thr", NULL, NULL, NULL });
+	stacks__set_label(st, 1, &(struct stack_label){ 7, 8, 0, "proc", "thr", NULL, NULL, NULL, NULL });
 	const struct stacks_slice *both[] = { &s1, &s2 };
 	struct stacks *v = stacks__view(st, both, 2);
 	struct stack x;
@@ -451,7 +452,7 @@ static void test_stacks(void)
 
 	/* Labels of thread slots (from 0) and goroutine slots (from 1 << 20). */
 	st = stacks__new();
-	struct stack_label l1 = { 10, 11, 0, "p", "t", NULL, NULL, NULL }, l2 = { 10, 0, 7, "p", "g", "main.main", NULL, "goroutine" };
+	struct stack_label l1 = { 10, 11, 0, "p", "t", NULL, NULL, NULL, NULL }, l2 = { 10, 0, 7, "p", "g", "main.main", NULL, "goroutine", NULL };
 	stacks__set_label(st, 3, &l1);
 	stacks__set_label(st, (1u << 20) + 5, &l2);
 	stacks__set_label(st, 3, &l1);
@@ -621,7 +622,7 @@ static void test_symbolic(void)
 	      "symbolic frames: one PC per frame, read back; addresses are not symbolic");
 	uint64_t pcs[] = { k, py };
 	add(st, 0, 'S', pcs, 2, 3, 0);
-	stacks__set_label(st, 0, &(struct stack_label){ 7, 7, 0, "python3", "MainThread", NULL, NULL, NULL });
+	stacks__set_label(st, 0, &(struct stack_label){ 7, 7, 0, "python3", "MainThread", NULL, NULL, NULL, NULL });
 	struct stacks_slice sl;
 	stacks__take(st, &sl);
 	const struct stacks_slice *v1[] = { &sl };
@@ -690,7 +691,7 @@ static void test_pprof(void)
 	add(st, 0, 'S', a, 2, 1, 0);
 	add(st, 1, 'R', b, 3, 1, 7000000);
 	add(st, 1, 'R', b, 3, 1, 3000000);
-	struct stack_label threads[] = { { 0, 10, 0, "", "main", NULL, NULL, NULL }, { 0, 11, 0, "", "worker", NULL, NULL, NULL } };
+	struct stack_label threads[] = { { 0, 10, 0, "", "main", NULL, NULL, NULL, NULL }, { 0, 11, 0, "", "worker", NULL, NULL, NULL, NULL } };
 	stacks__set_label(st, 0, &threads[0]);
 	stacks__set_label(st, 1, &threads[1]);
 	const struct modules *spaces[] = { ms };
@@ -1002,7 +1003,7 @@ static void test_svg(void)
 	struct frame_line work = { "work", NULL, 0 }, nap = { "nap", NULL, 0 };
 	uint32_t locs[2] = { frames__add_loc(fr, 0x1100, mod, &work, 1),
 			     frames__add_loc(fr, 0x1200, mod, &nap, 1) };
-	struct stack_label l = { 42, 42, 0, "prog", "prog", NULL, NULL, NULL };
+	struct stack_label l = { 42, 42, 0, "prog", "prog", NULL, NULL, NULL, NULL };
 	uint32_t label = frames__add_label(fr, &l);
 	frames__add_stack(fr, &(struct frame_stack){ label, 'R', -1, NULL, &locs[0], 1, 1, 10000000 });
 	frames__add_stack(fr, &(struct frame_stack){ label, 'S', -1, NULL, &locs[1], 1, 2, 0 });
@@ -1023,7 +1024,7 @@ static void test_svg(void)
 	      !strstr(t, "off CPU"), "svg: --cpu: the title says CPU time; nothing is off CPU");
 	free(t);
 	info.weight_cpu = 0;
-	struct stack_label l2 = { 43, 43, 0, "other", "other", NULL, NULL, NULL };
+	struct stack_label l2 = { 43, 43, 0, "other", "other", NULL, NULL, NULL, NULL };
 	frames__add_stack(fr, &(struct frame_stack){ frames__add_label(fr, &l2), 'R', -1, NULL, &locs[0], 1,
 						     1, 0 });
 	t = svg_text(fr, &info);
@@ -1180,6 +1181,134 @@ static void test_python(void)
 	py_interp__free(p);
 }
 
+/* dwarf/symcache.c against libdwfl itself: every module of this process
+ * and, where installed, Debian's stripped mariadbd and python3.11 (large
+ * dynamic symbol tables), at 500 places a step apart over each module,
+ * four addresses near each (as samples fall): each asked of libdwfl
+ * (dwfl_module_addrinfo) and of the cache (libdwfl's answers kept as the
+ * profiler keeps them); every answer the cache gives must be libdwfl's,
+ * name and offset, or none where libdwfl has none; and most must come
+ * from it. */
+struct symcache_counts {
+	size_t asked, sized, hits, none_known, none_asked, wrong, overlaps;
+};
+
+static int symcache_by_start(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+	return (x[0] > y[0]) - (x[0] < y[0]);
+}
+
+/* Addresses where symbols of the module's range [LO, HI) lie over one
+ * another (one inside another, or in part): the start of the outer, then
+ * of the inner, the inner's last byte, the outer's last; at most MAX of
+ * them into OUT. */
+static size_t symcache_overlaps(Dwfl_Module *mod, uint64_t lo, uint64_t hi, uint64_t *out, size_t max)
+{
+	int n = dwfl_module_getsymtab(mod);
+	if (n <= 1)
+		return 0;
+	uint64_t (*r)[2] = malloc((size_t)n * sizeof(*r));
+	size_t k = 0, m = 0;
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr v;
+		GElf_Word shndx;
+		const char *name = dwfl_module_getsym_info(mod, i, &sym, &v, &shndx, NULL, NULL);
+		if (name && *name && shndx != SHN_UNDEF && sym.st_size && v >= lo && v + sym.st_size <= hi)
+			r[k][0] = v, r[k++][1] = v + sym.st_size;
+	}
+	qsort(r, k, sizeof(*r), symcache_by_start);
+	for (size_t i = 0; i + 1 < k && m + 4 <= max; i++)
+		if (r[i + 1][0] < r[i][1] && (r[i + 1][0] != r[i][0] || r[i + 1][1] != r[i][1])) {
+			out[m++] = r[i][0];
+			out[m++] = r[i + 1][0];
+			out[m++] = r[i + 1][1] - 1;
+			out[m++] = r[i][1] - 1;
+		}
+	free(r);
+	return m;
+}
+
+static void symcache_module(Dwfl_Module *mod, const char *what, struct symcache_counts *n)
+{
+	Dwarf_Addr lo, hi;
+	dwfl_module_info(mod, NULL, &lo, &hi, NULL, NULL, NULL, NULL);
+	struct symcache *c = symcache__new(mod);
+	uint64_t step = (hi - lo) / 500 | 1;
+	while (step % 3 == 0 || step % 5 == 0 || step % 7 == 0)
+		step += 2;
+	uint64_t over[400];
+	size_t nover = symcache_overlaps(mod, lo, hi, over, 400);
+	n->overlaps += nover / 4;
+	for (uint64_t i = 0; i < nover || lo + (i - nover) / 4 * step < hi; i++) {
+		uint64_t a = i < nover ? over[i] :
+			     lo + (i - nover) / 4 * step + (uint64_t[]){ 0, 5, 11, 23 }[(i - nover) % 4];
+		GElf_Off off;
+		GElf_Sym sym;
+		const char *want = dwfl_module_addrinfo(mod, a, &off, &sym, NULL, NULL, NULL);
+		uint64_t o = 0;
+		const char *got = NULL;
+		int known = symcache__find(c, a, &got, &o);
+		n->asked++;
+		n->sized += want && sym.st_size && off < sym.st_size;
+		if (known < 0) {
+			if (want)
+				symcache__keep(c, a - off, sym.st_size, want);
+			else
+				n->none_asked++;
+			continue;
+		}
+		if (known == 0)
+			n->none_known++;
+		else
+			n->hits++;
+		if (known ? !want || strcmp(got, want) != 0 || o != off : want != NULL) {
+			if (n->wrong++ < 3)
+				fprintf(stderr, "symcache: %s %#llx: %s+%llu, libdwfl %s+%llu\n", what,
+					(unsigned long long)a, got ? got : "(none)", (unsigned long long)o,
+					want ? want : "(none)", (unsigned long long)off);
+		}
+	}
+	symcache__free(c);
+}
+
+static int symcache_each(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr start, void *arg)
+{
+	(void)ud;
+	(void)start;
+	symcache_module(mod, name, arg);
+	return DWARF_CB_OK;
+}
+
+static void test_symcache(void)
+{
+	static char *debuginfo_path;
+	Dwfl_Callbacks cb = { .find_elf = dwfl_linux_proc_find_elf,
+			      .find_debuginfo = dwfl_standard_find_debuginfo,
+			      .debuginfo_path = &debuginfo_path };
+	Dwfl *d = dwfl_begin(&cb);
+	struct symcache_counts n = { 0 };
+	dwfl_report_begin(d);
+	int r = dwfl_linux_proc_report(d, getpid());
+	const char *big[] = { "/usr/sbin/mariadbd", "/usr/bin/python3.11" };
+	for (size_t i = 0; i < sizeof(big) / sizeof(big[0]); i++)
+		if (access(big[i], R_OK) == 0)
+			dwfl_report_offline(d, big[i], big[i], -1);
+	dwfl_report_end(d, NULL, NULL);
+	check(r == 0, "symcache: this process's modules reported");
+	dwfl_getmodules(d, symcache_each, &n, 0);
+	fprintf(stderr, "symcache: %zu addresses (%zu pairs of symbols over one another), %zu in a "
+		"sized symbol, %zu named by the cache; in none: %zu known so, %zu asked of libdwfl; "
+		"%zu wrong\n", n.asked, n.overlaps, n.sized, n.hits, n.none_known, n.none_asked,
+		n.wrong);
+	check(n.asked > 20000 && n.hits > n.sized / 2,
+	      "symcache: names half of the addresses in a sized symbol or more");
+	check(n.none_known > 1000, "symcache: knows addresses in no symbol as such");
+	check(n.wrong == 0, "symcache: every answer it gives is libdwfl's (name and offset, or none)");
+	dwfl_end(d);
+}
+
 int main(void)
 {
 	test_intern();
@@ -1202,6 +1331,7 @@ int main(void)
 	test_svg();
 	test_cfi();
 	test_python();
+	test_symcache();
 	printf("1..%d\n", n_tests);
 	return n_failed != 0;
 }
