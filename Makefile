@@ -150,6 +150,7 @@ bench: cprof-attach
 	@bash bench/python.sh $(if $(QUICK),2 2,5 3)
 	@bash bench/slowdown.sh $(if $(QUICK),3 2,7 4)
 	@bash bench/watchdog.sh $(if $(QUICK),5,10)
+	@bash bench/mariadb.sh $(if $(QUICK),10,15)
 
 # Always on for an hour (bench/always.sh): RSS and descriptors at 1 and 5
 # minutes and at the end, on a churning target.

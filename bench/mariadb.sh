@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# bench/mariadb.sh [SECONDS] [MODES...]: mariadbd under sysbench
+# oltp_read_only (4 clients), runs of SECONDS, one after the other on one
+# server, in the order given (issue 22: docs/always-on.md):
+#   alone        sysbench alone
+#   pHZ          profiled at HZ (--period 10s): the profiler's CPU per 1,000
+#                thread-samples as well; CPROF_SYMCACHE=0 in the
+#                environment asks libdwfl for every symbol (the comparison)
+#   oHZ          profiled at HZ, one profile at the end (no period)
+#   tidHZ        profiled at HZ, mariadbd's main thread only (--tid)
+#   perfHZ       pHZ with `perf stat` of mariadbd (context switches,
+#                migrations, CPU time) into the output
+#   statalone    alone with the same `perf stat`
+# Prints "MODE tps N [samples N cpu USER SYS WALL ms/1000 N]" lines.
+# Default: 15 s, alone p19 alone p99 alone.  Skips, saying so, without
+# mariadbd and sysbench (Debian: mariadb-server, sysbench).
+set -u
+cd "$(dirname "$0")/.."
+T=${1:-15}
+shift $(( $# ? 1 : 0 ))
+MODES=${*:-alone p19 alone p99 alone}
+CPROF=${CPROF:-./cprof-attach}
+if ! command -v mariadbd >/dev/null || ! command -v sysbench >/dev/null; then
+	echo "mariadb: skipped: mariadbd or sysbench not installed"
+	exit 0
+fi
+d=$(mktemp -d /tmp/cprof-mariadb.XXXXXX)
+db=
+trap '[ -n "$db" ] && kill -KILL "$db" 2>/dev/null; rm -rf "$d"' EXIT
+mariadb-install-db --no-defaults --datadir="$d/data" --user=root \
+	--auth-root-authentication-method=normal --skip-test-db >"$d/install.log" 2>&1 ||
+	{ echo "mariadb: skipped: mariadb-install-db failed"; exit 0; }
+mariadbd --no-defaults --datadir="$d/data" --socket="$d/sock" --skip-networking --user=root \
+	--skip-log-bin --innodb-buffer-pool-size=64M ${DBARGS:-} --log-error="$d/err" >/dev/null 2>&1 &
+db=$!
+for _ in $(seq 3000); do
+	mariadb-admin --no-defaults -S "$d/sock" -uroot ping >/dev/null 2>&1 && break
+	sleep 0.01
+done
+mariadb --no-defaults -S "$d/sock" -uroot -e "create database sbtest"
+sb=(sysbench oltp_read_only --db-driver=mysql --mysql-socket="$d/sock" --mysql-user=root
+    --tables=2 --table-size=10000)
+"${sb[@]}" prepare >"$d/prepare.log" 2>&1
+tps() { sed -nE 's/.*transactions: +[0-9]+ +\(([0-9.]+) per sec.*/\1/p' "$1"; }
+echo "mariadb: $(ls /proc/$db/task | wc -l) threads, ${T} s runs"
+for mode in $MODES; do
+	stat=
+	case $mode in
+	alone|statalone)
+		[ "$mode" = statalone ] && { perf stat -e context-switches,cpu-migrations,task-clock \
+			-p "$db" -o "$d/stat" -- sleep $((T - 2)) & stat=$!; }
+		"${sb[@]}" --threads=4 --time="$T" run >"$d/run.log" 2>&1
+		[ -n "$stat" ] && wait "$stat"
+		echo "mariadb: $mode tps $(tps "$d/run.log")"
+		[ -n "$stat" ] && grep -E "switches|migrations|task-clock" "$d/stat" | sed 's/^/mariadb:   /'
+		continue ;;
+	p*|o*|tid*|perf*) ;;
+	*) echo "mariadb: unknown mode $mode"; continue ;;
+	esac
+	hz=${mode//[a-z]/}
+	args=(--period 10s -o "$d/f-%n.pprof")
+	case $mode in
+	o*) args=(-o "$d/one.folded") ;;
+	tid*) args+=(--tid "$db") ;;
+	perf*) perf stat -e context-switches,cpu-migrations,task-clock -p "$db" -o "$d/stat" \
+		-- sleep $((T - 2)) & stat=$! ;;
+	esac
+	/usr/bin/time -f '%U %S %e' -o "$d/time" "$CPROF" "$db" -F "$hz" --duration "$T" -q \
+		"${args[@]}" 2>"$d/prof.err" &
+	prof=$!
+	"${sb[@]}" --threads=4 --time="$T" run >"$d/run.log" 2>&1
+	wait "$prof"
+	[ -n "$stat" ] && wait "$stat"
+	s=$(sed -nE 's/^cprof-attach: ([0-9]+) samples?,.*/\1/p' "$d/prof.err" | tail -1)
+	echo "mariadb: $mode tps $(tps "$d/run.log") samples ${s:-?} cpu $(cat "$d/time")" \
+	     "ms/1000 $(awk -v n="${s:-0}" '{ if (n > 0) printf "%.1f", 1000 * ($1 + $2) * 1000 / n; else print "?" }' "$d/time")"
+	[ -n "$stat" ] && grep -E "switches|migrations|task-clock" "$d/stat" | sed 's/^/mariadb:   /'
+done
+mariadb-admin --no-defaults -S "$d/sock" -uroot shutdown >/dev/null 2>&1
+wait "$db" 2>/dev/null
+db=
