@@ -13,11 +13,11 @@
 #   3. the periods add up: the samples of every period file of run 1 against
 #      the summary's;
 #   4. mariadbd under sysbench oltp_read_only (4 client threads), --period
-#      10s for 60 s: the profiler's CPU (user + system, /usr/bin/time) per
-#      1,000 thread-samples over the whole run, naming and writing the six
-#      files included, and sysbench's transactions a second, alone (30 s
-#      before) and profiled (skipped, saying so, without mariadbd and
-#      sysbench).
+#      10s for 60 s at 19 Hz (bench/mariadb.sh): the profiler's CPU (user +
+#      system, /usr/bin/time) per 1,000 thread-samples over the whole run,
+#      naming and writing the six files included, and sysbench's
+#      transactions a second, alone (60 s before) and profiled (skipped,
+#      saying so, without mariadbd and sysbench).
 # Prints one line per figure, "always: KEY VALUE".
 set -u
 cd "$(dirname "$0")/.."
@@ -102,42 +102,6 @@ if [ -x bench/build/pool ]; then
 fi
 
 # --- 4. mariadbd under sysbench, --period 10s for 60 s ------------------------------
-if command -v mariadbd >/dev/null && command -v sysbench >/dev/null; then
-	d=$TMP/db
-	mkdir -p "$d"
-	if mariadb-install-db --no-defaults --datadir="$d/data" --user=root \
-		--auth-root-authentication-method=normal --skip-test-db >"$d/install.log" 2>&1; then
-		mariadbd --no-defaults --datadir="$d/data" --socket="$d/sock" --skip-networking \
-			--user=root --skip-log-bin --innodb-buffer-pool-size=64M --log-error="$d/err" \
-			>/dev/null 2>&1 &
-		db=$!
-		PIDS+=("$db")
-		for _ in $(seq 3000); do
-			mariadb-admin --no-defaults -S "$d/sock" -uroot ping >/dev/null 2>&1 && break
-			sleep 0.01
-		done
-		mariadb --no-defaults -S "$d/sock" -uroot -e "create database sbtest"
-		sb=(sysbench oltp_read_only --db-driver=mysql --mysql-socket="$d/sock" --mysql-user=root
-		    --tables=2 --table-size=10000)
-		"${sb[@]}" prepare >"$d/prepare.log" 2>&1
-		"${sb[@]}" --threads=4 --time=30 run >"$d/alone.log" 2>&1
-		say "mariadb.tps_alone $(sed -nE 's/.*transactions: +[0-9]+ +\(([0-9.]+) per sec.*/\1/p' "$d/alone.log")"
-		mkdir -p "$TMP/db-files"
-		/usr/bin/time -f '%U %S %e' -o "$TMP/db.time" \
-			"$CPROF" "$db" --period 10s --duration 60 -q -o "$TMP/db-files/db-%n.pprof" \
-			2>"$TMP/db.err" &
-		prof=$!
-		"${sb[@]}" --threads=4 --time=60 run >"$d/run.log" 2>&1
-		wait "$prof"
-		samples=$(sed -nE 's/^cprof-attach: ([0-9]+) samples?,.*/\1/p' "$TMP/db.err" | tail -1)
-		say "mariadb.period_files $(ls "$TMP/db-files" | wc -l)"
-		say "mariadb.samples ${samples:-?}"
-		say "mariadb.cpu_ms_per_1000 $(awk -v n="${samples:-0}" '{ if (n > 0) printf "%.1f", 1000 * ($1 + $2) * 1000 / n; else print "?" }' "$TMP/db.time")"
-		say "mariadb.tps $(sed -nE 's/.*transactions: +[0-9]+ +\(([0-9.]+) per sec.*/\1/p' "$d/run.log")"
-		mariadb-admin --no-defaults -S "$d/sock" -uroot shutdown >/dev/null 2>&1
-	else
-		say "mariadb skipped: mariadb-install-db failed"
-	fi
-else
-	say "mariadb skipped: mariadbd or sysbench not installed"
-fi
+# (bench/mariadb.sh: sysbench 60 s alone, then 60 s profiled at the
+# always-on rate, 19 Hz)
+CPROF="$CPROF" bash bench/mariadb.sh 60 alone p19 | sed 's/^mariadb: /always: mariadb./'

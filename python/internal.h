@@ -71,30 +71,30 @@ struct py_interp {
 	struct py_names names;
 };
 
-static inline uint64_t word(const unsigned char *b, uint32_t off)
+static inline uint64_t py_word(const unsigned char *b, uint32_t off)
 {
 	uint64_t v;
 	memcpy(&v, b + off, 8);
 	return v;
 }
 
-static inline int32_t word32(const unsigned char *b, uint32_t off)
+static inline int32_t py_word32(const unsigned char *b, uint32_t off)
 {
 	int32_t v;
 	memcpy(&v, b + off, 4);
 	return v;
 }
 
-static inline int rd(const struct py_interp *p, uint64_t addr, void *buf, size_t len)
+static inline int py_rd(const struct py_interp *p, uint64_t addr, void *buf, size_t len)
 {
 	if (addr == 0 || addr + len < addr)
 		return -EFAULT;
 	return p->read(p->ctx, addr, buf, len);
 }
 
-static inline int rd_ptr(const struct py_interp *p, uint64_t addr, uint64_t *out)
+static inline int py_rd_ptr(const struct py_interp *p, uint64_t addr, uint64_t *out)
 {
-	return rd(p, addr, out, 8);
+	return py_rd(p, addr, out, 8);
 }
 
 /* The str at ADDR as UTF-8 (malloc'd, cut to PY_MAX_STR characters), or

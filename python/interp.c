@@ -181,14 +181,14 @@ static pid_t tid_of_pthread(struct py_interp *p, uint64_t tstate, uint64_t threa
 		if (p->known[i].tstate == tstate && p->known[i].thread_id == thread_id)
 			return p->known[i].tid;
 	int32_t tid = 0;
-	if (rd(p, thread_id + p->tid_off, &tid, 4) < 0 || !is_task(p->pid, tid)) {
+	if (py_rd(p, thread_id + p->tid_off, &tid, 4) < 0 || !is_task(p->pid, tid)) {
 		unsigned char blk[0x800];
 		tid = 0;
-		if (p->scans <= 0 || rd(p, thread_id, blk, sizeof(blk)) < 0)
+		if (p->scans <= 0 || py_rd(p, thread_id, blk, sizeof(blk)) < 0)
 			return 0;
 		p->scans--;
 		for (uint32_t off = 0x100; off + 4 <= sizeof(blk); off += 4) {
-			int32_t v = word32(blk, off);
+			int32_t v = py_word32(blk, off);
 			if (v > 0 && is_task(p->pid, v)) {
 				p->tid_off = off;
 				tid = v;
@@ -226,7 +226,7 @@ static void prune_known(struct py_interp *p, const struct py_thread *out, size_t
 static uint64_t gil_state(const struct py_interp *p, uint64_t interp)
 {
 	uint64_t gil = p->runtime + p->l.rt_gil;
-	if (p->l.is_gil_ptr && rd_ptr(p, interp + p->l.is_gil_ptr, &gil) < 0)
+	if (p->l.is_gil_ptr && py_rd_ptr(p, interp + p->l.is_gil_ptr, &gil) < 0)
 		return 0;
 	return gil;
 }
@@ -243,7 +243,7 @@ static int rd2(const struct py_interp *p, uint64_t a1, void *b1, size_t l1, uint
 		if (process_vm_readv(p->pid, local, 2, remote, 2, 0) == (ssize_t)(l1 + l2))
 			return 3;
 	}
-	return (rd(p, a1, b1, l1) == 0 ? 1 : 0) | (rd(p, a2, b2, l2) == 0 ? 2 : 0);
+	return (py_rd(p, a1, b1, l1) == 0 ? 1 : 0) | (py_rd(p, a2, b2, l2) == 0 ? 2 : 0);
 }
 
 /* Where the GIL's holder and locked words are: the range to read. */
@@ -256,7 +256,7 @@ static void gil_range(const struct py_interp *p, uint32_t *lo, uint32_t *len)
 
 static uint64_t gil_of(const struct py_interp *p, const unsigned char *b, uint32_t lo)
 {
-	return word32(b, p->l.gil_locked - lo) ? word(b, p->l.gil_holder - lo) : 0;
+	return py_word32(b, p->l.gil_locked - lo) ? py_word(b, p->l.gil_holder - lo) : 0;
 }
 
 uint64_t py_interp__gil(const struct py_interp *p)
@@ -266,7 +266,7 @@ uint64_t py_interp__gil(const struct py_interp *p)
 	unsigned char b[16];
 	uint32_t lo, len;
 	gil_range(p, &lo, &len);
-	if (!p->gil || len > sizeof(b) || rd(p, p->gil + lo, b, len) < 0)
+	if (!p->gil || len > sizeof(b) || py_rd(p, p->gil + lo, b, len) < 0)
 		return 0;
 	return gil_of(p, b, lo);
 }
@@ -275,7 +275,7 @@ int py_interp__threads(struct py_interp *p, struct py_thread *out, size_t max, u
 {
 	uint64_t interp;
 	*gil = 0;
-	if (rd_ptr(p, p->runtime + p->l.rt_interp_head, &interp) < 0)
+	if (py_rd_ptr(p, p->runtime + p->l.rt_interp_head, &interp) < 0)
 		return -1;
 	size_t n = 0, steps = 0;
 	p->scans = 4;
@@ -284,7 +284,7 @@ int py_interp__threads(struct py_interp *p, struct py_thread *out, size_t max, u
 	 * read where they have no OS thread (a cycle of those too). */
 	for (int k = 0; interp && k < 64 && n < max; k++) {
 		uint64_t ts;
-		if (rd_ptr(p, interp + p->l.is_threads_head, &ts) < 0)
+		if (py_rd_ptr(p, interp + p->l.is_threads_head, &ts) < 0)
 			break;
 		if (k == 0) {
 			if (!p->gil)
@@ -293,14 +293,14 @@ int py_interp__threads(struct py_interp *p, struct py_thread *out, size_t max, u
 		}
 		unsigned char buf[PY_TS_MAX];
 		size_t len = p->l.ts_size;
-		while (ts && n < max && steps++ < 2 * max && rd(p, ts, buf, len) == 0) {
-			pid_t tid = p->l.ts_native_id ? (pid_t)word32(buf, p->l.ts_native_id) :
-				    tid_of_pthread(p, ts, word(buf, p->l.ts_thread_id));
+		while (ts && n < max && steps++ < 2 * max && py_rd(p, ts, buf, len) == 0) {
+			pid_t tid = p->l.ts_native_id ? (pid_t)py_word32(buf, p->l.ts_native_id) :
+				    tid_of_pthread(p, ts, py_word(buf, p->l.ts_thread_id));
 			if (tid > 0)
-				out[n++] = (struct py_thread){ ts, word(buf, p->l.ts_thread_id), tid };
-			ts = word(buf, p->l.ts_next);
+				out[n++] = (struct py_thread){ ts, py_word(buf, p->l.ts_thread_id), tid };
+			ts = py_word(buf, p->l.ts_next);
 		}
-		if (rd_ptr(p, interp + p->l.is_next, &interp) < 0)
+		if (py_rd_ptr(p, interp + p->l.is_next, &interp) < 0)
 			break;
 	}
 	if (!p->l.ts_native_id)
@@ -326,7 +326,7 @@ static const unsigned char *frame_at(const struct py_interp *p, const struct chu
 {
 	if (f >= cc->lo && f < cc->hi && cc->hi - f >= p->l.f_size)
 		return cc->b + (f - cc->lo);
-	return rd(p, f, buf, p->l.f_size) == 0 ? buf : NULL;
+	return py_rd(p, f, buf, p->l.f_size) == 0 ? buf : NULL;
 }
 
 /* Reads the thread state's current frame (*F), and with 3.11+ the top of
@@ -343,16 +343,16 @@ static int first_frame(const struct py_interp *p, uint64_t tstate, uint64_t *f, 
 	*gil = 0;
 	uint32_t len = p->l.ts_datastack ? p->l.ts_datastack + 16 - p->l.ts_frame : 8;
 	int got = p->gil && glen <= sizeof(g) ? rd2(p, tstate + p->l.ts_frame, t, len, p->gil + glo, g, glen)
-					       : (rd(p, tstate + p->l.ts_frame, t, len) == 0 ? 1 : 0);
+					       : (py_rd(p, tstate + p->l.ts_frame, t, len) == 0 ? 1 : 0);
 	if (got & 2)
 		*gil = gil_of(p, g, glo);
 	if (!(got & 1))
 		return -1;
-	*f = word(t, 0);
+	*f = py_word(t, 0);
 	if (!p->l.ts_datastack)
 		return 0;
-	uint64_t chunk = word(t, p->l.ts_datastack - p->l.ts_frame);
-	uint64_t top = word(t, p->l.ts_datastack + 8 - p->l.ts_frame);
+	uint64_t chunk = py_word(t, p->l.ts_datastack - p->l.ts_frame);
+	uint64_t top = py_word(t, p->l.ts_datastack + 8 - p->l.ts_frame);
 	uint64_t lo = 0;
 	if (chunk && top > chunk + CHUNK_HEAD && top - chunk <= (64u << 20))
 		lo = top - chunk - CHUNK_HEAD > CHUNK_READ ? top - CHUNK_READ : chunk + CHUNK_HEAD;
@@ -360,11 +360,11 @@ static int first_frame(const struct py_interp *p, uint64_t tstate, uint64_t *f, 
 		/* The cframe's current frame and the chunk, together. */
 		uint64_t cf = *f;
 		got = lo ? rd2(p, cf + p->l.cf_current, f, 8, lo, cc->b, top - lo) :
-		      (rd_ptr(p, cf + p->l.cf_current, f) == 0 ? 1 : 0);
+		      (py_rd_ptr(p, cf + p->l.cf_current, f) == 0 ? 1 : 0);
 		if (!(got & 1))
 			return -1;
 	} else {
-		got = lo && rd(p, lo, cc->b, top - lo) == 0 ? 2 : 0;
+		got = lo && py_rd(p, lo, cc->b, top - lo) == 0 ? 2 : 0;
 	}
 	if (got & 2) {
 		cc->lo = lo;
@@ -390,7 +390,7 @@ size_t py_interp__frames(const struct py_interp *p, uint64_t tstate, struct py_f
 		const unsigned char *buf = frame_at(p, &cc, f, one);
 		if (!buf)
 			break;
-		uint64_t prev = word(buf, p->l.f_previous);
+		uint64_t prev = py_word(buf, p->l.f_previous);
 		if (p->l.frames == PY_FRAMES_CSTACK && buf[p->l.f_owner] == PY_OWNED_BY_CSTACK) {
 			/* The C call's entry frame: what follows is another
 			 * _PyEval_EvalFrameDefault's. */
@@ -398,9 +398,9 @@ size_t py_interp__frames(const struct py_interp *p, uint64_t tstate, struct py_f
 				out[n - 1].ends = 1;
 		} else {
 			struct py_frame_raw *r = &out[n++];
-			r->code = word(buf, p->l.f_code);
-			r->instr = p->l.frames == PY_FRAME_OBJECTS ? (uint64_t)(int64_t)word32(buf, p->l.f_instr)
-								   : word(buf, p->l.f_instr);
+			r->code = py_word(buf, p->l.f_code);
+			r->instr = p->l.frames == PY_FRAME_OBJECTS ? (uint64_t)(int64_t)py_word32(buf, p->l.f_instr)
+								   : py_word(buf, p->l.f_instr);
 			r->ends = p->l.frames == PY_FRAME_OBJECTS ? 1 :
 				  p->l.frames == PY_FRAMES_IS_ENTRY ? buf[p->l.f_is_entry] != 0 : 0;
 			r->unused = 0;
@@ -418,18 +418,18 @@ size_t py_interp__frames(const struct py_interp *p, uint64_t tstate, struct py_f
 char *py_read_str(const struct py_interp *p, uint64_t addr)
 {
 	unsigned char hdr[PY_STR_HEAD_MAX];
-	if (rd(p, addr, hdr, p->l.str_compact_size) < 0 || (p->str_type && word(hdr, 8) != p->str_type))
+	if (py_rd(p, addr, hdr, p->l.str_compact_size) < 0 || (p->str_type && py_word(hdr, 8) != p->str_type))
 		return NULL;
 	uint32_t state;
 	memcpy(&state, hdr + p->l.str_state, 4);
-	int64_t len = (int64_t)word(hdr, p->l.str_length);
+	int64_t len = (int64_t)py_word(hdr, p->l.str_length);
 	int ascii, kind = py_lines__str_kind(state, &ascii);
 	if (kind < 0 || len < 0)
 		return NULL;
 	size_t n = (size_t)len < PY_MAX_STR ? (size_t)len : PY_MAX_STR;
 	unsigned char data[PY_MAX_STR * 4];
 	uint64_t at = addr + (ascii ? p->l.str_ascii_size : p->l.str_compact_size);
-	if (n && rd(p, at, data, n * (size_t)kind) < 0)
+	if (n && py_rd(p, at, data, n * (size_t)kind) < 0)
 		return NULL;
 	char out[PY_MAX_STR * 4 + 1];
 	if (py_lines__utf8(state, data, n, out, sizeof(out)) < 0)
@@ -442,11 +442,11 @@ char *py_read_str(const struct py_interp *p, uint64_t addr)
 static uint8_t *read_bytes(const struct py_interp *p, uint64_t addr, uint32_t *len, uint64_t *at)
 {
 	int64_t size;
-	if (rd(p, addr + p->l.bytes_size, &size, 8) < 0 || size < 0 || size > PY_MAX_TABLE)
+	if (py_rd(p, addr + p->l.bytes_size, &size, 8) < 0 || size < 0 || size > PY_MAX_TABLE)
 		return NULL;
 	uint8_t *b = xmalloc((size_t)size + 1);
 	*at = addr + p->l.bytes_sval;
-	if (size && rd(p, *at, b, (size_t)size) < 0) {
+	if (size && py_rd(p, *at, b, (size_t)size) < 0) {
 		free(b);
 		return NULL;
 	}
@@ -471,11 +471,11 @@ static struct py_code *code_slot(struct py_interp *p, uint64_t addr)
 /* What tells code object BUF from another at its address. */
 static void code_stamp(const struct py_interp *p, const unsigned char *buf, uint64_t out[4])
 {
-	out[0] = p->l.co_qualname ? word(buf, p->l.co_qualname) : word(buf, p->l.co_name);
-	out[1] = word(buf, p->l.co_filename);
-	out[2] = word(buf, p->l.co_linetable);
-	out[3] = (uint64_t)(uint32_t)word32(buf, p->l.co_firstlineno) << 32 ^
-		 (p->l.co_code_adaptive ? word(buf, 16) : word(buf, p->l.co_code));
+	out[0] = p->l.co_qualname ? py_word(buf, p->l.co_qualname) : py_word(buf, p->l.co_name);
+	out[1] = py_word(buf, p->l.co_filename);
+	out[2] = py_word(buf, p->l.co_linetable);
+	out[3] = (uint64_t)(uint32_t)py_word32(buf, p->l.co_firstlineno) << 32 ^
+		 (p->l.co_code_adaptive ? py_word(buf, 16) : py_word(buf, p->l.co_code));
 }
 
 /* Reads code object ADDR into C. */
@@ -486,24 +486,24 @@ static void read_code(struct py_interp *p, uint64_t addr, struct py_code *c)
 	c->bad = 1;
 	c->serial = ++p->serials;
 	p->ncodes++;
-	if (rd(p, addr, buf, p->l.co_size) < 0)
+	if (py_rd(p, addr, buf, p->l.co_size) < 0)
 		return;
 	code_stamp(p, buf, c->stamp);
-	if (p->code_type && word(buf, 8) != p->code_type)
+	if (p->code_type && py_word(buf, 8) != p->code_type)
 		return;                 /* ob_type: not a code object */
-	uint64_t qual = p->l.co_qualname ? word(buf, p->l.co_qualname) : word(buf, p->l.co_name);
+	uint64_t qual = p->l.co_qualname ? py_word(buf, p->l.co_qualname) : py_word(buf, p->l.co_name);
 	c->func = py_read_str(p, qual);
-	c->file = py_read_str(p, word(buf, p->l.co_filename));
-	c->first = word32(buf, p->l.co_firstlineno);
+	c->file = py_read_str(p, py_word(buf, p->l.co_filename));
+	c->first = py_word32(buf, p->l.co_firstlineno);
 	uint64_t at;
-	c->table = read_bytes(p, word(buf, p->l.co_linetable), &c->table_len, &at);
+	c->table = read_bytes(p, py_word(buf, p->l.co_linetable), &c->table_len, &at);
 	if (p->l.co_code_adaptive) {
 		c->start = addr + p->l.co_code_adaptive;
-		c->units = word(buf, 16);       /* ob_size: its code units */
+		c->units = py_word(buf, 16);       /* ob_size: its code units */
 	} else {
 		uint32_t len = 0;
 		int64_t size;
-		if (rd(p, word(buf, p->l.co_code) + p->l.bytes_size, &size, 8) == 0 && size > 0)
+		if (py_rd(p, py_word(buf, p->l.co_code) + p->l.bytes_size, &size, 8) == 0 && size > 0)
 			len = (uint32_t)size;
 		c->units = len;
 		(void)at;
@@ -524,7 +524,7 @@ uint32_t py_interp__code(struct py_interp *p, uint64_t code, uint64_t epoch)
 		/* Freed since, and another made at its address? */
 		unsigned char buf[PY_CODE_MAX];
 		uint64_t st[4];
-		if (rd(p, code, buf, p->l.co_size) == 0) {
+		if (py_rd(p, code, buf, p->l.co_size) == 0) {
 			code_stamp(p, buf, st);
 			if (memcmp(st, c->stamp, sizeof(st)) != 0) {
 				free_code(c);

@@ -56,15 +56,15 @@ static bool old_dicts(const struct py_interp *p)
 static long keys_read(struct py_interp *p, uint64_t keys)
 {
 	unsigned char h[64];
-	if (rd(p, keys, h, p->l.dk_indices) < 0)
+	if (py_rd(p, keys, h, p->l.dk_indices) < 0)
 		return -1;
-	int64_t n = (int64_t)word(h, p->l.dk_nentries);
+	int64_t n = (int64_t)py_word(h, p->l.dk_nentries);
 	uint64_t index_bytes;
 	size_t esize;
 	bool general = true;
 	if (old_dicts(p)) {
 		/* dk_size (8): a power of two; indices of 1, 2, 4 or 8 bytes */
-		int64_t size = (int64_t)word(h, 8);
+		int64_t size = (int64_t)py_word(h, 8);
 		if (size <= 0 || size > (1ll << 26) || (size & (size - 1)) || n > size)
 			return -1;
 		index_bytes = (uint64_t)size * (size <= 0xff ? 1 : size <= 0xffff ? 2 : 4);
@@ -83,15 +83,15 @@ static long keys_read(struct py_interp *p, uint64_t keys)
 		return -1;
 	if (n > DICT_MAX)
 		n = DICT_MAX;
-	if (n && rd(p, keys + p->l.dk_indices + index_bytes, p->names.raw, (size_t)n * esize) < 0)
+	if (n && py_rd(p, keys + p->l.dk_indices + index_bytes, p->names.raw, (size_t)n * esize) < 0)
 		return -1;
 	for (long i = 0; i < n; i++) {
 		const unsigned char *e = p->names.raw + (size_t)i * esize;
 		struct py_dict_entry *d = &p->names.entries[i];
 		if (general)
-			*d = (struct py_dict_entry){ word(e, 0), word(e, 8), word(e, 16) };
+			*d = (struct py_dict_entry){ py_word(e, 0), py_word(e, 8), py_word(e, 16) };
 		else
-			*d = (struct py_dict_entry){ 0, word(e, 0), word(e, 8) };
+			*d = (struct py_dict_entry){ 0, py_word(e, 0), py_word(e, 8) };
 	}
 	return n;
 }
@@ -99,10 +99,10 @@ static long keys_read(struct py_interp *p, uint64_t keys)
 /* The values of a split table: N of them at VALUES, put in the entries. */
 static int values_read(struct py_interp *p, uint64_t values, long n)
 {
-	if (n && rd(p, values + p->l.dv_values, p->names.raw, (size_t)n * 8) < 0)
+	if (n && py_rd(p, values + p->l.dv_values, p->names.raw, (size_t)n * 8) < 0)
 		return -1;
 	for (long i = 0; i < n; i++)
-		p->names.entries[i].value = word(p->names.raw, (uint32_t)i * 8);
+		p->names.entries[i].value = py_word(p->names.raw, (uint32_t)i * 8);
 	return 0;
 }
 
@@ -112,9 +112,9 @@ static long dict_read(struct py_interp *p, uint64_t dict, uint64_t *keys_out)
 {
 	unsigned char h[64];
 	uint32_t len = (p->l.dict_keys > p->l.dict_values ? p->l.dict_keys : p->l.dict_values) + 8;
-	if (rd(p, dict, h, len) < 0 || (p->dict_type && word(h, 8) != p->dict_type))
+	if (py_rd(p, dict, h, len) < 0 || (p->dict_type && py_word(h, 8) != p->dict_type))
 		return -1;
-	uint64_t keys = word(h, p->l.dict_keys), values = word(h, p->l.dict_values);
+	uint64_t keys = py_word(h, p->l.dict_keys), values = py_word(h, p->l.dict_values);
 	long n = keys_read(p, keys);
 	if (n > 0 && values && values_read(p, values, n) < 0)
 		return -1;
@@ -128,13 +128,13 @@ static bool str_is(const struct py_interp *p, uint64_t addr, const char *want)
 {
 	unsigned char b[PY_STR_HEAD_MAX + 32];
 	size_t wl = strlen(want);
-	if (p->l.str_ascii_size + wl > sizeof(b) || rd(p, addr, b, p->l.str_ascii_size + wl) < 0)
+	if (p->l.str_ascii_size + wl > sizeof(b) || py_rd(p, addr, b, p->l.str_ascii_size + wl) < 0)
 		return false;
 	uint32_t state;
 	memcpy(&state, b + p->l.str_state, 4);
 	int ascii;
-	return (!p->str_type || word(b, 8) == p->str_type) && py_lines__str_kind(state, &ascii) == 1 &&
-	       ascii && word(b, p->l.str_length) == wl && memcmp(b + p->l.str_ascii_size, want, wl) == 0;
+	return (!p->str_type || py_word(b, 8) == p->str_type) && py_lines__str_kind(state, &ascii) == 1 &&
+	       ascii && py_word(b, p->l.str_length) == wl && memcmp(b + p->l.str_ascii_size, want, wl) == 0;
 }
 
 /* The index of the entry (of N) whose key is the str WANT, or -1.  *SEEN
@@ -162,27 +162,27 @@ static uint64_t attr(struct py_interp *p, uint64_t obj, const char *want, uint64
 {
 	/* 32 bytes before it (3.11+'s values and dict) to its type */
 	unsigned char o[48];
-	if (obj < MANAGED_VALUES || rd(p, obj - MANAGED_VALUES, o, sizeof(o)) < 0)
+	if (obj < MANAGED_VALUES || py_rd(p, obj - MANAGED_VALUES, o, sizeof(o)) < 0)
 		return 0;
-	uint64_t type = word(o, MANAGED_VALUES + 8);
+	uint64_t type = py_word(o, MANAGED_VALUES + 8);
 	unsigned char t[PY_TYPE_MAX];
 	uint32_t tlen = p->l.ht_cached_keys + 8;
-	if (rd(p, type, t, tlen) < 0)
+	if (py_rd(p, type, t, tlen) < 0)
 		return 0;
-	uint64_t flags = word(t, p->l.tp_flags);
-	int64_t basicsize = (int64_t)word(t, p->l.tp_basicsize);
-	int64_t dictoffset = (int64_t)word(t, p->l.tp_dictoffset);
-	uint64_t cached = flags & TPFLAGS_HEAPTYPE ? word(t, p->l.ht_cached_keys) : 0;
+	uint64_t flags = py_word(t, p->l.tp_flags);
+	int64_t basicsize = (int64_t)py_word(t, p->l.tp_basicsize);
+	int64_t dictoffset = (int64_t)py_word(t, p->l.tp_dictoffset);
+	uint64_t cached = flags & TPFLAGS_HEAPTYPE ? py_word(t, p->l.ht_cached_keys) : 0;
 	uint64_t dict = 0, values = 0;
 	bool managed = !old_dicts(p) && (flags & TPFLAGS_MANAGED_DICT);
 	if (!managed) {
-		if (dictoffset <= 0 || dictoffset > 4096 || rd_ptr(p, obj + (uint64_t)dictoffset, &dict) < 0)
+		if (dictoffset <= 0 || dictoffset > 4096 || py_rd_ptr(p, obj + (uint64_t)dictoffset, &dict) < 0)
 			return 0;
 	} else if (p->l.attrs == PY_ATTRS_VALUES_311) {
-		values = word(o, 0);
-		dict = values ? 0 : word(o, MANAGED_VALUES - MANAGED_DICT);
+		values = py_word(o, 0);
+		dict = values ? 0 : py_word(o, MANAGED_VALUES - MANAGED_DICT);
 	} else if (p->l.attrs == PY_ATTRS_TAGGED_312) {
-		uint64_t dorv = word(o, MANAGED_VALUES - MANAGED_DICT);
+		uint64_t dorv = py_word(o, MANAGED_VALUES - MANAGED_DICT);
 		if (dorv & 1)
 			values = dorv + 1;      /* kept as (values - 1): bit 0 set */
 		else
@@ -192,17 +192,17 @@ static uint64_t attr(struct py_interp *p, uint64_t obj, const char *want, uint64
 		 * fourth byte), else the dict materialized from them */
 		unsigned char valid[4];
 		if ((flags & TPFLAGS_INLINE_VALUES) && basicsize > 0 && basicsize <= 4096 &&
-		    rd(p, obj + (uint64_t)basicsize, valid, 4) == 0 && valid[3])
+		    py_rd(p, obj + (uint64_t)basicsize, valid, 4) == 0 && valid[3])
 			values = obj + (uint64_t)basicsize;
 		else
-			dict = word(o, MANAGED_VALUES - MANAGED_DICT);
+			dict = py_word(o, MANAGED_VALUES - MANAGED_DICT);
 	}
 	long n, i;
 	if (values) {
 		if (!cached || (n = keys_read(p, cached)) <= 0 || (i = find_key(p, n, want, seen)) < 0)
 			return 0;
 		uint64_t v;
-		return rd_ptr(p, values + p->l.dv_values + (uint64_t)i * 8, &v) == 0 ? v : 0;
+		return py_rd_ptr(p, values + p->l.dv_values + (uint64_t)i * 8, &v) == 0 ? v : 0;
 	}
 	if (!dict || (n = dict_read(p, dict, NULL)) <= 0 || (i = find_key(p, n, want, seen)) < 0)
 		return 0;
@@ -214,8 +214,8 @@ static uint64_t find_active(struct py_interp *p)
 {
 	struct py_names *nm = &p->names;
 	uint64_t interp, modules, keys;
-	if (rd_ptr(p, p->runtime + p->l.rt_interp_head, &interp) < 0 ||
-	    rd_ptr(p, interp + p->l.is_modules, &modules) < 0)
+	if (py_rd_ptr(p, p->runtime + p->l.rt_interp_head, &interp) < 0 ||
+	    py_rd_ptr(p, interp + p->l.is_modules, &modules) < 0)
 		return 0;
 	long n = dict_read(p, modules, &keys);
 	if (n <= 0)
@@ -233,7 +233,7 @@ static uint64_t find_active(struct py_interp *p)
 		return 0;
 	uint64_t module = p->names.entries[i].value, mdict;
 	long at = i;
-	if (!module || rd_ptr(p, module + MD_DICT, &mdict) < 0 || (n = dict_read(p, mdict, NULL)) <= 0 ||
+	if (!module || py_rd_ptr(p, module + MD_DICT, &mdict) < 0 || (n = dict_read(p, mdict, NULL)) <= 0 ||
 	    (i = find_key(p, n, "_active", NULL)) < 0) {
 		nm->mod_looked = (size_t)at;    /* threading is being imported: again */
 		return 0;
