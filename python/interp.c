@@ -373,23 +373,71 @@ static int first_frame(const struct py_interp *p, uint64_t tstate, uint64_t *f, 
 	return 0;
 }
 
-size_t py_interp__frames(const struct py_interp *p, uint64_t tstate, struct py_frame_raw *out,
-			 size_t max, uint64_t *gil)
+/* The frames at HINT's addresses outside the chunk copy CC, read at once
+ * into HB (OK[i]: HB[i] holds the frame at hint->addr[i]): one system
+ * call where the process is real. */
+static void read_hinted(const struct py_interp *p, const struct chunk_copy *cc,
+			const struct py_frame_hint *hint, unsigned char (*hb)[PY_FRAME_MAX], bool *ok)
+{
+	size_t n = hint->n < PY_HINT_FRAMES ? hint->n : PY_HINT_FRAMES, len = p->l.f_size, k = 0;
+	struct iovec local[PY_HINT_FRAMES], remote[PY_HINT_FRAMES];
+	uint8_t at[PY_HINT_FRAMES];
+	for (size_t i = 0; i < n; i++) {
+		uint64_t a = hint->addr[i];
+		ok[i] = false;
+		if (!a || a + len < a || (a >= cc->lo && a < cc->hi))
+			continue;       /* in the chunk copy: read from there */
+		if (p->pid <= 0) {
+			ok[i] = py_rd(p, a, hb[i], len) == 0;
+			continue;
+		}
+		local[k] = (struct iovec){ hb[i], len };
+		remote[k] = (struct iovec){ (void *)(uintptr_t)a, len };
+		at[k++] = (uint8_t)i;
+	}
+	for (size_t i = n; i < PY_HINT_FRAMES; i++)
+		ok[i] = false;
+	if (!k)
+		return;
+	/* A range that cannot be read ends the call: those before it hold */
+	ssize_t got = process_vm_readv(p->pid, local, k, remote, k, 0);
+	for (size_t j = 0; got > 0 && j < (size_t)got / len; j++)
+		ok[at[j]] = true;
+}
+
+size_t py_interp__frames_hinted(const struct py_interp *p, uint64_t tstate, struct py_frame_raw *out,
+				size_t max, uint64_t *gil, struct py_frame_hint *hint)
 {
 	uint64_t f, g;
 	static __thread struct chunk_copy cc;
+	static __thread unsigned char hb[PY_HINT_FRAMES][PY_FRAME_MAX];
 	int got = first_frame(p, tstate, &f, &g, &cc);
 	if (gil)
 		*gil = g;
-	if (got < 0)
+	if (got < 0) {
+		if (hint)
+			hint->n = 0;
 		return 0;
+	}
+	/* The frames this thread had at its last capture, where it most
+	 * often still is: read in one call, each used only where the chain
+	 * leads to it (a frame since returned from is read anew). */
+	bool ok[PY_HINT_FRAMES] = { false };
+	if (hint && hint->n && hint->addr[0] == f)
+		read_hinted(p, &cc, hint, hb, ok);
 	unsigned char one[PY_FRAME_MAX];
-	size_t n = 0;
+	size_t n = 0, steps = 0;
 	/* At most MAX frames and as many entry frames: a cycle ends. */
-	for (size_t steps = 0; f && n < max && steps < 2 * max; steps++) {
-		const unsigned char *buf = frame_at(p, &cc, f, one);
+	for (; f && n < max && steps < 2 * max; steps++) {
+		const unsigned char *buf;
+		if (steps < PY_HINT_FRAMES && ok[steps] && hint->addr[steps] == f)
+			buf = hb[steps];
+		else
+			buf = frame_at(p, &cc, f, one);
 		if (!buf)
 			break;
+		if (hint && steps < PY_HINT_FRAMES)
+			hint->addr[steps] = f;
 		uint64_t prev = py_word(buf, p->l.f_previous);
 		if (p->l.frames == PY_FRAMES_CSTACK && buf[p->l.f_owner] == PY_OWNED_BY_CSTACK) {
 			/* The C call's entry frame: what follows is another
@@ -407,9 +455,17 @@ size_t py_interp__frames(const struct py_interp *p, uint64_t tstate, struct py_f
 		}
 		f = prev;
 	}
+	if (hint)
+		hint->n = (uint32_t)(steps < PY_HINT_FRAMES ? steps : PY_HINT_FRAMES);
 	if (n)
 		out[n - 1].ends = 1;
 	return n;
+}
+
+size_t py_interp__frames(const struct py_interp *p, uint64_t tstate, struct py_frame_raw *out,
+			 size_t max, uint64_t *gil)
+{
+	return py_interp__frames_hinted(p, tstate, out, max, gil, NULL);
 }
 
 /* ---- names ------------------------------------------------------------------------ */

@@ -84,6 +84,22 @@ uint64_t py_interp__gil(const struct py_interp *p);
 size_t py_interp__frames(const struct py_interp *p, uint64_t tstate, struct py_frame_raw *out,
 			 size_t max, uint64_t *gil);
 
+/* The addresses of a thread's frames at its last capture (entry frames
+ * too), the first PY_HINT_FRAMES: py_interp__frames_hinted() reads them
+ * in one system call, where the thread is most often still, and keeps
+ * this capture's.  N 0: none yet. */
+#define PY_HINT_FRAMES 64
+struct py_frame_hint {
+	uint64_t addr[PY_HINT_FRAMES];
+	uint32_t n;
+};
+
+/* py_interp__frames() with HINT (NULL: none): a thread's frames in two
+ * system calls, or three, while its chain is the one of its last capture
+ * (before 3.11 a frame object each otherwise). */
+size_t py_interp__frames_hinted(const struct py_interp *p, uint64_t tstate, struct py_frame_raw *out,
+				size_t max, uint64_t *gil, struct py_frame_hint *hint);
+
 /* Frame F named: its function (qualified name from 3.11, else the
  * function's name), file and line (0: unknown, or LINES false).  The
  * strings live until py_interp__free().  Returns 0, or -1 when its code

@@ -47,6 +47,10 @@ struct pyview {
 	uint64_t epoch;                 /* ticks: code objects are checked once per tick */
 	uint64_t seen, merged, unmatched, partial_frames;
 	struct sampler *s;
+	/* each thread's frame addresses at its last capture, by thread state,
+	 * direct-mapped (a thread that loses its place reads its frames one
+	 * by one, once) */
+	struct { uint64_t tstate; struct py_frame_hint h; } *hints;
 	uint64_t names_due_ns, names_read_ns;   /* when names are read again; were read */
 	uint64_t tstates;               /* the thread states of the last tick, summed */
 	uint64_t named;                 /* threads named at the last read */
@@ -54,6 +58,7 @@ struct pyview {
 
 /* Names are read again after this, or sooner (NAMES_SOON) once another
  * thread state is listed. */
+#define HINTS 64
 #define NAMES_EVERY_NS 1000000000ull
 #define NAMES_SOON_NS 100000000ull
 
@@ -87,8 +92,14 @@ static size_t py_read(void *arg, pid_t pid, pid_t tid, void *out, size_t cap)
 	if (!h.tstate || cap < sizeof(h))
 		return 0;
 	size_t max = (cap - sizeof(h)) / sizeof(struct py_frame_raw);
-	size_t n = py_interp__frames(v->py, h.tstate, (struct py_frame_raw *)((char *)out + sizeof(h)),
-				     max < PY_MAX_FRAMES ? max : PY_MAX_FRAMES, &h.gil);
+	size_t k = (size_t)((h.tstate >> 4) * 0x9e3779b97f4a7c15ull >> 58) & (HINTS - 1);
+	if (v->hints[k].tstate != h.tstate) {
+		v->hints[k].tstate = h.tstate;
+		v->hints[k].h.n = 0;
+	}
+	size_t n = py_interp__frames_hinted(v->py, h.tstate,
+					    (struct py_frame_raw *)((char *)out + sizeof(h)),
+					    max < PY_MAX_FRAMES ? max : PY_MAX_FRAMES, &h.gil, &v->hints[k].h);
 	memcpy(out, &h, sizeof(h));
 	return sizeof(h) + n * sizeof(struct py_frame_raw);
 }
@@ -244,6 +255,7 @@ static struct rt_view *py_open(struct sampler *s, pid_t pid, uint32_t space, uin
 	v->lines = !s->cfg.no_lines;
 	v->threads = xcalloc(PY_MAX_THREADS, sizeof(*v->threads));
 	v->pcs = xcalloc(PC_CACHE, sizeof(*v->pcs));
+	v->hints = xcalloc(HINTS, sizeof(*v->hints));
 	v->gil_held = stacks__rt_state(s->st, "gil=held");
 	v->gil_free = stacks__rt_state(s->st, "gil=not held");
 	v->s = s;
@@ -283,6 +295,7 @@ static void py_free(struct rt_view *rv)
 	free(v->threads);
 	free(v->native);
 	free(v->pcs);
+	free(v->hints);
 	free(v);
 }
 

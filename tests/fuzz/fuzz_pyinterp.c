@@ -148,6 +148,21 @@ static void frames(struct py_interp *p, uint64_t tstate)
 		fail("py_interp__frames: its GIL holder is not py_interp__gil()'s");
 	if (n > PY_MAX_FRAMES || (n && !f[n - 1].ends))
 		fail("py_interp__frames: too many frames, or the last does not end a C call");
+	/* With the last capture's addresses as a hint: the same frames,
+	 * whether the hint is right (the second read) or not (the first) */
+	struct py_frame_hint hint = { .n = 0 };
+	struct py_frame_raw h1[PY_MAX_FRAMES], h2[PY_MAX_FRAMES];
+	size_t n1 = py_interp__frames_hinted(p, tstate, h1, PY_MAX_FRAMES, NULL, &hint);
+	if (hint.n > PY_HINT_FRAMES)
+		fail("py_interp__frames_hinted: a hint longer than it keeps");
+	size_t n2 = py_interp__frames_hinted(p, tstate, h2, PY_MAX_FRAMES, NULL, &hint);
+	if (n1 != n || n2 != n || memcmp(h1, f, n * sizeof(*f)) != 0 || memcmp(h2, f, n * sizeof(*f)) != 0)
+		fail("py_interp__frames_hinted: other frames than without the hint");
+	for (uint32_t i = 0; i < hint.n; i++)
+		hint.addr[i] ^= (i & 1) ? 0x40 : 0;     /* a hint gone wrong half-way */
+	if (py_interp__frames_hinted(p, tstate, h2, PY_MAX_FRAMES, NULL, &hint) != n ||
+	    memcmp(h2, f, n * sizeof(*f)) != 0)
+		fail("py_interp__frames_hinted: a wrong hint changed the frames");
 	for (size_t i = 0; i < n; i++) {
 		name(p, &f[i], true);
 		name(p, &f[i], false);
