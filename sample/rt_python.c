@@ -56,9 +56,11 @@ struct pyview {
 	uint64_t named;                 /* threads named at the last read */
 };
 
+/* Threads whose frames' addresses are kept (py_read()). */
+#define HINTS 64
+
 /* Names are read again after this, or sooner (NAMES_SOON) once another
  * thread state is listed. */
-#define HINTS 64
 #define NAMES_EVERY_NS 1000000000ull
 #define NAMES_SOON_NS 100000000ull
 
