@@ -13,7 +13,8 @@
 
 struct range {
 	uint64_t start, end;
-	const char *name;               /* libdwfl's answer, once kept; NULL: none */
+	const char *name;               /* libdwfl's answer (chosen, or kept); NULL: none */
+	int idx, rank;                  /* the symbol's index; its rank (alias_rank) */
 	bool clean;
 };
 
@@ -30,7 +31,24 @@ static int by_start(const void *a, const void *b)
 	const struct range *x = a, *y = b;
 	if (x->start != y->start)
 		return x->start < y->start ? -1 : 1;
-	return (x->end < y->end) - (x->end > y->end);
+	if (x->end != y->end)
+		return (x->end < y->end) - (x->end > y->end);
+	if (x->rank != y->rank)         /* aliases: libdwfl's choice first */
+		return x->rank > y->rank ? -1 : 1;
+	return (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+/* Among aliases (one range, several names) libdwfl's lookup chooses as it
+ * goes through the table (dwfl_module_addrsym.c): the global symbols
+ * first (from the table's first global on), and the locals only when no
+ * global symbol holds the address; within each, the symbol of the
+ * strongest binding (global, weak, local, then the others), the first in
+ * the table among equals.  The higher the rank, the sooner chosen. */
+static int alias_rank(const GElf_Sym *sym, int i, int first_global)
+{
+	int bind = GELF_ST_BIND(sym->st_info);
+	int b = bind == STB_GLOBAL ? 3 : bind == STB_WEAK ? 2 : bind == STB_LOCAL ? 1 : 0;
+	return (i >= first_global) * 4 + b;
 }
 
 /* The symbols libdwfl's lookup considers (dwfl_module_addrsym.c): named,
@@ -48,11 +66,32 @@ static int by_value(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* The greatest sizeless symbol's address at or below ADDR; 0: none. */
+static bool label_at(const struct symcache *c, uint64_t addr, uint64_t *at)
+{
+	size_t lo = 0, hi = c->nlabels;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (c->labels[mid] <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo)
+		*at = c->labels[lo - 1];
+	return lo != 0;
+}
+
 struct symcache *symcache__new(Dwfl_Module *mod)
 {
 	int n = dwfl_module_getsymtab(mod);
 	if (n <= 1)
 		return NULL;
+	int first_global = dwfl_module_getsymtab_first_global(mod);
+	if (first_global < 0)
+		return NULL;
+	if (first_global == 0)          /* a dynamic symbol table only: all searched as globals */
+		first_global = 1;
 	struct symcache *c = xcalloc(1, sizeof(*c));
 	c->r = xmalloc((size_t)n * sizeof(*c->r));
 	c->labels = xmalloc((size_t)n * sizeof(*c->labels));
@@ -67,11 +106,12 @@ struct symcache *symcache__new(Dwfl_Module *mod)
 			c->labels[c->nlabels++] = value;
 		else
 			c->r[c->n++] = (struct range){ value, value + sym.st_size > value ?
-						       value + sym.st_size : UINT64_MAX, NULL, true };
+						       value + sym.st_size : UINT64_MAX, name, i,
+						       alias_rank(&sym, i, first_global), true };
 	}
 	qsort(c->r, c->n, sizeof(*c->r), by_start);
 	qsort(c->labels, c->nlabels, sizeof(*c->labels), by_value);
-	/* Aliases (the same range) once. */
+	/* Aliases (the same range) once: the first, libdwfl's choice. */
 	size_t k = 0;
 	for (size_t i = 0; i < c->n; i++)
 		if (!k || c->r[i].start != c->r[k - 1].start || c->r[i].end != c->r[k - 1].end)
@@ -100,6 +140,21 @@ struct symcache *symcache__new(Dwfl_Module *mod)
 	c->maxend = xmalloc((c->n + 1) * sizeof(*c->maxend));
 	for (size_t i = 0; i < c->n; i++)
 		c->maxend[i] = i && c->maxend[i - 1] > c->r[i].end ? c->maxend[i - 1] : c->r[i].end;
+	/* A clean range that no other holds: libdwfl's candidates for any
+	 * address of it are its aliases alone, and its choice among them is
+	 * the first (see alias_rank): known without asking.  A range held
+	 * inside another is asked (a global outer symbol is chosen over a
+	 * local inner one), and its answer kept when it is the range's own.
+	 * An assembly label inside a range makes it answer differently at
+	 * the label's address (a global label there keeps libdwfl from
+	 * looking at the locals): such a range is never cached. */
+	for (size_t i = 0; i < c->n; i++) {
+		uint64_t at;
+		if (label_at(c, c->r[i].end - 1, &at) && at >= c->r[i].start)
+			c->r[i].clean = false;
+		if (!c->r[i].clean || (i && c->maxend[i - 1] > c->r[i].start))
+			c->r[i].name = NULL;
+	}
 	return c;
 }
 
@@ -127,22 +182,6 @@ static struct range *last_at(const struct symcache *c, uint64_t addr)
 			hi = mid;
 	}
 	return lo ? &c->r[lo - 1] : NULL;
-}
-
-/* The greatest sizeless symbol's address at or below ADDR; 0: none. */
-static bool label_at(const struct symcache *c, uint64_t addr, uint64_t *at)
-{
-	size_t lo = 0, hi = c->nlabels;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (c->labels[mid] <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo)
-		*at = c->labels[lo - 1];
-	return lo != 0;
 }
 
 int symcache__find(const struct symcache *c, uint64_t addr, const char **name, uint64_t *off)

@@ -8,11 +8,15 @@
  * it in part (symbols that contain it whole, and aliases, are candidates
  * for every address of it alike, so libdwfl chooses among them alike).
  * The module's sized symbols are listed once (dwfl_module_getsym_info),
- * sorted, each range marked clean or not; a clean range's answer is kept
- * and found again by binary search.  An address in no symbol (most of a
- * stripped program's) is known to be in none without asking: no sized
- * range holds it and no sizeless one (an assembly label) names it.  Other
- * addresses go to libdwfl, as before. */
+ * sorted, each range marked clean or not.  A clean range that no other
+ * holds is named without asking, by libdwfl's own choice among its
+ * aliases (globals before locals, then the strongest binding, then the
+ * first in the table); a clean range inside another is asked once and
+ * libdwfl's answer kept when it is the range's own; all are found by
+ * binary search.  An address in no symbol (most of a stripped program's)
+ * is known to be in none without asking: no sized range holds it and no
+ * sizeless one (an assembly label) names it.  Other addresses, and every
+ * address of a range with a label inside, go to libdwfl, as before. */
 #ifndef CPROF_DWARF_SYMCACHE_H
 #define CPROF_DWARF_SYMCACHE_H
 

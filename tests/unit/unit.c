@@ -1188,10 +1188,58 @@ static void test_python(void)
  * (dwfl_module_addrinfo) and of the cache (libdwfl's answers kept as the
  * profiler keeps them); every answer the cache gives must be libdwfl's,
  * name and offset, or none where libdwfl has none; and most must come
- * from it. */
+ * from it, the first address of a function too (its name chosen among
+ * aliases as libdwfl chooses). */
 struct symcache_counts {
 	size_t asked, sized, hits, none_known, none_asked, wrong, overlaps;
 };
+
+/* A global function holding a local one (as hand-written assembly may
+ * have): libdwfl names the inner addresses after the outer, global
+ * symbol (it looks at the locals only when no global holds the address):
+ * the inner range, though clean, is not the cache's to name. */
+__asm__(".text\n"
+	".globl symcache_outer\n.type symcache_outer, @function\nsymcache_outer:\n"
+	".fill 16, 1, 0x90\n"
+	".type symcache_inner, @function\nsymcache_inner:\n.fill 16, 1, 0x90\n"
+	".size symcache_inner, 16\n.fill 32, 1, 0x90\nret\n"
+	".size symcache_outer, 65\n"
+	".type symcache_lonely, @function\nsymcache_lonely:\n.fill 8, 1, 0x90\n"
+	".globl symcache_mark\nsymcache_mark:\n.fill 23, 1, 0x90\nret\n"
+	".size symcache_lonely, 32\n");
+extern char symcache_lonely[], symcache_mark[];
+
+/* A local function with a global assembly label inside: libdwfl names
+ * the label's address after the label, the others after the function. */
+static void symcache_label_inside(Dwfl *d, struct symcache_counts *n)
+{
+	uint64_t at[] = { (uintptr_t)symcache_lonely, (uintptr_t)symcache_lonely + 3,
+			  (uintptr_t)symcache_mark, (uintptr_t)symcache_mark + 1 };
+	Dwfl_Module *mod = dwfl_addrmodule(d, at[0]);
+	struct symcache *c = mod ? symcache__new(mod) : NULL;
+	check(c != NULL, "symcache: the unit test's own module has a cache");
+	for (size_t i = 0; c && i < sizeof(at) / sizeof(at[0]); i++) {
+		GElf_Off off;
+		GElf_Sym sym;
+		const char *want = dwfl_module_addrinfo(mod, at[i], &off, &sym, NULL, NULL, NULL);
+		const char *got = NULL;
+		uint64_t o = 0;
+		int known = symcache__find(c, at[i], &got, &o);
+		if (known < 0 && want)
+			symcache__keep(c, at[i] - off, sym.st_size, want);
+		else if (known && (!want || strcmp(got, want) != 0 || o != off))
+		{
+			n->wrong++;
+			fprintf(stderr, "symcache: label inside: %s+%llu, libdwfl %s+%llu\n", got,
+				(unsigned long long)o, want ? want : "(none)", (unsigned long long)off);
+		}
+		if (i == 2)
+			check(want && strcmp(want, "symcache_mark") == 0,
+			      "symcache: libdwfl names a global label inside a local function after it");
+	}
+	symcache__free(c);
+}
+
 
 static int symcache_by_start(const void *a, const void *b)
 {
@@ -1298,12 +1346,14 @@ static void test_symcache(void)
 	dwfl_report_end(d, NULL, NULL);
 	check(r == 0, "symcache: this process's modules reported");
 	dwfl_getmodules(d, symcache_each, &n, 0);
+	symcache_label_inside(d, &n);
 	fprintf(stderr, "symcache: %zu addresses (%zu pairs of symbols over one another), %zu in a "
 		"sized symbol, %zu named by the cache; in none: %zu known so, %zu asked of libdwfl; "
 		"%zu wrong\n", n.asked, n.overlaps, n.sized, n.hits, n.none_known, n.none_asked,
 		n.wrong);
-	check(n.asked > 20000 && n.hits > n.sized / 2,
-	      "symcache: names half of the addresses in a sized symbol or more");
+	check(n.asked > 20000 && n.hits > n.sized / 10 * 9,
+	      "symcache: names nine in ten of the addresses in a sized symbol or more, "
+	      "on first sight (libdwfl's choice among aliases known)");
 	check(n.none_known > 1000, "symcache: knows addresses in no symbol as such");
 	check(n.wrong == 0, "symcache: every answer it gives is libdwfl's (name and offset, or none)");
 	dwfl_end(d);
