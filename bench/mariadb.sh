@@ -12,6 +12,9 @@
 #                migrations, CPU time) into the output
 #   statalone    alone with the same `perf stat`
 # Prints "MODE tps N [samples N cpu USER SYS WALL ms/1000 N]" lines.
+# PROFARGS adds options to each profiled run (e.g. --stats, whose lines
+# are printed under it); PROFWRAP runs the profiler under a command
+# (e.g. "perf record -g -o /tmp/perf.data --", "chrt -f 1").
 # Default: 15 s, alone p19 alone p99 alone.  Skips, saying so, without
 # mariadbd and sysbench (Debian: mariadb-server, sysbench).
 set -u
@@ -65,8 +68,8 @@ for mode in $MODES; do
 	perf*) perf stat -e context-switches,cpu-migrations,task-clock -p "$db" -o "$d/stat" \
 		-- sleep $((T - 2)) & stat=$! ;;
 	esac
-	/usr/bin/time -f '%U %S %e' -o "$d/time" "$CPROF" "$db" -F "$hz" --duration "$T" -q \
-		"${args[@]}" 2>"$d/prof.err" &
+	/usr/bin/time -f '%U %S %e' -o "$d/time" ${PROFWRAP:-} "$CPROF" "$db" -F "$hz" --duration "$T" -q \
+		"${args[@]}" ${PROFARGS:-} 2>"$d/prof.err" &
 	prof=$!
 	"${sb[@]}" --threads=4 --time="$T" run >"$d/run.log" 2>&1
 	wait "$prof"
@@ -75,6 +78,7 @@ for mode in $MODES; do
 	echo "mariadb: $mode tps $(tps "$d/run.log") samples ${s:-?} cpu $(cat "$d/time")" \
 	     "ms/1000 $(awk -v n="${s:-0}" '{ if (n > 0) printf "%.1f", 1000 * ($1 + $2) * 1000 / n; else print "?" }' "$d/time")"
 	[ -n "$stat" ] && grep -E "switches|migrations|task-clock" "$d/stat" | sed 's/^/mariadb:   /'
+	[ -n "${PROFARGS:-}" ] && grep -vE '^cprof-attach: [0-9]+ samples?,' "$d/prof.err" | sed 's/^/mariadb:   /'
 done
 mariadb-admin --no-defaults -S "$d/sock" -uroot shutdown >/dev/null 2>&1
 wait "$db" 2>/dev/null
