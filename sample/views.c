@@ -179,12 +179,16 @@ void sampler_name_thread(struct sampler *s, uint32_t slot, pid_t pid, pid_t tid,
 		memset(s->rt_names + s->nrt_names, 0, (n - s->nrt_names) * sizeof(*s->rt_names));
 		s->nrt_names = n;
 	}
+	/* As it was (the usual case): "KEY=VALUE" compared in place. */
+	const char *old = s->rt_names[slot].kv;
+	size_t klen = strlen(key);
+	if (s->rt_names[slot].pid == pid && s->rt_names[slot].tid == tid &&
+	    (value ? old && !strncmp(old, key, klen) && old[klen] == '=' &&
+		     !strncmp(old + klen + 1, value, 255 - klen - 1) : !old))
+		return;
 	char kv[256];
 	if (value)
 		snprintf(kv, sizeof(kv), "%s=%s", key, value);
-	if (s->rt_names[slot].pid == pid && s->rt_names[slot].tid == tid &&
-	    (value ? s->rt_names[slot].kv && !strcmp(s->rt_names[slot].kv, kv) : !s->rt_names[slot].kv))
-		return;                 /* as it was: the usual case, a strcmp */
 	free(s->rt_names[slot].kv);
 	s->rt_names[slot].pid = pid;
 	s->rt_names[slot].tid = tid;
