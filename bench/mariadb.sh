@@ -45,16 +45,33 @@ sb=(sysbench oltp_read_only --db-driver=mysql --mysql-socket="$d/sock" --mysql-u
     --tables=2 --table-size=10000)
 "${sb[@]}" prepare >"$d/prepare.log" 2>&1
 tps() { sed -nE 's/.*transactions: +[0-9]+ +\(([0-9.]+) per sec.*/\1/p' "$1"; }
+# The sum over mariadbd's threads of /proc/.../schedstat (CPU time, time
+# waiting on a run queue (ns), times run) and of nr_migrations.
+sched() {
+	{ cat /proc/"$db"/task/*/schedstat; grep -h nr_migrations /proc/"$db"/task/*/sched; } 2>/dev/null |
+	awk '/nr_migrations/ { m += $3; next } { c += $1; w += $2; n += $3 } END { printf "%d %d %d %d\n", c, w, n, m }'
+}
+# What one run changed in it, per transaction: CPU time, time waiting to
+# run, times run, times moved to another CPU (/proc/.../sched).
+sched_delta() {
+	awk -v a="$1" -v b="$(sched)" -v t="$(sed -nE 's/.*transactions: +([0-9]+) .*/\1/p' "$2")" 'BEGIN {
+		split(a, x, " "); split(b, y, " "); if (t <= 0) t = 1
+		printf "sched per transaction: cpu %.1f us, waiting to run %.1f us, runs %.2f, " \
+		       "moved to another CPU %.4f\n", (y[1] - x[1]) / t / 1000, (y[2] - x[2]) / t / 1000,
+		       (y[3] - x[3]) / t, (y[4] - x[4]) / t }'
+}
 echo "mariadb: $(ls /proc/$db/task | wc -l) threads, ${T} s runs"
 for mode in $MODES; do
 	stat=
 	case $mode in
 	alone|statalone)
+		s0=$(sched)
 		[ "$mode" = statalone ] && { perf stat -e context-switches,cpu-migrations,task-clock \
 			-p "$db" -o "$d/stat" -- sleep $((T - 2)) & stat=$!; }
 		"${sb[@]}" --threads=4 --time="$T" run >"$d/run.log" 2>&1
 		[ -n "$stat" ] && wait "$stat"
 		echo "mariadb: $mode tps $(tps "$d/run.log")"
+		echo "mariadb:   $(sched_delta "$s0" "$d/run.log")"
 		[ -n "$stat" ] && grep -E "switches|migrations|task-clock" "$d/stat" | sed 's/^/mariadb:   /'
 		continue ;;
 	p*|o*|tid*|perf*) ;;
@@ -68,6 +85,7 @@ for mode in $MODES; do
 	perf*) perf stat -e context-switches,cpu-migrations,task-clock -p "$db" -o "$d/stat" \
 		-- sleep $((T - 2)) & stat=$! ;;
 	esac
+	s0=$(sched)
 	/usr/bin/time -f '%U %S %e' -o "$d/time" ${PROFWRAP:-} "$CPROF" "$db" -F "$hz" --duration "$T" -q \
 		"${args[@]}" ${PROFARGS:-} 2>"$d/prof.err" &
 	prof=$!
@@ -77,6 +95,7 @@ for mode in $MODES; do
 	s=$(sed -nE 's/^cprof-attach: ([0-9]+) samples?,.*/\1/p' "$d/prof.err" | tail -1)
 	echo "mariadb: $mode tps $(tps "$d/run.log") samples ${s:-?} cpu $(cat "$d/time")" \
 	     "ms/1000 $(awk -v n="${s:-0}" '{ if (n > 0) printf "%.1f", 1000 * ($1 + $2) * 1000 / n; else print "?" }' "$d/time")"
+	echo "mariadb:   $(sched_delta "$s0" "$d/run.log")"
 	[ -n "$stat" ] && grep -E "switches|migrations|task-clock" "$d/stat" | sed 's/^/mariadb:   /'
 	[ -n "${PROFARGS:-}" ] && grep -vE '^cprof-attach: [0-9]+ samples?,' "$d/prof.err" | sed 's/^/mariadb:   /'
 done
