@@ -458,7 +458,7 @@ size_t py_interp__frames_hinted(const struct py_interp *p, uint64_t tstate, stru
 	if (hint)
 		hint->n = (uint32_t)(steps < PY_HINT_FRAMES ? steps : PY_HINT_FRAMES);
 	if (n)
-		out[n - 1].ends = 1;
+		out[n - 1].ends = f ? 1 : PY_ENDS_WHOLE;
 	return n;
 }
 

@@ -25,7 +25,11 @@ struct py_interp;
 /* One frame as read at a capture: its code object, where it is in it
  * (f_lasti before 3.11, else the instruction pointer), and whether the
  * C call into the eval loop that runs it started with it (ENDS: the next
- * frame out belongs to another _PyEval_EvalFrameDefault). */
+ * frame out belongs to another _PyEval_EvalFrameDefault).  The last frame
+ * read always ENDS its call; PY_ENDS_WHOLE there says that the chain
+ * ended with it (it is the thread's outermost frame: none was left
+ * unread). */
+#define PY_ENDS_WHOLE 2
 struct py_frame_raw {
 	uint64_t code, instr;
 	uint32_t ends;

@@ -45,7 +45,7 @@ struct pyview {
 	/* (code, instruction) -> its symbolic frame, direct-mapped */
 	struct { uint64_t code, instr, pc; uint32_t serial; } *pcs;
 	uint64_t epoch;                 /* ticks: code objects are checked once per tick */
-	uint64_t seen, merged, unmatched, partial_frames;
+	uint64_t seen, merged, unmatched, partial_frames, entering;
 	struct sampler *s;
 	/* each thread's frame addresses at its last capture, by thread state,
 	 * direct-mapped (a thread that loses its place reads its frames one
@@ -186,7 +186,12 @@ static uint64_t frame_pc(struct pyview *v, struct sampler *s, const struct py_fr
  * the C stack sits between two calls' frames).  Native frames between
  * them (C extensions, locks, take_gil) stay where they are.  Python frames
  * left when the native stack has no eval frame for them (it ended early)
- * go on at its outer end, the callers they are. */
+ * go on at its outer end, the callers they are.  A thread caught as a
+ * call starts or ends (in _PyEval_EvalFrameDefault before its frame is
+ * linked, or after it is unlinked) has one eval frame more than its
+ * whole chain has calls: the innermost, which stands for no Python frame
+ * yet, is left out (kept, it would take the frames of the call outside
+ * it, each call's frames then one eval frame too far in). */
 static enum unwind_status py_merge(struct rt_view *rv, struct sampler *s, const struct capture *c,
 				   enum unwind_status st, size_t *depth)
 {
@@ -203,10 +208,24 @@ static enum unwind_status py_merge(struct rt_view *rv, struct sampler *s, const 
 		v->native = xrealloc(v->native, n * sizeof(*v->native));
 	}
 	memcpy(v->native, s->pcs, n * sizeof(*v->native));
-	size_t out = 0, f = 0;
+	size_t out = 0, f = 0, extra = 0;
 	bool cut = false;
+	if (v->frames[nf - 1].ends == PY_ENDS_WHOLE) {
+		size_t calls = 0, evals = 0;
+		for (size_t k = 0; k < nf; k++)
+			calls += v->frames[k].ends != 0;
+		for (size_t i = 0; i < n; i++)
+			evals += py_interp__in_eval(v->py, v->native[i]);
+		extra = evals > calls ? evals - calls : 0;
+		if (extra)
+			v->entering += c->ticks;
+	}
 	struct unwinder *uw = sampler_space_for(s, c->space, c->pid)->uw;
 	for (size_t i = 0; i < n && !cut; i++) {
+		if (extra && py_interp__in_eval(v->py, v->native[i])) {
+			extra--;
+			continue;
+		}
 		if (f < nf && py_interp__in_eval(v->py, v->native[i])) {
 			do {
 				if (out == max) {
@@ -276,6 +295,8 @@ static size_t py_stats(const struct rt_view *rv, struct rt_stat *out)
 	out[n++] = (struct rt_stat){ "merged", "samples with Python frames", v->merged };
 	out[n++] = (struct rt_stat){ "unmatched", "of them with Python frames left over (the native "
 				     "stack ended first)", v->unmatched };
+	out[n++] = (struct rt_stat){ "entering", "of them caught as a call started or ended (an "
+				     "eval frame with no Python frame yet, left out)", v->entering };
 	out[n++] = (struct rt_stat){ "code", "code objects named", codes };
 	out[n++] = (struct rt_stat){ "unknown", "frames not read ([unknown python frame])",
 				     v->partial_frames };

@@ -24,6 +24,10 @@
 #      Code objects freed and made again at the same address
 #      (tests/targets/pyreuse.py: exec'd functions) are each named as they
 #      are, not as the first one there was.
+#      A Python function called from C over and over (pycalls.py: sorted
+#      with a key, on 3.10, 3.12 and Debian's 3.11): no eval frame left, no
+#      Python frame out of its place, where a sample catches a call as it
+#      starts or ends.
 #   3. launch mode (-- python3 pysplit.py): Python frames, from the start
 #      (the view is looked at again while libpython loads), and for the
 #      threads blocked since they started too.
@@ -492,6 +496,35 @@ else
 	skip "reuse" "no /usr/bin/python3.11"
 fi
 took reuse
+
+# A call starting or ending: the eval frame it has before its Python frame
+# is linked (or after it is unlinked) stands for none, and is left out;
+# kept, it took the frames of the call outside it (churn's, then
+# <module>'s, each one eval frame too far in: churn under list_sort).
+calls() {
+	local label=$1 py=$2 base=$TMP/calls-$1 n bad evals
+	start_py "calls-$label" "$py" "$ROOT/tests/targets/pycalls.py" || return
+	prof "$base" "$PY_PID" -d 1 -o "$base.folded"
+	check_ran "calls $label" "$base" "$base.folded"
+	n=$(folded_count "$base.folded" '\(pycalls\.py:[0-9]+\)')
+	bad=$(folded_count "$base.folded" 'list_sort.*;churn \(pycalls\.py:')
+	evals=$(folded_count "$base.folded" '\(pycalls\.py:[0-9]+\).*;_PyEval_EvalFrameDefault(;|$)|;_PyEval_EvalFrameDefault;.*\(pycalls\.py:[0-9]+\)')
+	DETAIL="$n samples with Python frames; $bad with churn under list_sort, $evals with an eval frame left; $(grep -E "$EVAL_RE" "$base.folded" | head -n 1 | cut -c1-400)" \
+		check "calls $label: key() called from sorted() over and over: every Python frame in its place, no _PyEval_EvalFrameDefault left (>= 50 samples)" \
+		"[ $n -ge 50 ] && [ $bad = 0 ] && [ $evals = 0 ]"
+	check_unharmed "calls $label" "$PY_PID" 1
+	stop_target "$PY_PID"
+}
+for v in 10 12; do
+	py=$(pyenv_python "$v")
+	if [ -n "$py" ]; then calls "3.$v" "$py"; else skip "calls 3.$v" "no pyenv Python 3.$v"; fi
+done
+if [ -x /usr/bin/python3.11 ]; then
+	calls deb3.11 /usr/bin/python3.11
+else
+	skip "calls deb3.11" "no /usr/bin/python3.11"
+fi
+took calls
 
 # --- 3. launch mode -------------------------------------------------------------------
 # launch LABEL PYTHON: -- PYTHON pysplit.py, 1.5 s: the Python frames are there,
