@@ -165,12 +165,15 @@ build/bench/unwind_cost: bench/unwind_cost.c $(call objs,build)
 
 install: cprof-attach
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
-		$(DESTDIR)$(PREFIX)/share/bash-completion/completions
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions $(DESTDIR)$(PREFIX)/lib/systemd/system
 	install -m 755 cprof-attach $(DESTDIR)$(PREFIX)/bin/cprof-attach
 	install -m 755 contrib/folded2svg $(DESTDIR)$(PREFIX)/bin/cprof-folded2svg
 	install -m 644 contrib/cprof-attach.1 $(DESTDIR)$(PREFIX)/share/man/man1/cprof-attach.1
 	install -m 644 contrib/cprof-attach.bash-completion \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/cprof-attach
+	sed 's|/usr/local/bin/cprof-attach|$(PREFIX)/bin/cprof-attach|' contrib/cprof-attach@.service \
+		>$(DESTDIR)$(PREFIX)/lib/systemd/system/cprof-attach@.service
+	chmod 644 $(DESTDIR)$(PREFIX)/lib/systemd/system/cprof-attach@.service
 
 clean:
 	rm -rf build cprof-attach tests/bin

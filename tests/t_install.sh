@@ -5,7 +5,10 @@
 # every option of --help; the completion offers those options, the
 # --format values (--format=, -f too), PIDs by name in numeric order
 # without kernel threads and PID 1, a process's threads, files; and
-# cprof-folded2svg writes what --convert writes.
+# cprof-folded2svg writes what --convert writes.  The systemd unit
+# (contrib/cprof-attach@.service, issue 22) is installed with its path
+# made the profiler's, passes systemd-analyze verify, and its command line
+# writes its ring of profiles.
 . "$(dirname "$0")/lib.sh"
 
 DEST=$TMP/dest
@@ -20,7 +23,8 @@ DETAIL="exit $rc: $(tail -3 "$TMP/install.log" | tr '\n' '|')" \
 	check "make install PREFIX=$P DESTDIR=...: exit 0" "[ $rc = 0 ]"
 for f in "bin/cprof-attach 755" "bin/cprof-folded2svg 755" \
 	"share/man/man1/cprof-attach.1 644" \
-	"share/bash-completion/completions/cprof-attach 644"; do
+	"share/bash-completion/completions/cprof-attach 644" \
+	"lib/systemd/system/cprof-attach@.service 644"; do
 	path=$DEST$P/${f% *} mode=${f#* }
 	have=$(stat -c %a "$path" 2>/dev/null)
 	DETAIL="mode ${have:-missing}" check "installed $P/${f% *}, mode $mode" "[ '$have' = '$mode' ]"
@@ -32,6 +36,45 @@ make -C "$ROOT" --no-print-directory -s -o cprof-attach install PREFIX=/opt/cpro
 	>/dev/null 2>&1
 check "PREFIX=/opt/cprof: files under /opt/cprof" \
 	"[ -x '$TMP/dest2/opt/cprof/bin/cprof-attach' ] && [ -f '$TMP/dest2/opt/cprof/share/man/man1/cprof-attach.1' ]"
+check "PREFIX=/opt/cprof: the systemd unit runs /opt/cprof/bin/cprof-attach" \
+	"grep -q '^ExecStart=/opt/cprof/bin/cprof-attach ' '$TMP/dest2/opt/cprof/lib/systemd/system/cprof-attach@.service'"
+
+# --- the systemd unit (contrib/cprof-attach@.service) ---------------------------
+# systemd's own check of the installed unit, where systemd-analyze is (the
+# path it runs made the installed profiler's); then its ExecStart run as
+# systemd would expand it, against a target writing a PID file: PIDFILE,
+# STATE_DIRECTORY and %i as systemd sets them, CPROF_ARGS shortened to 1 s
+# periods for 2.5 s.  The ring's files are written, each a profile.
+UNIT=$DEST$P/lib/systemd/system/cprof-attach@.service
+if command -v systemd-analyze >/dev/null; then
+	sed "s|$P/bin/cprof-attach|$DEST$P/bin/cprof-attach|" "$UNIT" >"$TMP/cprof-attach@demo.service"
+	out=$(systemd-analyze verify --man=no "$TMP/cprof-attach@demo.service" 2>&1)
+	DETAIL="$out" check "systemd unit: systemd-analyze verify finds nothing" "[ -z \"\$out\" ]"
+else
+	skip "systemd unit: systemd-analyze verify" "no systemd-analyze"
+fi
+if start_target wallclock; then
+	echo "$TARGET_PID" >"$TMP/demo.pid"
+	mkdir -p "$TMP/state"
+	cmd=$(sed -n 's/^ExecStart=//p' "$UNIT")
+	cmd=${cmd//'${PIDFILE}'/$TMP/demo.pid}
+	cmd=${cmd//'${STATE_DIRECTORY}'/$TMP/state}
+	cmd=${cmd//'$CPROF_ARGS'/--period 1s -d 2.5 -q}
+	cmd=${cmd//'%i'/demo}
+	cmd=${cmd//'%%'/%}
+	cmd=${cmd/#$P\/bin\/cprof-attach/$CPROF}
+	# shellcheck disable=SC2086 # systemd splits it into words as this does
+	$cmd >"$TMP/unit.out" 2>&1
+	rc=$?
+	files=$(cd "$TMP/state" && ls | sort -V | tr '\n' ' ')
+	DETAIL="$cmd: exit $rc, files: $files; $(head -c 300 "$TMP/unit.out")" \
+		check "systemd unit: its command line writes the ring's files (demo-0.pprof ...)" \
+		"[ $rc = 0 ] && [ '$files' = 'demo-0.pprof demo-1.pprof demo-2.pprof ' ]"
+	check "systemd unit: its files are profiles (gzip)" "[ \"\$(head -c 2 '$TMP/state/demo-0.pprof' | od -An -tx1 | tr -d ' ')\" = 1f8b ]"
+	stop_target "$TARGET_PID"
+else
+	skip "systemd unit: its command line" "the wallclock target did not start"
+fi
 
 # --- the man page ---------------------------------------------------------------
 MAN=$DEST$P/share/man/man1/cprof-attach.1
