@@ -18,6 +18,12 @@
 #      naming and writing the six files included, and sysbench's
 #      transactions a second, alone (60 s before) and profiled (skipped,
 #      saying so, without mariadbd and sysbench).
+#   5. Python threads that come and go, each named
+#      (tests/targets/pychurn.py, about a thousand a second, Debian's
+#      python3.11 or any python3), under --period 10s for SECONDS / 5 (at
+#      least 2 minutes): the profiler's RSS and descriptors at 1 minute and
+#      the end, the threads seen (the Python view's memory: thread states,
+#      names, code objects);
 # Prints one line per figure, "always: KEY VALUE".
 set -u
 cd "$(dirname "$0")/.."
@@ -105,3 +111,30 @@ fi
 # (bench/mariadb.sh: sysbench 60 s alone, then 60 s profiled at the
 # always-on rate, 19 Hz)
 CPROF="$CPROF" bash bench/mariadb.sh 60 alone p19 | sed 's/^mariadb: /always: mariadb./'
+
+# --- 5. Python threads that come and go ---------------------------------------------
+PY=/usr/bin/python3.11
+[ -x "$PY" ] || PY=$(command -v python3)
+if [ -z "$PY" ]; then
+	say "pychurn skipped: no python3"
+	exit 0
+fi
+PSECS=$((SECS / 5 > 120 ? SECS / 5 : 120))
+"$PY" tests/targets/pychurn.py "$TMP/pychurn" &
+pypid=$!
+PIDS+=("$pypid")
+wait_until 10 file_ready "$TMP/pychurn" || { say "pychurn did not start"; exit 0; }
+t0=$(date +%s)
+"$CPROF" "$pypid" --period 10s --duration "$PSECS" -q -o "$TMP/py-%n{3}.pprof" 2>"$TMP/pychurn.err" &
+prof=$!
+PIDS+=("$prof")
+for at in 60 $((PSECS - 5)); do
+	now=$(($(date +%s) - t0))
+	[ "$at" -gt "$now" ] && sleep $((at - now))
+	say "pychurn.rss_kib@${at}s $(rss_kib "$prof") (anonymous $(awk '/^RssAnon/ { print $2 }' "/proc/$prof/status"))"
+	say "pychurn.fds@${at}s $(nfds "$prof")"
+done
+wait "$prof"
+say "pychurn.threads $PY: $(sed -nE 's/^cprof-attach: [0-9]+ samples?, ([0-9]+ Python threads? on [0-9]+ threads?).*/\1/p' \
+	"$TMP/pychurn.err")"
+kill -KILL "$pypid" 2>/dev/null
