@@ -24,6 +24,13 @@
 #      least 2 minutes): the profiler's RSS and descriptors at 1 minute and
 #      the end, the threads seen (the Python view's memory: thread states,
 #      names, code objects);
+#   6. the flight recorder: bench/build/pool 100 + 1 computing (its
+#      samples a new stack almost every tick), --history of SECONDS (at
+#      most 10 minutes) at 99 Hz: the profiler's RSS and the history's own
+#      bytes (/metrics) at 1 minute, with the window half full and 30 s
+#      after it is full (the oldest second dropped at each second), then
+#      SIGUSR1: the dump's samples against the ticks x threads of the
+#      window.
 # Prints one line per figure, "always: KEY VALUE".
 set -u
 cd "$(dirname "$0")/.."
@@ -113,17 +120,18 @@ fi
 CPROF="$CPROF" bash bench/mariadb.sh 60 alone p19 | sed 's/^mariadb: /always: mariadb./'
 
 # --- 5. Python threads that come and go ---------------------------------------------
+pychurn() {
 PY=/usr/bin/python3.11
 [ -x "$PY" ] || PY=$(command -v python3)
 if [ -z "$PY" ]; then
 	say "pychurn skipped: no python3"
-	exit 0
+	return
 fi
 PSECS=$((SECS / 5 > 120 ? SECS / 5 : 120))
 "$PY" tests/targets/pychurn.py "$TMP/pychurn" &
 pypid=$!
 PIDS+=("$pypid")
-wait_until 10 file_ready "$TMP/pychurn" || { say "pychurn did not start"; exit 0; }
+wait_until 10 file_ready "$TMP/pychurn" || { say "pychurn did not start"; return; }
 t0=$(date +%s)
 "$CPROF" "$pypid" --period 10s --duration "$PSECS" -q -o "$TMP/py-%n{3}.pprof" 2>"$TMP/pychurn.err" &
 prof=$!
@@ -138,3 +146,34 @@ wait "$prof"
 say "pychurn.threads $PY: $(sed -nE 's/^cprof-attach: [0-9]+ samples?, ([0-9]+ Python threads? on [0-9]+ threads?).*/\1/p' \
 	"$TMP/pychurn.err")"
 kill -KILL "$pypid" 2>/dev/null
+}
+pychurn
+
+# --- 6. the flight recorder ------------------------------------------------------
+HSECS=$((SECS < 600 ? SECS : 600))
+if [ -x bench/build/pool ]; then
+	bench/build/pool 100 1 "$TMP/hpool" >/dev/null 2>&1 &
+	PIDS+=("$!")
+	if wait_until 30 file_ready "$TMP/hpool"; then
+		target=$(cat "$TMP/hpool")
+		t0=$(date +%s)
+		"$CPROF" "$target" -F 99 --history "${HSECS}s" -q -o "$TMP/h-%n.folded" \
+			--listen "unix:$TMP/h.sock" 2>"$TMP/history.err" &
+		prof=$!
+		PIDS+=("$prof")
+		for at in 60 $((HSECS / 2)) $((HSECS + 30)); do
+			now=$(($(date +%s) - t0))
+			[ "$at" -gt "$now" ] && sleep $((at - now))
+			say "history${HSECS}s.rss_kib@${at}s $(rss_kib "$prof") (anonymous $(awk '/^RssAnon/ { print $2 }' "/proc/$prof/status"); the history's counts $(curl -s --unix-socket "$TMP/h.sock" http://localhost/metrics | awk '/^cprof_history_bytes/ { printf "%d", $2 / 1024 }') KiB)"
+		done
+		kill -USR1 "$prof"
+		wait_until 30 file_ready "$TMP/h-0.folded"
+		kill -INT "$prof"
+		wait "$prof"
+		n=$(awk '{ n += $NF } END { print n + 0 }' "$TMP/h-0.folded" 2>/dev/null)
+		say "history${HSECS}s.dump_samples $n of $((HSECS * 99 * 102)) (the window's ticks x 102 threads at 99 Hz)"
+		say "history${HSECS}s.dump_stacks $(wc -l <"$TMP/h-0.folded")"
+		grep -E '^cprof-attach: [0-9.]+ of 99 Hz' "$TMP/history.err" | sed 's/^/always: history.summary /'
+		kill -KILL "$target" 2>/dev/null
+	fi
+fi
