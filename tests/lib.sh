@@ -171,8 +171,11 @@ expect_error() {
 prof() {
 	local base=$1
 	shift
+	[ -z "${CPROF_TEST_WAITING:-}" ] ||
+		echo "waiting up to 60 s for the profiler: $*" >"$CPROF_TEST_WAITING" 2>/dev/null || :
 	timeout --foreground -k 5 60 "$CPROF" "$@" >"$base.out" 2>"$base.err"
 	PROF_RC=$?
+	[ -z "${CPROF_TEST_WAITING:-}" ] || : >"$CPROF_TEST_WAITING" 2>/dev/null || :
 	return 0
 }
 
