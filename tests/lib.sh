@@ -372,20 +372,11 @@ find_chromium() {
 	return 1
 }
 
-# need_chromium: sets CHROMIUM, installing Debian's package "chromium" when
-# it is missing and we are root (apt-get); returns 1 if there is none.
+# need_chromium: sets CHROMIUM to the browser found; returns 1 if there is
+# none.  It installs nothing: contrib/install-deps.sh (make deps) installs
+# Debian's package "chromium" before the tests run.
 need_chromium() {
 	CHROMIUM=$(find_chromium)
-	if [ -z "$CHROMIUM" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-		diag "chromium missing: apt-get install chromium (one time)"
-		DEBIAN_FRONTEND=noninteractive timeout 80 apt-get install -y -qq --no-install-recommends \
-			chromium >"$TMP/apt.log" 2>&1 ||
-			{ DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null 2>&1 &&
-				DEBIAN_FRONTEND=noninteractive timeout 80 apt-get install -y -qq \
-					--no-install-recommends chromium >"$TMP/apt.log" 2>&1; }
-		CHROMIUM=$(find_chromium)
-		[ -n "$CHROMIUM" ] || diag_file "$TMP/apt.log" 5
-	fi
 	[ -n "$CHROMIUM" ]
 }
 
