@@ -250,6 +250,18 @@ int proc__ptrace_scope(void)
 	return v;
 }
 
+int proc__perf_paranoid(void)
+{
+	int v = 2;
+	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
+	if (f) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = 2;
+		fclose(f);
+	}
+	return v;
+}
+
 int proc__in_initial_pid_ns(void)
 {
 	char link[64];

@@ -25,7 +25,7 @@
 
 /* ---- events ------------------------------------------------------------ */
 
-static struct capture *next_capture(struct target *t)
+struct capture *target_next_capture(struct target *t)
 {
 	if (t->ncaps == t->caps_cap) {
 		size_t cap = t->caps_cap ? t->caps_cap * 2 : 16;
@@ -86,10 +86,11 @@ void target_read_runtime(const struct thread *th, struct capture *c)
  * use), nothing else.  Returns 0 if a capture was recorded. */
 static int capture(struct target *t, struct thread *th)
 {
-	struct capture *c = next_capture(t);
+	struct capture *c = target_next_capture(t);
 	if (ptrace(PTRACE_GETREGS, th->tid, 0, &c->regs) < 0)
 		return -errno;
 	c->partial_regs = 0;
+	c->no_stop = 0;
 	c->unchanged = c->uncertain = 0;
 	c->cookie = 0;
 	if (c->stack_want < th->stack_size || !c->stack) {
@@ -225,6 +226,7 @@ static void on_exec(struct target *t, struct thread *th, pid_t former)
 	th->cookie = 0;
 	free(th->fp);
 	th->fp = NULL;
+	target_nostop_exec(t, th);
 	p->space = t->next_space++;
 	proc__comm(p->pid, p->pid, p->comm);
 	target_read_title(p);
@@ -389,7 +391,7 @@ void target_push_again(struct target *t, struct thread *th, uint32_t ticks, int 
 {
 	if (!th->cookie || !ticks || !th->proc)
 		return;
-	target_again_capture(next_capture(t), th, ticks, uncertain);
+	target_again_capture(target_next_capture(t), th, ticks, uncertain);
 	t->ncaps++;
 	t->stats.samples_unchanged += ticks;
 	if (uncertain)
@@ -434,6 +436,7 @@ void target__tick_begin(struct target *t)
 	t->nstop = 0;
 	t->last_blocked = NULL;
 	t->revisit = NULL;
+	t->revisit_looked = 0;
 	if (!t->ready || t->nprocs == 0)
 		return;
 	t->stats.ticks++;
@@ -473,14 +476,24 @@ const struct capture *target__next_blocked(struct target *t)
 			th->skipped++;
 			continue;
 		}
+		if (!t->revisit_looked)
+			target_nostop_look(t, th);
 		int what;
 		const struct capture *c = target_sample_blocked(t, th, &what);
 		if (c) {
+			t->revisit_looked = what == BLOCKED_AGAIN;
 			if (what == BLOCKED_AGAIN)
 				t->revisit = th;
+			else
+				target_nostop_settle(t, th, &t->blocked);
 			t->slots[c->slot].used = 1;
 			return c;
 		}
+		t->revisit_looked = 0;
+		/* On a CPU (or moving too fast to read): in perf capture its
+		 * sample, never a stop (attach/nostop.c). */
+		if (what == BLOCKED_STOP && target_nostop(t, th) && target_nostop_running(t, th) == 0)
+			continue;
 		if (what == BLOCKED_STOP)
 			stoplist_add(t, th);
 		else if (what == BLOCKED_LOST)
@@ -493,6 +506,10 @@ void target__need_stop(struct target *t, const struct capture *c)
 	struct thread *th = t->last_blocked;
 	if (!th || th->tid != c->tid)
 		return;
+	if (target_nostop(t, th)) {
+		target_nostop_need_regs(t, th, c);      /* no stop: a partial stack */
+		return;
+	}
 	th->stop_state = c->state;
 	th->want_fp = 1;        /* its stop may serve the next blocked captures */
 	t->last_blocked = NULL;
@@ -646,6 +663,7 @@ void target__release(struct target *t)
 		}
 	}
 	t->npending = 0;
+	target_nostop_release(t);
 	/* Ticks skipped by idle threads since their last check: one more
 	 * check says whether they were unchanged all along. */
 	FOR_EACH_THREAD(t, th, tmp) {

@@ -84,6 +84,9 @@ typedef size_t (*target_reader_fn)(void *arg, pid_t pid, pid_t tid, void *out, s
 
 struct capture {
 	pid_t pid, tid;
+	int no_stop;                    /* no stop will follow: a frame that needs more
+					   registers ends the stack (partial), never a
+					   stop (perf capture) */
 	uint32_t slot;                  /* the thread's label: target__slot() */
 	uint32_t space;                 /* the address space: same id, same maps
 					   (a forked child shares its parent's until
@@ -123,7 +126,21 @@ struct capture {
 
 struct target_stats {
 	uint64_t ticks;
+	int capture_perf;               /* 1: running threads captured from perf samples
+					   (no stop), 0: by ptrace stops */
 	uint64_t samples;               /* captures taken while stopped */
+	uint64_t samples_perf;          /* captures of running threads from perf samples */
+	uint64_t perf_owed;             /* thread-ticks found running with no sample within a
+					   period before: counted by the next sample after */
+	uint64_t perf_owed_carried;     /* of them, counted by a later capture of another
+					   kind (no sample came) */
+	uint64_t perf_cut;              /* stacks cut where the kernel's copy ended: the
+					   memory read on did not match it any more */
+	uint64_t perf_extended;         /* stacks read on past the kernel's copy */
+	uint64_t perf_dropped;          /* samples the kernel dropped (ring full) */
+	uint64_t perf_unavailable;      /* running threads stopped: no perf stream */
+	uint64_t need_regs_partial;     /* blocked captures that needed registers /proc
+					   does not give: partial stacks, no stop */
 	uint64_t samples_blocked;       /* captures of blocked threads, not stopped */
 	uint64_t blocked_retries;       /* blocked captures torn by a wake-up, retried */
 	uint64_t samples_unchanged;     /* thread-ticks counted from an unchanged stack */
@@ -144,8 +161,15 @@ struct target_stats {
 	uint64_t skipped;               /* processes left alone (traced by another tracer) */
 };
 
+/* How a running thread is captured.  PERF: from the registers and stack a
+ * perf software clock copies at its interrupt (attach/perf.h), no stop;
+ * PTRACE: a stop (PTRACE_INTERRUPT), which makes a call with a timeout
+ * return EINTR; AUTO: perf where permitted. */
+enum target_capture { TARGET_CAPTURE_AUTO, TARGET_CAPTURE_PERF, TARGET_CAPTURE_PTRACE };
+
 /* Which threads are sampled, and how. */
 struct target_config {
+	enum target_capture capture;
 	int subprocesses;               /* follow children: forked ones and existing ones */
 	uint64_t period_ns;             /* the wall time one tick stands for */
 	const pid_t *tids;              /* sample only these threads (NULL: all) */

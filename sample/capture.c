@@ -145,8 +145,12 @@ int sampler_capture(struct sampler *s, const struct capture *c)
 		if (r == UNWIND_PARTIAL)
 			s->stats.jump_lost += c->ticks;
 	}
-	if (r == UNWIND_NEED_REGS)
+	/* A capture no stop will follow (perf capture) ends where its
+	 * registers do: a partial stack, counted as such. */
+	if (r == UNWIND_NEED_REGS && !c->no_stop)
 		return -EAGAIN;
+	if (r == UNWIND_NEED_REGS)
+		r = UNWIND_PARTIAL;
 	if (vw && vw->ops->merge)
 		r = vw->ops->merge(vw->v, s, c, r, &depth);
 	/* Counted in samples (a capture can stand for several ticks), as the

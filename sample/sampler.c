@@ -187,8 +187,10 @@ static void loop(struct sampler *s)
 static int start_targets(struct sampler *s)
 {
 	const struct sampler_config *c = &s->cfg;
-	struct target_config tc = { c->subprocesses, 1000000000ull / (uint64_t)c->hz,
-				    c->tids, c->ntids, c->threads_re };
+	struct target_config tc = { .capture = c->capture,
+				    .subprocesses = c->subprocesses,
+				    .period_ns = 1000000000ull / (uint64_t)c->hz, .tids = c->tids,
+				    .ntids = c->ntids, .threads_re = c->threads_re };
 	s->t = target__new(&tc);
 	if (c->command)
 		return target__launch(s->t, c->command, c->child_mask, s->err, sizeof(s->err));

@@ -1,0 +1,224 @@
+/* perf: per-thread software-clock samples of registers and user stack (see
+ * attach/perf.h).  perf_event_open(2) is the reference for the record
+ * layout read here. */
+#include "attach/perf.h"
+
+#include <asm/perf_regs.h>
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util/xalloc.h"
+
+/* The registers the unwinder can use, in the kernel's order (ascending
+ * bit).  DS, ES, FS and GS (bits 12-15) are refused for 64-bit tasks. */
+#define REG_BIT(r) (1ull << PERF_REG_X86_##r)
+#define REGS_MASK (REG_BIT(AX) | REG_BIT(BX) | REG_BIT(CX) | REG_BIT(DX) | REG_BIT(SI) |        \
+		   REG_BIT(DI) | REG_BIT(BP) | REG_BIT(SP) | REG_BIT(IP) | REG_BIT(FLAGS) |     \
+		   REG_BIT(CS) | REG_BIT(SS) | REG_BIT(R8) | REG_BIT(R9) | REG_BIT(R10) |        \
+		   REG_BIT(R11) | REG_BIT(R12) | REG_BIT(R13) | REG_BIT(R14) | REG_BIT(R15))
+#define NREGS 20
+#define STACK_LIMIT (60 * 1024)   /* a record's size is a u16: 64 KiB in all */
+
+struct perf_stream {
+	int fd;
+	unsigned char *map;             /* the control page, then the data */
+	size_t map_len;
+	size_t data_len;                /* a power of two */
+	size_t stack_asked;
+	struct perf_sample s[2];        /* the first after, the latest */
+	int have_latest;                /* s[1] holds a sample (kept across reads) */
+	unsigned char *stack[2];
+};
+
+static size_t page_size(void)
+{
+	static size_t ps;
+	if (!ps)
+		ps = (size_t)sysconf(_SC_PAGESIZE);
+	return ps;
+}
+
+/* Room for three samples: the ring is drained at every tick, and ticks are
+ * at most two periods apart (sample/sampler.c's jitter), so a thread that
+ * runs all the time leaves two or three.  A tracer late by more loses the
+ * newest ones (counted): the ring is not an overwriting one. */
+static size_t ring_len(size_t stack)
+{
+	size_t want = 3 * (stack + 512), len = page_size();
+	while (len < want)
+		len <<= 1;
+	return len;
+}
+
+int perf__open(pid_t tid, uint64_t period_ns, size_t stack, int kernel, struct perf_stream **out)
+{
+	struct perf_event_attr a;
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_TASK_CLOCK;
+	a.sample_period = period_ns ? period_ns : 1;
+	a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_READ |
+			PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+	a.read_format = 0;      /* PERF_SAMPLE_READ: the clock's count, CPU ns */
+	a.sample_regs_user = REGS_MASK;
+	stack = stack > STACK_LIMIT ? STACK_LIMIT : stack & ~(size_t)7;
+	a.sample_stack_user = (uint32_t)stack;
+	a.exclude_kernel = !kernel;
+	a.exclude_hv = 1;
+	a.use_clockid = 1;
+	a.clockid = CLOCK_MONOTONIC;
+	int fd = (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	size_t data = ring_len(stack), len = page_size() + data;
+	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED) {
+		int e = errno;
+		close(fd);
+		return -e;
+	}
+	struct perf_stream *p = xcalloc(1, sizeof(*p));
+	p->fd = fd;
+	p->map = m;
+	p->map_len = len;
+	p->data_len = data;
+	p->stack_asked = stack;
+	*out = p;
+	return 0;
+}
+
+void perf__free(struct perf_stream *p)
+{
+	if (!p)
+		return;
+	munmap(p->map, p->map_len);
+	close(p->fd);
+	free(p->stack[0]);
+	free(p->stack[1]);
+	free(p);
+}
+
+int perf__cpu_ns(struct perf_stream *p, uint64_t *cpu_ns)
+{
+	return read(p->fd, cpu_ns, sizeof(*cpu_ns)) == sizeof(*cpu_ns) ? 0 : -errno;
+}
+
+void perf__forget(struct perf_stream *p)
+{
+	const struct perf_sample *a, *b;
+	uint64_t lost = 0;
+	perf__read(p, 0, &a, &b, &lost);
+	p->have_latest = 0;
+}
+
+int perf__permitted(uint64_t period_ns, size_t stack)
+{
+	struct perf_stream *p;
+	int r = perf__open(gettid(), period_ns, stack, 0, &p);
+	if (r == 0)
+		perf__free(p);
+	return r;
+}
+
+/* LEN bytes of the ring at stream position POS (which may wrap). */
+static void ring_copy(const struct perf_stream *p, uint64_t pos, void *out, size_t len)
+{
+	const unsigned char *data = p->map + page_size();
+	size_t off = (size_t)(pos & (p->data_len - 1)), first = p->data_len - off;
+	if (first > len)
+		first = len;
+	memcpy(out, data + off, first);
+	memcpy((unsigned char *)out + first, data, len - first);
+}
+
+static uint64_t ring_u64(const struct perf_stream *p, uint64_t pos)
+{
+	uint64_t v;
+	ring_copy(p, pos, &v, sizeof(v));
+	return v;
+}
+
+/* The sample record at POS (SIZE bytes) into slot I.  Returns 0, or -1
+ * if it has no user registers (the kernel's ABI_NONE) or makes no sense. */
+static int parse_sample(struct perf_stream *p, uint64_t pos, size_t size, int i)
+{
+	struct perf_sample *s = &p->s[i];
+	uint64_t end = pos + size, at = pos + sizeof(struct perf_event_header) + 8;  /* pid, tid */
+	uint64_t regs[NREGS];
+	s->time_ns = ring_u64(p, at);
+	at += 8;
+	s->cpu_ns = ring_u64(p, at);
+	at += 8;
+	if (ring_u64(p, at) == PERF_SAMPLE_REGS_ABI_NONE)
+		return -1;
+	at += 8;
+	if (at + sizeof(regs) + 8 > end)
+		return -1;
+	ring_copy(p, at, regs, sizeof(regs));
+	at += sizeof(regs);
+	memset(&s->regs, 0, sizeof(s->regs));
+	s->regs.rax = regs[0], s->regs.rbx = regs[1], s->regs.rcx = regs[2];
+	s->regs.rdx = regs[3], s->regs.rsi = regs[4], s->regs.rdi = regs[5];
+	s->regs.rbp = regs[6], s->regs.rsp = regs[7], s->regs.rip = regs[8];
+	s->regs.eflags = regs[9], s->regs.cs = regs[10], s->regs.ss = regs[11];
+	s->regs.r8 = regs[12], s->regs.r9 = regs[13], s->regs.r10 = regs[14];
+	s->regs.r11 = regs[15], s->regs.r12 = regs[16], s->regs.r13 = regs[17];
+	s->regs.r14 = regs[18], s->regs.r15 = regs[19];
+	s->regs.orig_rax = (unsigned long long)-1;
+	uint64_t asked = ring_u64(p, at), dyn = 0;
+	at += 8;
+	if (asked > p->stack_asked || at + asked + (asked ? 8 : 0) > end)
+		return -1;
+	if (asked)
+		dyn = ring_u64(p, at + asked);
+	if (dyn > asked)
+		dyn = asked;
+	if (!p->stack[i])
+		p->stack[i] = xmalloc(p->stack_asked ? p->stack_asked : 8);
+	ring_copy(p, at, p->stack[i], (size_t)dyn);
+	s->stack = p->stack[i];
+	s->stack_len = (size_t)dyn;
+	s->stack_asked = (size_t)asked;
+	return 0;
+}
+
+void perf__read(struct perf_stream *p, uint64_t after_ns, const struct perf_sample **first,
+		const struct perf_sample **latest, uint64_t *lost)
+{
+	struct perf_event_mmap_page *pg = (struct perf_event_mmap_page *)p->map;
+	uint64_t head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
+	uint64_t tail = pg->data_tail, fpos = 0, lpos = 0;
+	size_t fsize = 0, lsize = 0;
+	*first = *latest = NULL;
+	/* One pass over the headers and times; only the samples kept are
+	 * copied out (the kernel writes nothing over them until data_tail
+	 * moves). */
+	while (tail < head) {
+		struct perf_event_header h;
+		ring_copy(p, tail, &h, sizeof(h));
+		if (h.size < sizeof(h) || tail + h.size > head)
+			break;
+		if (h.type == PERF_RECORD_SAMPLE && h.size >= sizeof(h) + 16) {
+			uint64_t time = ring_u64(p, tail + sizeof(h) + 8);
+			if (after_ns && time >= after_ns && !fsize)
+				fpos = tail, fsize = h.size;
+			lpos = tail, lsize = h.size;
+		} else if (h.type == PERF_RECORD_LOST && h.size >= sizeof(h) + 16) {
+			*lost += ring_u64(p, tail + sizeof(h) + 8);
+		}
+		tail += h.size;
+	}
+	if (fsize && parse_sample(p, fpos, fsize, 0) == 0)
+		*first = &p->s[0];
+	if (lsize)
+		p->have_latest = parse_sample(p, lpos, lsize, 1) == 0;
+	*latest = p->have_latest ? &p->s[1] : NULL;
+	__atomic_store_n(&pg->data_tail, head, __ATOMIC_RELEASE);
+}
