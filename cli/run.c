@@ -620,7 +620,7 @@ static void print_summary(const struct run *r, const struct sampler_stats *ss)
 	fprintf(stderr, "cprof-attach: %.1f of %d Hz, %llu %s, %s, %.1f%% reached their root, "
 		"%llu not fully unwound", secs > 0 ? (double)ts->ticks / secs : 0.0, r->o->hz,
 		(unsigned long long)ss->missed, plural(ss->missed, "missed tick", "missed ticks"),
-		ts->capture_perf ? "captured by perf events" : "captured by ptrace stops",
+		ts->capture_perf ? "perf" : "ptrace",
 		total ? 100.0 * (double)ss->rooted / (double)total : 0.0,
 		(unsigned long long)ss->partial);
 	fputc('\n', stderr);
