@@ -640,7 +640,7 @@ static void print_stats(const struct sampler_stats *ss)
 	fprintf(stderr, "cprof-attach: stats: capture %s; pause per thread median %.1f us, p99 %.1f us; "
 		"%llu thread-samples: %llu stopped, %llu blocked, %llu carried by a later stop, "
 		"%llu lost, %llu by perf events (no stop); %llu counted again from an unchanged stack (%llu of them carried by "
-		"backoff, %llu uncertain); %llu frame pointers reused from a stop; "
+		"backoff, %llu uncertain); %llu frame pointers reused from a stop, %llu found on the stack; "
 		"%llu blocked captures retried, %llu stacks deeper than their copy "
 		"(copy grown); profiler CPU %.1f ms (%.2f ms per 1000 thread-samples); "
 		"peak RSS %ld KiB; the sampling thread ran at %s",
@@ -650,7 +650,8 @@ static void print_stats(const struct sampler_stats *ss)
 		(unsigned long long)ts->lost, (unsigned long long)ts->samples_perf,
 		(unsigned long long)ts->samples_unchanged,
 		(unsigned long long)ts->backoff_ticks, (unsigned long long)ts->backoff_uncertain,
-		(unsigned long long)ts->fp_reused, (unsigned long long)ts->blocked_retries,
+		(unsigned long long)ts->fp_reused, (unsigned long long)ss->rbp_found,
+		(unsigned long long)ts->blocked_retries,
 		(unsigned long long)ss->short_copies, cpu_ms,
 		thread_samples ? cpu_ms * 1000.0 / (double)thread_samples : 0.0, ru.ru_maxrss,
 		ss->tracer ? ss->tracer : "?");

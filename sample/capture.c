@@ -130,6 +130,8 @@ int sampler_capture(struct sampler *s, const struct capture *c)
 	enum unwind_status r = unwind(s, c, &depth, &space);
 	struct unwinder *uw = s->spaces[space].uw;
 	size_t used = uw ? unwinder__stack_used(uw) : 0;
+	if (uw && unwinder__rbp_found(uw))
+		s->stats.rbp_found += c->ticks;
 	size_t need = uw && r == UNWIND_STACK_SHORT ? unwinder__stack_need(uw) : 0;
 	uint64_t jump_sp;
 	if (r == UNWIND_COMPLETE && uw && unwinder__jumped(uw, &jump_sp)) {
