@@ -86,7 +86,9 @@ struct thread {
 	 * the first time it is found running, and this tick's look at it. */
 	struct perf_stream *perf;
 	int perf_failed;                /* none could be opened: stopped instead */
-	const struct perf_sample *perf_latest;  /* this tick's latest sample, or NULL */
+	int perf_newborn;               /* sampling at PERF_NEWBORN_NS until its first tick */
+	const struct perf_sample *perf_before, *perf_after;     /* this tick's samples
+					   around the tick (perf__read), or NULL */
 	uint32_t owed;                  /* ticks it was found running with no sample
 					   near: counted by its next sample (or capture) */
 	uint64_t owed_since;            /* the first of them */
@@ -110,6 +112,7 @@ struct target {
 	enum target_capture capture;    /* PERF or PTRACE: what the run uses */
 	int perf_refused;               /* perf__permitted()'s errno, 0: permitted */
 	int user_only;                  /* perf: samples in the kernel not permitted */
+	uint64_t tick_ns;               /* the instant this tick stands for */
 	uint64_t names_due_ns;          /* target_refresh_names: next look at every thread */
 	int launched, ready;
 	pid_t first_pid;
@@ -215,6 +218,8 @@ int target_nostop(const struct target *t, const struct thread *th);
 /* At TH's visit in a tick: its stream drained, ticks it owes counted by
  * the first sample after them. */
 void target_nostop_look(struct target *t, struct thread *th);
+/* TH is new (born during the run): its stream is opened now. */
+void target_nostop_born(struct target *t, struct thread *th);
 /* TH was found on a CPU: a capture from its sample of this tick, or the
  * tick owed to its next one.  0, or -1 if it has no stream (stop it). */
 int target_nostop_running(struct target *t, struct thread *th);

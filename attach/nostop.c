@@ -39,13 +39,20 @@
  * a CPU) has them counted lost rather than held for ever. */
 #define OWED_MAX 64
 
+/* A running thread's sample period, in its CPU time (attach/perf.h). */
+static uint64_t every(const struct target *t)
+{
+	uint64_t e = t->cfg.period_ns / PERF_PER_TICK;
+	return e < PERF_PERIOD_MIN_NS ? PERF_PERIOD_MIN_NS : e;
+}
+
 void target_nostop_init(struct target *t)
 {
 	t->capture = TARGET_CAPTURE_PTRACE;
 	t->stats.capture_perf = 0;
 	if (t->cfg.capture == TARGET_CAPTURE_PTRACE)
 		return;
-	int r = perf__permitted(t->cfg.period_ns, PERF_STACK_BYTES);
+	int r = perf__permitted(every(t), PERF_STACK_BYTES);
 	if (r < 0) {
 		t->perf_refused = -r;
 		if (t->cfg.capture == TARGET_CAPTURE_AUTO)
@@ -132,19 +139,24 @@ static void push_sample(struct target *t, struct thread *th, const struct perf_s
 
 void target_nostop_look(struct target *t, struct thread *th)
 {
-	const struct perf_sample *first;
-	th->perf_latest = NULL;
+	const struct perf_sample *before, *after;
+	th->perf_before = th->perf_after = NULL;
 	if (!th->perf)
 		return;
-	perf__read(th->perf, th->owed ? th->owed_since : 0, &first, &th->perf_latest,
-		   &t->stats.perf_dropped);
-	if (th->owed && first) {
-		push_sample(t, th, first, th->owed);
-		th->owed = 0;
+	if (th->owed) {
+		perf__read(th->perf, th->owed_since, &before, &after);
+		if (after) {
+			push_sample(t, th, after, th->owed);
+			th->owed = 0;
+		}
 	}
+	perf__read(th->perf, t->tick_ns, &th->perf_before, &th->perf_after);
+	/* A newborn at its first tick: from now on, the usual period. */
+	if (th->perf_newborn && perf__every(th->perf, every(t)) == 0)
+		th->perf_newborn = 0;
 }
 
-static int open_stream(struct target *t, struct thread *th)
+static int open_stream(struct target *t, struct thread *th, uint64_t every_ns)
 {
 	if (th->perf_failed)
 		return -1;
@@ -153,10 +165,10 @@ static int open_stream(struct target *t, struct thread *th)
 	 * a call, what a wall-clock profile shows.  Excluding them (all an
 	 * unprivileged user may ask with perf_event_paranoid 2) leaves a
 	 * thread busy in system calls with older samples (owed ticks). */
-	int r = perf__open(th->tid, t->cfg.period_ns, PERF_STACK_BYTES, !t->user_only, &th->perf);
+	int r = perf__open(th->tid, every_ns, PERF_STACK_BYTES, !t->user_only, &th->perf);
 	if ((r == -EACCES || r == -EPERM) && !t->user_only) {
 		t->user_only = 1;
-		r = perf__open(th->tid, t->cfg.period_ns, PERF_STACK_BYTES, 0, &th->perf);
+		r = perf__open(th->tid, every_ns, PERF_STACK_BYTES, 0, &th->perf);
 	}
 	if (r == 0)
 		return 0;
@@ -172,33 +184,51 @@ static int open_stream(struct target *t, struct thread *th)
 	return -1;
 }
 
-/* Whether S, TH's latest sample, is where TH is now to within a period of
- * its CPU time.  The clock samples every period of CPU time, so the
- * latest is that close unless one was not taken (with exclude_kernel, one
- * due in the kernel is skipped), or it is the first since the stream
- * opened.  A period and a half: the timer's own lateness. */
-static int fresh(struct target *t, struct thread *th, const struct perf_sample *s)
+/* The sample that stands for TH at this tick, or NULL: of the samples
+ * around the tick, the nearer, if it is within 1.5 sample periods of the
+ * thread's CPU time of the tick.  One taken after the tick is that close
+ * if it is in wall time (CPU time runs no faster); one taken before is if
+ * the thread ran that little from it to the next sample, or to now.  The
+ * clock samples every period of CPU time, so a thread that runs has one
+ * that close, unless it is new or its last one was due in the kernel where
+ * those are not kept. */
+static const struct perf_sample *nearest(struct target *t, struct thread *th)
 {
-	uint64_t now;
-	if (!s || perf__cpu_ns(th->perf, &now) < 0)
-		return 0;
-	return now < s->cpu_ns || now - s->cpu_ns <= t->cfg.period_ns + t->cfg.period_ns / 2;
+	const struct perf_sample *b = th->perf_before, *a = th->perf_after;
+	uint64_t e = every(t), at = t->tick_ns, cpu = 0;
+	uint64_t window = e + e / 2;
+	int a_near = a && a->time_ns - at <= window;
+	if (a_near && (!b || a->time_ns - at < at - b->time_ns))
+		return a;
+	if (b && !a && perf__cpu_ns(th->perf, &cpu) < 0)
+		return a_near ? a : NULL;
+	if (b && ((a ? a->cpu_ns : cpu) < b->cpu_ns || (a ? a->cpu_ns : cpu) - b->cpu_ns <= window))
+		return b;
+	return a_near ? a : NULL;
+}
+
+void target_nostop_born(struct target *t, struct thread *th)
+{
+	if (target_nostop(t, th) && !th->perf && open_stream(t, th, PERF_NEWBORN_NS) == 0)
+		th->perf_newborn = PERF_NEWBORN_NS < every(t);
 }
 
 int target_nostop_running(struct target *t, struct thread *th)
 {
-	if (!th->perf && open_stream(t, th) < 0) {
+	if (!th->perf && open_stream(t, th, every(t)) < 0) {
 		t->stats.perf_unavailable++;
 		return -1;
 	}
-	uint64_t now = now_ns();
-	const struct perf_sample *s = th->perf_latest;
-	if (!th->owed && fresh(t, th, s)) {
-		push_sample(t, th, s, 1);
+	/* Near this tick in CPU time is near the ticks it still owes too:
+	 * none has a sample after it, so it has not run a period since. */
+	const struct perf_sample *s = nearest(t, th);
+	if (s) {
+		push_sample(t, th, s, 1 + th->owed);
+		th->owed = 0;
 		return 0;
 	}
 	if (!th->owed)
-		th->owed_since = now;
+		th->owed_since = t->tick_ns;
 	th->owed++;
 	t->stats.perf_owed++;
 	if (th->owed >= OWED_MAX) {
@@ -210,11 +240,11 @@ int target_nostop_running(struct target *t, struct thread *th)
 
 void target_nostop_need_regs(struct target *t, struct thread *th, const struct capture *b)
 {
-	const struct perf_sample *s = th->perf_latest;
+	const struct perf_sample *s;
 	target_blocked_taken(t);
 	/* Preempted where it runs (no call: -1), not blocked: its sample from
 	 * its last time on a CPU is where it was, within a period. */
-	if (b->syscall == -1 && th->perf && fresh(t, th, s)) {
+	if (b->syscall == -1 && th->perf && (s = nearest(t, th))) {
 		push_sample(t, th, s, b->ticks);
 		return;
 	}
@@ -249,8 +279,8 @@ void target_nostop_settle(struct target *t, struct thread *th, struct capture *c
 void target_nostop_exec(struct target *t, struct thread *th)
 {
 	if (th->perf)
-		perf__forget(th->perf);         /* the old image's */
-	th->perf_latest = NULL;
+		perf__forget(th->perf, now_ns());       /* the old image's */
+	th->perf_before = th->perf_after = NULL;
 	t->stats.lost += th->owed;
 	th->owed = 0;
 }
@@ -261,7 +291,7 @@ void target_nostop_gone(struct target *t, struct thread *th)
 	th->owed = 0;
 	perf__free(th->perf);
 	th->perf = NULL;
-	th->perf_latest = NULL;
+	th->perf_before = th->perf_after = NULL;
 }
 
 void target_nostop_release(struct target *t)

@@ -8,6 +8,7 @@
 #include <linux/perf_event.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -31,8 +32,8 @@ struct perf_stream {
 	size_t map_len;
 	size_t data_len;                /* a power of two */
 	size_t stack_asked;
-	struct perf_sample s[2];        /* the first after, the latest */
-	int have_latest;                /* s[1] holds a sample (kept across reads) */
+	struct perf_sample s[2];        /* before, after (perf__read) */
+	uint64_t since_ns;              /* samples before this are forgotten */
 	unsigned char *stack[2];
 };
 
@@ -44,26 +45,26 @@ static size_t page_size(void)
 	return ps;
 }
 
-/* Room for three samples: the ring is drained at every tick, and ticks are
- * at most two periods apart (sample/sampler.c's jitter), so a thread that
- * runs all the time leaves two or three.  A tracer late by more loses the
- * newest ones (counted): the ring is not an overwriting one. */
+/* The ring overwrites, written backward (write_backward, mapped read-only):
+ * the kernel keeps the newest samples and drops the oldest, so a late
+ * tracer still finds the latest sample.  Room for about six: the latest,
+ * and back to the tick before, mostly (see perf__read()). */
 static size_t ring_len(size_t stack)
 {
-	size_t want = 3 * (stack + 512), len = page_size();
+	size_t want = 6 * (stack + 512), len = page_size();
 	while (len < want)
 		len <<= 1;
 	return len;
 }
 
-int perf__open(pid_t tid, uint64_t period_ns, size_t stack, int kernel, struct perf_stream **out)
+int perf__open(pid_t tid, uint64_t every_ns, size_t stack, int kernel, struct perf_stream **out)
 {
 	struct perf_event_attr a;
 	memset(&a, 0, sizeof(a));
 	a.size = sizeof(a);
 	a.type = PERF_TYPE_SOFTWARE;
 	a.config = PERF_COUNT_SW_TASK_CLOCK;
-	a.sample_period = period_ns ? period_ns : 1;
+	a.sample_period = every_ns;
 	a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_READ |
 			PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
 	a.read_format = 0;      /* PERF_SAMPLE_READ: the clock's count, CPU ns */
@@ -74,11 +75,12 @@ int perf__open(pid_t tid, uint64_t period_ns, size_t stack, int kernel, struct p
 	a.exclude_hv = 1;
 	a.use_clockid = 1;
 	a.clockid = CLOCK_MONOTONIC;
+	a.write_backward = 1;
 	int fd = (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	size_t data = ring_len(stack), len = page_size() + data;
-	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	void *m = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
 	if (m == MAP_FAILED) {
 		int e = errno;
 		close(fd);
@@ -110,18 +112,20 @@ int perf__cpu_ns(struct perf_stream *p, uint64_t *cpu_ns)
 	return read(p->fd, cpu_ns, sizeof(*cpu_ns)) == sizeof(*cpu_ns) ? 0 : -errno;
 }
 
-void perf__forget(struct perf_stream *p)
+void perf__forget(struct perf_stream *p, uint64_t now_ns)
 {
-	const struct perf_sample *a, *b;
-	uint64_t lost = 0;
-	perf__read(p, 0, &a, &b, &lost);
-	p->have_latest = 0;
+	p->since_ns = now_ns;
 }
 
-int perf__permitted(uint64_t period_ns, size_t stack)
+int perf__every(struct perf_stream *p, uint64_t every_ns)
+{
+	return ioctl(p->fd, PERF_EVENT_IOC_PERIOD, &every_ns) < 0 ? -errno : 0;
+}
+
+int perf__permitted(uint64_t every_ns, size_t stack)
 {
 	struct perf_stream *p;
-	int r = perf__open(gettid(), period_ns, stack, 0, &p);
+	int r = perf__open(gettid(), every_ns, stack, 0, &p);
 	if (r == 0)
 		perf__free(p);
 	return r;
@@ -150,7 +154,9 @@ static uint64_t ring_u64(const struct perf_stream *p, uint64_t pos)
 static int parse_sample(struct perf_stream *p, uint64_t pos, size_t size, int i)
 {
 	struct perf_sample *s = &p->s[i];
-	uint64_t end = pos + size, at = pos + sizeof(struct perf_event_header) + 8;  /* pid, tid */
+	/* Positions are free-running u64s: written backward they start near
+	 * 2^64 and wrap, so bounds are checked as offsets from POS. */
+	uint64_t at = pos + sizeof(struct perf_event_header) + 8;  /* pid, tid */
 	uint64_t regs[NREGS];
 	s->time_ns = ring_u64(p, at);
 	at += 8;
@@ -159,7 +165,7 @@ static int parse_sample(struct perf_stream *p, uint64_t pos, size_t size, int i)
 	if (ring_u64(p, at) == PERF_SAMPLE_REGS_ABI_NONE)
 		return -1;
 	at += 8;
-	if (at + sizeof(regs) + 8 > end)
+	if (at - pos + sizeof(regs) + 8 > size)
 		return -1;
 	ring_copy(p, at, regs, sizeof(regs));
 	at += sizeof(regs);
@@ -174,7 +180,7 @@ static int parse_sample(struct perf_stream *p, uint64_t pos, size_t size, int i)
 	s->regs.orig_rax = (unsigned long long)-1;
 	uint64_t asked = ring_u64(p, at), dyn = 0;
 	at += 8;
-	if (asked > p->stack_asked || at + asked + (asked ? 8 : 0) > end)
+	if (asked > p->stack_asked || at - pos + asked + (asked ? 8 : 0) > size)
 		return -1;
 	if (asked)
 		dyn = ring_u64(p, at + asked);
@@ -189,36 +195,40 @@ static int parse_sample(struct perf_stream *p, uint64_t pos, size_t size, int i)
 	return 0;
 }
 
-void perf__read(struct perf_stream *p, uint64_t after_ns, const struct perf_sample **first,
-		const struct perf_sample **latest, uint64_t *lost)
+void perf__read(struct perf_stream *p, uint64_t at_ns, const struct perf_sample **before,
+		const struct perf_sample **after)
 {
 	struct perf_event_mmap_page *pg = (struct perf_event_mmap_page *)p->map;
-	uint64_t head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
-	uint64_t tail = pg->data_tail, fpos = 0, lpos = 0;
-	size_t fsize = 0, lsize = 0;
-	*first = *latest = NULL;
-	/* One pass over the headers and times; only the samples kept are
-	 * copied out (the kernel writes nothing over them until data_tail
-	 * moves). */
-	while (tail < head) {
+	uint64_t bpos = 0, apos = 0;
+	size_t bsize = 0, asize = 0;
+	*before = *after = NULL;
+	/* Written backward: the newest record starts at data_head, older ones
+	 * follow, up to a ring's length (the last may be cut by the wrap).
+	 * Output is paused meanwhile (a flag of the ring): samples due now
+	 * are dropped, never torn. */
+	if (ioctl(p->fd, PERF_EVENT_IOC_PAUSE_OUTPUT, 1) < 0)
+		return;
+	uint64_t head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE), pos = head;
+	while (pos - head < p->data_len) {
 		struct perf_event_header h;
-		ring_copy(p, tail, &h, sizeof(h));
-		if (h.size < sizeof(h) || tail + h.size > head)
+		ring_copy(p, pos, &h, sizeof(h));
+		if (h.size < sizeof(h) || pos - head + h.size > p->data_len)
 			break;
 		if (h.type == PERF_RECORD_SAMPLE && h.size >= sizeof(h) + 16) {
-			uint64_t time = ring_u64(p, tail + sizeof(h) + 8);
-			if (after_ns && time >= after_ns && !fsize)
-				fpos = tail, fsize = h.size;
-			lpos = tail, lsize = h.size;
-		} else if (h.type == PERF_RECORD_LOST && h.size >= sizeof(h) + 16) {
-			*lost += ring_u64(p, tail + sizeof(h) + 8);
+			uint64_t time = ring_u64(p, pos + sizeof(h) + 8);
+			if (time < p->since_ns)
+				break;          /* before perf__forget(), as all older */
+			if (time <= at_ns) {
+				bpos = pos, bsize = h.size;
+				break;          /* the rest are older */
+			}
+			apos = pos, asize = h.size;
 		}
-		tail += h.size;
+		pos += h.size;
 	}
-	if (fsize && parse_sample(p, fpos, fsize, 0) == 0)
-		*first = &p->s[0];
-	if (lsize)
-		p->have_latest = parse_sample(p, lpos, lsize, 1) == 0;
-	*latest = p->have_latest ? &p->s[1] : NULL;
-	__atomic_store_n(&pg->data_tail, head, __ATOMIC_RELEASE);
+	if (bsize && parse_sample(p, bpos, bsize, 0) == 0)
+		*before = &p->s[0];
+	if (asize && parse_sample(p, apos, asize, 1) == 0)
+		*after = &p->s[1];
+	ioctl(p->fd, PERF_EVENT_IOC_PAUSE_OUTPUT, 0);
 }

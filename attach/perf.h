@@ -18,12 +18,22 @@
 #include <sys/types.h>
 #include <sys/user.h>
 
-/* The user stack the kernel copies at each sample, from SP up.  Measured
- * (bench/slowdown.sh, docs/how-it-works.md): the copy is made in the
- * thread's interrupt, so it is paid by the target; 16 KiB holds the C and
- * C++ stacks of the tests whole, deeper ones are read on from the
- * target's memory (attach/nostop.c). */
-#define PERF_STACK_BYTES (16 * 1024)
+/* The user stack the kernel copies at each sample, from SP up: perf
+ * record's default.  The copy is made in the thread's interrupt, paid by
+ * the target; deeper stacks are read on from the target's memory
+ * (attach/nostop.c). */
+#define PERF_STACK_BYTES (8 * 1024)
+/* Samples per tick period of the thread's CPU time: the sample counted at
+ * a tick is at most an eighth of a period of CPU time before it, so
+ * periodic work does not lock step with the clock (the ticks are
+ * jittered, its samples are not: t_shares' 20 ms cycle at 100 Hz read 62%
+ * for 50% with one a period), and a thread that lives 2 ms has one at
+ * 99 Hz.  Never more often than every PERF_PERIOD_MIN_NS. */
+#define PERF_PER_TICK 8
+#define PERF_PERIOD_MIN_NS (100 * 1000)
+/* A thread born during the run samples this often until its first tick
+ * (then as above): one that lives half a millisecond is still seen. */
+#define PERF_NEWBORN_NS (100 * 1000)
 
 struct perf_stream;
 
@@ -40,34 +50,38 @@ struct perf_sample {
 					   reached the end of the stack's mapping */
 };
 
-/* Opens the stream of thread TID: a sample per PERIOD_NS of its CPU time,
+/* Opens the stream of thread TID: a sample every EVERY_NS of its CPU time,
  * STACK bytes of stack (a multiple of 8, at most 60 KiB), kernel-mode
  * samples kept only if KERNEL (then the user registers and stack are those
  * at its entry into the kernel).  Returns 0 and *OUT, or a negative errno:
  * -EACCES/-EPERM not permitted (perf_event_paranoid, no CAP_PERFMON,
  * seccomp), -ENOENT/-ENOSYS/-EOPNOTSUPP no such event here, -ESRCH gone,
  * -EMFILE/-ENOMEM out of descriptors or locked memory. */
-int perf__open(pid_t tid, uint64_t period_ns, size_t stack, int kernel, struct perf_stream **out);
+int perf__open(pid_t tid, uint64_t every_ns, size_t stack, int kernel, struct perf_stream **out);
+
+/* A sample every EVERY_NS of CPU time from now on (PERF_EVENT_IOC_PERIOD:
+ * the clock is restarted on the thread's CPU, no stop).  0, or -errno. */
+int perf__every(struct perf_stream *p, uint64_t every_ns);
 void perf__free(struct perf_stream *p);          /* accepts NULL */
 
 /* Whether this process may open such streams at all: one opened on our own
  * thread and closed.  0, or the negative errno of perf__open(). */
-int perf__permitted(uint64_t period_ns, size_t stack);
+int perf__permitted(uint64_t every_ns, size_t stack);
 
-/* Drains the ring: every record since the last call is consumed.  Of the
- * samples among them, *FIRST is the first whose time is >= AFTER_NS (NULL
- * if none or AFTER_NS is 0); *LATEST is the latest sample the stream ever
- * gave (kept across calls; NULL if none).  LOST adds the samples the
- * kernel dropped (ring full).  Both point into the stream's own buffers. */
-void perf__read(struct perf_stream *p, uint64_t after_ns, const struct perf_sample **first,
-		const struct perf_sample **latest, uint64_t *lost);
+/* Reads the ring, which keeps the newest samples (a few periods' worth):
+ * *BEFORE is the latest sample taken at or before AT_NS (CLOCK_MONOTONIC),
+ * *AFTER the earliest one still there taken after it (NULL: none; it may
+ * be later than the first after AT_NS if that was overwritten since).
+ * Both point into the stream's own buffers, valid until the next call. */
+void perf__read(struct perf_stream *p, uint64_t at_ns, const struct perf_sample **before,
+		const struct perf_sample **after);
 
 /* The thread's clock now: the CPU time it ran since the stream opened, in
  * ns, comparable with perf_sample.cpu_ns.  0, or a negative errno. */
 int perf__cpu_ns(struct perf_stream *p, uint64_t *cpu_ns);
 
-/* Drains the ring and forgets the latest sample (an exec: the samples are
- * of the old image). */
-void perf__forget(struct perf_stream *p);
+/* Forgets the samples taken before NOW_NS (CLOCK_MONOTONIC): an exec,
+ * whose samples are of the old image. */
+void perf__forget(struct perf_stream *p, uint64_t now_ns);
 
 #endif

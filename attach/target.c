@@ -180,7 +180,7 @@ static void on_event_stop(struct target *t, struct thread *th, int sig)
  * are followed) reported a stop or was announced by its parent's event.
  * Threads and processes are told apart by the thread group, not by how
  * they were made: clone() without CLONE_THREAD makes a process. */
-static struct thread *adopt(struct target *t, pid_t tid, struct process *parent)
+static struct thread *adopt_task(struct target *t, pid_t tid, struct process *parent)
 {
 	long tgid = proc__status_field(tid, "Tgid");
 	/* Announced by its parent's event, but already gone: the new task's
@@ -201,6 +201,16 @@ static struct thread *adopt(struct target *t, pid_t tid, struct process *parent)
 	/* A forked child is a copy of its parent: same maps until it execs. */
 	p = target_process_add(t, tid, parent ? parent->space : t->next_space++);
 	return target_thread_add(t, p, tid);
+}
+
+/* A new thread gets its perf stream at once (perf capture): one that
+ * lives a few milliseconds has samples before its first tick. */
+static struct thread *adopt(struct target *t, pid_t tid, struct process *parent)
+{
+	struct thread *th = adopt_task(t, tid, parent);
+	if (th && th->proc)
+		target_nostop_born(t, th);
+	return th;
 }
 
 /* exec() replaced the program of TH's process: every other thread is gone
@@ -430,8 +440,9 @@ static void stoplist_add(struct target *t, struct thread *th)
 	t->stoplist[t->nstop++] = th;
 }
 
-void target__tick_begin(struct target *t)
+void target__tick_begin(struct target *t, uint64_t tick_ns)
 {
+	t->tick_ns = tick_ns ? tick_ns : now_ns();
 	t->nvisit = t->visit_i = 0;
 	t->nstop = 0;
 	t->last_blocked = NULL;

@@ -199,11 +199,12 @@ int target__launch(struct target *t, char *const argv[], const sigset_t *child_m
 void target__poll(struct target *t);
 
 /* ---- one tick ----
- * target__tick_begin(), then target__next_blocked() until NULL (calling
+ * target__tick_begin() with the instant the tick stands for (CLOCK_MONOTONIC,
+ * util/timeutil.h now_ns(); 0: now), then target__next_blocked() until NULL (calling
  * target__need_stop() on a capture that was not enough), then
  * target__interrupt(); the captures of the interrupted threads come from
  * target__next_stopped() as they stop, during this tick and after. */
-void target__tick_begin(struct target *t);
+void target__tick_begin(struct target *t, uint64_t tick_ns);
 
 /* The next blocked thread, sampled without a stop: its SP and PC come from
  * /proc/PID/task/TID/syscall, its stack is copied while it stays blocked,
