@@ -1,4 +1,4 @@
-/* timeouts READY [SPIN]: a small server under its own client loop, every wait in
+/* timeouts READY [SPIN [IDLE]]: a small server under its own client loop, every wait in
  * it a call with a timeout, the kind a ptrace stop makes return EINTR
  * (signal(7)) and a server may treat as impossible (varnishd asserts).
  *
@@ -10,6 +10,8 @@
  *               found now running, now blocked, as a loaded server's are
  *   w-epoll     epoll_wait() with a 100 ms timeout on the eventfd
  *   w-semtimed  sem_timedwait() with a 100 ms timeout on the semaphore
+ *   idle        IDLE threads (default 0) in sigsuspend() for good: a pool
+ *               the sampler visits too at each tick
  *   main        sigwaitinfo() for SIGUSR1, the report request
  *
  * Each thread counts its calls' returns: EINTR, and "other" early returns
@@ -43,6 +45,17 @@ static int srv_fd, cli_fd, ev_fd, ep_fd;
 static sem_t sem;
 static volatile unsigned long sink;
 static int spin;                /* argv[2]: a little work per round */
+
+/* An idle thread (argv[3] of them): blocked for good, as a server's pool. */
+static void *idler(void *arg)
+{
+	sigset_t none;
+	sigemptyset(&none);
+	prctl(PR_SET_NAME, "idle");
+	for (;;)
+		sigsuspend(&none);
+	return arg;
+}
 
 static void set_timeouts(int fd, int secs)
 {
@@ -184,6 +197,7 @@ int main(int argc, char **argv)
 {
 	const char *ready = ready_path(argc, argv);
 	spin = argc > 2 ? atoi(argv[2]) : 1000;
+	int idle = argc > 3 ? atoi(argv[3]) : 0;
 	void *(*fns[NT])(void *) = { server, client, epoller, semwaiter };
 	struct epoll_event ev = { .events = EPOLLIN };
 	sigset_t set;
@@ -201,6 +215,9 @@ int main(int argc, char **argv)
 	}
 	for (int i = 0; i < NT; i++)
 		if (pthread_create(&th, NULL, fns[i], NULL) != 0)
+			return 99;
+	for (int i = 0; i < idle; i++)
+		if (pthread_create(&th, NULL, idler, NULL) != 0)
 			return 99;
 	struct timespec ms = { 0, 1000 * 1000 };
 	while (atomic_load(&rounds[T_CLIENT]) < 100)
