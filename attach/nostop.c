@@ -102,8 +102,13 @@ static void push_sample(struct target *t, struct thread *th, const struct perf_s
 			uint32_t ticks)
 {
 	struct capture *c = target_next_capture(t);
+	/* Read on only for a thread whose samples lately needed more than
+	 * the kernel copies (a thread stack's mapping goes on for megabytes,
+	 * so the copy is nearly always full); a first deep one ends short
+	 * and says how much it needs (target__stack_too_small()). */
 	int full = s->stack_len == s->stack_asked && s->stack_len >= OVERLAP;
-	size_t ext = full && th->stack_size > s->stack_len ? th->stack_size - s->stack_len : 0;
+	int deep = full && th->need_max + OVERLAP > s->stack_len;
+	size_t ext = deep && th->stack_size > s->stack_len ? th->stack_size - s->stack_len : 0;
 	size_t want = s->stack_len + ext > s->stack_asked ? s->stack_len + ext : s->stack_asked;
 	/* The buffer holds at least stack_want bytes: target.c's capture()
 	 * takes stack_want as its size. */
