@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
+#include <time.h>
 
 #include "attach/internal.h"
 #include "attach/perf.h"
@@ -299,12 +300,28 @@ void target_nostop_gone(struct target *t, struct thread *th)
 	th->perf_before = th->perf_after = NULL;
 }
 
+/* At the end (and for --dump's one tick) a thread that owes ticks has its
+ * next sample waited for, a few sample periods at most: a --dump of a
+ * busy thread is its first sample after the tick. */
+#define RELEASE_WAIT_NS (50 * 1000000ull)
+
 void target_nostop_release(struct target *t)
 {
+	uint64_t deadline = now_ns() + RELEASE_WAIT_NS;
+	for (;;) {
+		size_t left = 0;
+		FOR_EACH_THREAD(t, th, tmp) {
+			if (!th->owed || !th->proc)
+				continue;
+			target_nostop_look(t, th);
+			left += th->owed != 0;
+		}
+		if (!left || now_ns() >= deadline)
+			break;
+		struct timespec ms = { 0, 1000000 };
+		nanosleep(&ms, NULL);
+	}
 	FOR_EACH_THREAD(t, th, tmp) {
-		if (!th->owed || !th->proc)
-			continue;
-		target_nostop_look(t, th);
 		t->stats.lost += th->owed;
 		th->owed = 0;
 	}

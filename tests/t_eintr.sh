@@ -95,6 +95,15 @@ if start_target eintr; then
 		skip "perf capture: no thread stopped" "the run captured by ptrace stops"
 	fi
 	check_unharmed "eintr" "$pid" "$n"
+	# --dump's one tick: the running thread too (perf capture waits for
+	# its first sample), every waiting one in its call, and still no EINTR.
+	prof "$TMP/dump" --dump -p "$pid"
+	DETAIL="$(grep -A2 'w-burn' "$TMP/dump.out" | head -3 | tr '\n' '|')" \
+		check "--dump: the running thread w-burn is shown in burn_loop" \
+		"grep -A12 '\"w-burn\"' '$TMP/dump.out' | grep -q burn_loop"
+	request_report "$pid" "$report"
+	DETAIL="$(tr '\n' '|' <"$report")" \
+		check "--dump: no call returned EINTR or early" "! grep -qE 'eintr=[1-9]|other=[1-9]' '$report'"
 
 	# The same target under a naive sampler: the detector must fire.
 	naive=$TMP/naive.done
