@@ -139,6 +139,8 @@ static void push_sample(struct target *t, struct thread *th, const struct perf_s
 	c->probe_len = c->probe_stack_len = 0;
 	c->probe_ptrs = 0;
 	c->rt_len = 0;
+	c->nkernel = s->nkips < TARGET_KSTACK_MAX ? s->nkips : TARGET_KSTACK_MAX;
+	memcpy(c->kernel_ips, s->kips, (size_t)c->nkernel * sizeof(*c->kernel_ips));
 	t->ncaps++;
 	t->stats.samples_perf++;
 }
@@ -171,10 +173,11 @@ static int open_stream(struct target *t, struct thread *th, uint64_t every_ns)
 	 * a call, what a wall-clock profile shows.  Excluding them (all an
 	 * unprivileged user may ask with perf_event_paranoid 2) leaves a
 	 * thread busy in system calls with older samples (owed ticks). */
-	int r = perf__open(th->tid, every_ns, PERF_STACK_BYTES, !t->user_only, &th->perf);
+	int r = perf__open(th->tid, every_ns, PERF_STACK_BYTES, !t->user_only,
+			   t->cfg.kernel_stacks, &th->perf);
 	if ((r == -EACCES || r == -EPERM) && !t->user_only) {
 		t->user_only = 1;
-		r = perf__open(th->tid, every_ns, PERF_STACK_BYTES, 0, &th->perf);
+		r = perf__open(th->tid, every_ns, PERF_STACK_BYTES, 0, 0, &th->perf);
 	}
 	if (r == 0)
 		return 0;
@@ -269,6 +272,7 @@ void target_nostop_need_regs(struct target *t, struct thread *th, const struct c
 	c->stack = stack;
 	memcpy(c->stack, b->stack, b->stack_len);
 	c->no_stop = 1;
+	c->nkernel = 0;
 	t->ncaps++;
 	t->stats.need_regs_partial++;
 }

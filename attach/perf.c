@@ -34,6 +34,7 @@ struct perf_stream {
 	size_t stack_asked;
 	struct perf_sample s[2];        /* before, after (perf__read) */
 	uint64_t since_ns;              /* samples before this are forgotten */
+	int kchain;                     /* PERF_SAMPLE_CALLCHAIN is in the records */
 	unsigned char *stack[2];
 };
 
@@ -57,7 +58,8 @@ static size_t ring_len(size_t stack)
 	return len;
 }
 
-int perf__open(pid_t tid, uint64_t every_ns, size_t stack, int kernel, struct perf_stream **out)
+int perf__open(pid_t tid, uint64_t every_ns, size_t stack, int kernel, int kchain,
+	       struct perf_stream **out)
 {
 	struct perf_event_attr a;
 	memset(&a, 0, sizeof(a));
@@ -68,6 +70,11 @@ int perf__open(pid_t tid, uint64_t every_ns, size_t stack, int kernel, struct pe
 	a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_READ |
 			PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
 	a.read_format = 0;      /* PERF_SAMPLE_READ: the clock's count, CPU ns */
+	if (kernel && kchain) {
+		a.sample_type |= PERF_SAMPLE_CALLCHAIN;
+		a.exclude_callchain_user = 1;   /* the user stack is ours to unwind */
+		a.sample_max_stack = PERF_KSTACK_MAX;
+	}
 	a.sample_regs_user = REGS_MASK;
 	stack = stack > STACK_LIMIT ? STACK_LIMIT : stack & ~(size_t)7;
 	a.sample_stack_user = (uint32_t)stack;
@@ -92,6 +99,7 @@ int perf__open(pid_t tid, uint64_t every_ns, size_t stack, int kernel, struct pe
 	p->map_len = len;
 	p->data_len = data;
 	p->stack_asked = stack;
+	p->kchain = kernel && kchain;
 	*out = p;
 	return 0;
 }
@@ -125,7 +133,7 @@ int perf__every(struct perf_stream *p, uint64_t every_ns)
 int perf__permitted(uint64_t every_ns, size_t stack)
 {
 	struct perf_stream *p;
-	int r = perf__open(gettid(), every_ns, stack, 0, &p);
+	int r = perf__open(gettid(), every_ns, stack, 0, 0, &p);
 	if (r == 0)
 		perf__free(p);
 	return r;
@@ -162,6 +170,20 @@ static int parse_sample(struct perf_stream *p, uint64_t pos, size_t size, int i)
 	at += 8;
 	s->cpu_ns = ring_u64(p, at);
 	at += 8;
+	s->nkips = 0;
+	if (p->kchain) {
+		uint64_t nr = ring_u64(p, at);
+		at += 8;
+		if (nr > 512 || at - pos + nr * 8 > size)
+			return -1;
+		for (uint64_t k = 0; k < nr; k++) {
+			uint64_t ip = ring_u64(p, at + k * 8);
+			/* PERF_CONTEXT_KERNEL and the like mark the parts */
+			if (ip < (uint64_t)PERF_CONTEXT_MAX && s->nkips < PERF_KSTACK_MAX)
+				s->kips[s->nkips++] = ip;
+		}
+		at += nr * 8;
+	}
 	if (ring_u64(p, at) == PERF_SAMPLE_REGS_ABI_NONE)
 		return -1;
 	at += 8;

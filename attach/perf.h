@@ -37,6 +37,8 @@
 
 struct perf_stream;
 
+#define PERF_KSTACK_MAX 32
+
 /* One sample, copied out of the ring: valid until the next perf__read()
  * of its stream. */
 struct perf_sample {
@@ -44,6 +46,10 @@ struct perf_sample {
 	uint64_t cpu_ns;                /* the thread's clock then (see perf__cpu_ns) */
 	struct user_regs_struct regs;   /* the general registers, RIP, RSP, flags, CS,
 					   SS; fs_base, gs_base, orig_rax: 0 / -1 */
+	uint64_t kips[PERF_KSTACK_MAX]; /* the kernel's call chain, innermost first
+					   (perf__open's KCHAIN, a sample taken in the
+					   kernel); nkips 0: none */
+	int nkips;
 	const unsigned char *stack;     /* from regs.rsp */
 	size_t stack_len;               /* bytes the kernel could copy */
 	size_t stack_asked;             /* bytes asked for: len < asked, the copy
@@ -53,11 +59,13 @@ struct perf_sample {
 /* Opens the stream of thread TID: a sample every EVERY_NS of its CPU time,
  * STACK bytes of stack (a multiple of 8, at most 60 KiB), kernel-mode
  * samples kept only if KERNEL (then the user registers and stack are those
- * at its entry into the kernel).  Returns 0 and *OUT, or a negative errno:
+ * at its entry into the kernel), with KCHAIN (and KERNEL) their kernel
+ * call chain too (PERF_SAMPLE_CALLCHAIN, its kernel part).  Returns 0 and *OUT, or a negative errno:
  * -EACCES/-EPERM not permitted (perf_event_paranoid, no CAP_PERFMON,
  * seccomp), -ENOENT/-ENOSYS/-EOPNOTSUPP no such event here, -ESRCH gone,
  * -EMFILE/-ENOMEM out of descriptors or locked memory. */
-int perf__open(pid_t tid, uint64_t every_ns, size_t stack, int kernel, struct perf_stream **out);
+int perf__open(pid_t tid, uint64_t every_ns, size_t stack, int kernel, int kchain,
+	       struct perf_stream **out);
 
 /* A sample every EVERY_NS of CPU time from now on (PERF_EVENT_IOC_PERIOD:
  * the clock is restarted on the thread's CPU, no stop).  0, or -errno. */

@@ -91,6 +91,7 @@ static int capture(struct target *t, struct thread *th)
 		return -errno;
 	c->partial_regs = 0;
 	c->no_stop = 0;
+	c->nkernel = 0;
 	c->unchanged = c->uncertain = 0;
 	c->cookie = 0;
 	if (c->stack_want < th->stack_size || !c->stack) {

@@ -80,6 +80,7 @@ struct target_probe {
  * with its stack): its cost is paid in the pause, so it must be a few
  * small reads. */
 #define TARGET_RT_MAX 4096
+#define TARGET_KSTACK_MAX 32
 typedef size_t (*target_reader_fn)(void *arg, pid_t pid, pid_t tid, void *out, size_t cap);
 
 struct capture {
@@ -119,6 +120,11 @@ struct capture {
 	size_t probe_len;
 	unsigned char *probe_stack;     /* the second stack, from the SP at sp_off */
 	size_t probe_stack_len;         /* 0: none copied */
+	/* A running thread's kernel call chain at its perf sample, innermost
+	 * first (--kernel-stacks, perf capture); nkernel 0: none (a sample in
+	 * user mode, or not asked).  Named by proc__kernel_symbol(). */
+	uint64_t kernel_ips[TARGET_KSTACK_MAX];
+	int nkernel;
 	/* The process's reader's bytes (target__set_reader); rt_len 0: none. */
 	unsigned char *rt_data;
 	size_t rt_len;
@@ -170,6 +176,8 @@ enum target_capture { TARGET_CAPTURE_AUTO, TARGET_CAPTURE_PERF, TARGET_CAPTURE_P
 /* Which threads are sampled, and how. */
 struct target_config {
 	enum target_capture capture;
+	int kernel_stacks;              /* perf capture: running threads' kernel call
+					   chains too (capture.kernel_ips) */
 	int subprocesses;               /* follow children: forked ones and existing ones */
 	uint64_t period_ns;             /* the wall time one tick stands for */
 	const pid_t *tids;              /* sample only these threads (NULL: all) */

@@ -189,6 +189,7 @@ static int start_targets(struct sampler *s)
 {
 	const struct sampler_config *c = &s->cfg;
 	struct target_config tc = { .capture = c->capture,
+				    .kernel_stacks = c->kernel_stacks,
 				    .subprocesses = c->subprocesses,
 				    .period_ns = 1000000000ull / (uint64_t)c->hz, .tids = c->tids,
 				    .ntids = c->ntids, .threads_re = c->threads_re };
