@@ -5,17 +5,19 @@
  * (attach/perf.h), unwound offline like any capture.
  *
  * A capture's steps, per thread and tick (target__next_blocked):
- *   1. its stream is drained (target_nostop_look): ticks it owes (below)
- *      are counted by the first sample taken after them;
+ *   1. its ring is read (target_nostop_look): ticks it owes (below) are
+ *      counted by the first sample taken after them; the samples around
+ *      this tick's instant are kept for step 3;
  *   2. blocked: sampled from /proc as ever (attach/blocked.c), with any
- *      ticks still owed (no sample came: it ran less than a period);
- *   3. on a CPU: its latest sample, if taken within a period before now
- *      (a thread that runs all the time has one: the clock counts its CPU
- *      time, a period at a time), stands for this tick; otherwise the tick
- *      is owed to its next sample, never to a stop.
+ *      ticks still owed (no sample came: it ran less than a sample period);
+ *   3. on a CPU: the nearer of the samples around the tick, if within 1.5
+ *      sample periods of the thread's CPU time of it (nearest()), stands
+ *      for this tick; otherwise the tick is owed to its next sample, never
+ *      to a stop.
  * Wall-clock time stays exact in count (every thread, every tick); in
- * place it is "the sample nearest before the tick, at most a period of
- * CPU time away", or the next one for an owed tick (--stats counts them).
+ * place it is "the sample nearest the tick, within an eighth of a period
+ * of CPU time and a half", or the next one for an owed tick (--stats
+ * counts them).
  *
  * The kernel copies PERF_STACK_BYTES of stack.  A deeper stack is read on
  * from the target's memory at once, starting OVERLAP bytes below the end
