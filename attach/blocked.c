@@ -90,6 +90,8 @@ void target_again_capture(struct capture *c, const struct thread *th, uint32_t t
 	c->slot = th->slot;
 	c->space = th->proc->space;
 	c->partial_regs = 1;
+	c->no_stop = 0;
+	c->nkernel = 0;
 	c->stack_len = c->rt_len = 0;
 	c->pause_ns = 0;
 	c->ticks = ticks;
@@ -217,6 +219,8 @@ static int capture_blocked(struct target *t, struct thread *th, const struct sna
 	c->regs.rsp = before->sp;
 	c->regs.rip = before->pc;
 	c->partial_regs = 1;
+	c->no_stop = 0;
+	c->nkernel = 0;
 	c->unchanged = c->uncertain = 0;
 	c->cookie = 0;
 	c->stack_want = th->stack_size;

@@ -5,6 +5,7 @@
 
 #include <sys/user.h>
 
+#include "attach/perf.h"
 #include "attach/proc.h"
 #include "attach/target.h"
 #include "util/hist.h"
@@ -81,6 +82,16 @@ struct thread {
 	int want_fp;                    /* its next stop is kept in fp */
 	struct fp_frame *fp;
 	char stop_state;                /* the state its stop-capture reports */
+	/* Capture without stops (attach/nostop.c): its perf stream, opened
+	 * the first time it is found running, and this tick's look at it. */
+	struct perf_stream *perf;
+	int perf_failed;                /* none could be opened: stopped instead */
+	int perf_newborn;               /* sampling at PERF_NEWBORN_NS until its first tick */
+	const struct perf_sample *perf_before, *perf_after;     /* this tick's samples
+					   around the tick (perf__read), or NULL */
+	uint32_t owed;                  /* ticks it was found running with no sample
+					   near: counted by its next sample (or capture) */
+	uint64_t owed_since;            /* the first of them */
 	int selected;                   /* sampled (see target_config) */
 	int ever_selected;              /* counted in stats.threads_sampled */
 	int pooled;                     /* shares its name's slot (MAX_THREAD_SLOTS) */
@@ -98,6 +109,10 @@ struct slot_info {
 
 struct target {
 	struct target_config cfg;
+	enum target_capture capture;    /* PERF or PTRACE: what the run uses */
+	int perf_refused;               /* perf__permitted()'s errno, 0: permitted */
+	int user_only;                  /* perf: samples in the kernel not permitted */
+	uint64_t tick_ns;               /* the instant this tick stands for */
 	uint64_t names_due_ns;          /* target_refresh_names: next look at every thread */
 	int launched, ready;
 	pid_t first_pid;
@@ -121,6 +136,7 @@ struct target {
 	uint64_t last_blocked_runs, last_blocked_hash;
 	struct thread *revisit;         /* sample this one (again) first: its skipped
 					   ticks were handed out, its own sample not */
+	int revisit_looked;             /* ... and its perf stream was drained */
 	int keep_below;                 /* /proc descriptors kept open only below this */
 	int fd_noted;
 	struct thread **visit;          /* this tick's threads */
@@ -189,6 +205,35 @@ void target_keep_fp(struct thread *th, const struct capture *c);
 void target_read_runtime(const struct thread *th, struct capture *c);
 /* The caller took the last blocked capture as it was. */
 void target_blocked_taken(struct target *t);
+
+/* target.c: room for one more capture in t->caps (push it with t->ncaps++). */
+struct capture *target_next_capture(struct target *t);
+
+/* nostop.c: running threads captured from perf samples, never stopped. */
+/* Chooses the capture (target__new); notes a fall-back to ptrace. */
+void target_nostop_init(struct target *t);
+/* Whether TH's running captures come from perf samples (perf capture, and
+ * its process has no runtime reader or probe that needs a stop). */
+int target_nostop(const struct target *t, const struct thread *th);
+/* At TH's visit in a tick: its stream drained, ticks it owes counted by
+ * the first sample after them. */
+void target_nostop_look(struct target *t, struct thread *th);
+/* TH is new (born during the run): its stream is opened now. */
+void target_nostop_born(struct target *t, struct thread *th);
+/* TH was found on a CPU: a capture from its sample of this tick, or the
+ * tick owed to its next one.  0, or -1 if it has no stream (stop it). */
+int target_nostop_running(struct target *t, struct thread *th);
+/* C, a blocked capture of TH, needs registers /proc does not give: the
+ * thread's fresh sample if it is preempted (not in a call), else C again
+ * marked no_stop (counted as the partial stack it unwinds to). */
+void target_nostop_need_regs(struct target *t, struct thread *th, const struct capture *c);
+/* TH's owed ticks: counted by capture C (not a perf one) taken of it now. */
+void target_nostop_settle(struct target *t, struct thread *th, struct capture *c);
+/* TH exec'd (its samples are of the old image) or is gone. */
+void target_nostop_exec(struct target *t, struct thread *th);
+void target_nostop_gone(struct target *t, struct thread *th);
+/* The run ends: owed ticks get a last chance, else are lost. */
+void target_nostop_release(struct target *t);
 
 /* seize.c */
 int seize_thread(pid_t tid, int children);

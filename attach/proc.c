@@ -250,6 +250,18 @@ int proc__ptrace_scope(void)
 	return v;
 }
 
+int proc__perf_paranoid(void)
+{
+	int v = 2;
+	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
+	if (f) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = 2;
+		fclose(f);
+	}
+	return v;
+}
+
 int proc__in_initial_pid_ns(void)
 {
 	char link[64];
@@ -258,4 +270,73 @@ int proc__in_initial_pid_ns(void)
 		return 0;
 	link[n] = '\0';
 	return strcmp(link, "pid:[" PROC_PID_INIT_INO "]") == 0;
+}
+
+/* ---- kernel symbols ----------------------------------------------------------
+ * /proc/kallsyms, read once (its text symbols, sorted): root sees the
+ * addresses, others zeros (kptr_restrict), and then nothing is named. */
+struct ksym {
+	uint64_t addr;
+	uint32_t name;                  /* offset in names */
+};
+static struct ksym *ksyms;
+static size_t nksyms;
+static char *knames;
+static int kloaded;
+
+static int ksym_cmp(const void *a, const void *b)
+{
+	const struct ksym *x = a, *y = b;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static void load_kallsyms(void)
+{
+	size_t cap = 0, ncap = 0, nlen = 0;
+	char line[512];
+	FILE *f = fopen("/proc/kallsyms", "re");
+	kloaded = 1;
+	while (f && fgets(line, sizeof(line), f)) {
+		unsigned long long a;
+		char type, name[256];
+		if (sscanf(line, "%llx %c %255s", &a, &type, name) != 3 || a == 0 ||
+		    (type != 't' && type != 'T'))
+			continue;
+		size_t len = strlen(name) + 1;
+		if (nksyms == cap) {
+			cap = cap ? cap * 2 : 65536;
+			ksyms = realloc(ksyms, cap * sizeof(*ksyms));
+		}
+		if (nlen + len > ncap) {
+			ncap = ncap ? ncap * 2 : 1 << 20;
+			knames = realloc(knames, ncap);
+		}
+		if (!ksyms || !knames)
+			abort();
+		memcpy(knames + nlen, name, len);
+		ksyms[nksyms].addr = a;
+		ksyms[nksyms++].name = (uint32_t)nlen;
+		nlen += len;
+	}
+	if (f)
+		fclose(f);
+	qsort(ksyms, nksyms, sizeof(*ksyms), ksym_cmp);
+}
+
+int proc__kernel_symbol(uint64_t addr, char *name, size_t size)
+{
+	if (!kloaded)
+		load_kallsyms();
+	size_t lo = 0, hi = nksyms;
+	while (lo < hi) {               /* the last symbol at or below ADDR */
+		size_t mid = lo + (hi - lo) / 2;
+		if (ksyms[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return -ENOENT;
+	snprintf(name, size, "%s", knames + ksyms[lo - 1].name);
+	return 0;
 }

@@ -73,6 +73,13 @@ int proc__parse_schedstat(const char *buf, uint64_t *cpu_ns, uint64_t *runs);
 
 /* kernel.yama.ptrace_scope, 0 when absent. */
 int proc__ptrace_scope(void);
+/* The kernel text symbol at ADDR (a kernel call chain's address), from
+ * /proc/kallsyms, read on first use.  0, or -ENOENT (not root: the
+ * addresses are hidden). */
+int proc__kernel_symbol(uint64_t addr, char *name, size_t size);
+
+/* kernel.perf_event_paranoid (2 if it cannot be read). */
+int proc__perf_paranoid(void);
 
 /* Is this process in the host's PID namespace (not in a container's)? */
 int proc__in_initial_pid_ns(void);

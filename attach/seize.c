@@ -235,9 +235,24 @@ void seize_descendants(struct target *t, struct process *p)
 	free(kids);
 }
 
+/* --capture perf where perf events are not permitted: said before
+ * anything is touched. */
+static int check_capture(const struct target *t, char *err, size_t errlen)
+{
+	if (t->cfg.capture != TARGET_CAPTURE_PERF || t->capture == TARGET_CAPTURE_PERF)
+		return 0;
+	snprintf(err, errlen, "cannot capture by perf events: %s (kernel.perf_event_paranoid is %d: "
+		 "run as root or with CAP_PERFMON, or use --capture ptrace)",
+		 strerror(t->perf_refused), proc__perf_paranoid());
+	return -t->perf_refused;
+}
+
 int target__attach(struct target *t, pid_t pid, char *err, size_t errlen)
 {
-	int r = check_pid(pid, err, errlen);
+	int r = check_capture(t, err, errlen);
+	if (r < 0)
+		return r;
+	r = check_pid(pid, err, errlen);
 	if (r < 0)
 		return r;
 	r = seize_thread(pid, t->cfg.subprocesses);
@@ -273,6 +288,9 @@ int target__launch(struct target *t, char *const argv[], const sigset_t *child_m
 {
 	int go[2], report[2];
 	int nice_value = getpriority(PRIO_PROCESS, 0);
+	int r0 = check_capture(t, err, errlen);
+	if (r0 < 0)
+		return r0;
 	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(report, O_CLOEXEC) < 0) {
 		snprintf(err, errlen, "pipe: %s", strerror(errno));
 		return -errno;

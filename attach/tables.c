@@ -295,6 +295,7 @@ static void close_files(struct thread *th, int from)
 static void thread_free(struct thread *th)
 {
 	close_files(th, 0);
+	perf__free(th->perf);
 	free(th->fp);
 	free(th);
 }
@@ -384,6 +385,7 @@ void target_thread_remove(struct target *t, pid_t tid)
 			t->last_blocked = NULL;
 		if (t->revisit == th)
 			t->revisit = NULL;
+		target_nostop_gone(t, th);
 		/* Gone since its last check: it moved at one of those ticks. */
 		if (th->proc && th->selected && th->skipped)
 			target_push_again(t, th, th->skipped, 1);
@@ -409,6 +411,7 @@ struct target *target__new(const struct target_config *cfg)
 	init_keep_below(t);
 	t->cfg = *cfg;
 	t->first_status = -1;
+	target_nostop_init(t);
 	t->nbuckets = 64;
 	t->buckets = xcalloc(t->nbuckets, sizeof(*t->buckets));
 	return t;

@@ -25,7 +25,7 @@
 
 /* ---- events ------------------------------------------------------------ */
 
-static struct capture *next_capture(struct target *t)
+struct capture *target_next_capture(struct target *t)
 {
 	if (t->ncaps == t->caps_cap) {
 		size_t cap = t->caps_cap ? t->caps_cap * 2 : 16;
@@ -86,10 +86,12 @@ void target_read_runtime(const struct thread *th, struct capture *c)
  * use), nothing else.  Returns 0 if a capture was recorded. */
 static int capture(struct target *t, struct thread *th)
 {
-	struct capture *c = next_capture(t);
+	struct capture *c = target_next_capture(t);
 	if (ptrace(PTRACE_GETREGS, th->tid, 0, &c->regs) < 0)
 		return -errno;
 	c->partial_regs = 0;
+	c->no_stop = 0;
+	c->nkernel = 0;
 	c->unchanged = c->uncertain = 0;
 	c->cookie = 0;
 	if (c->stack_want < th->stack_size || !c->stack) {
@@ -179,7 +181,7 @@ static void on_event_stop(struct target *t, struct thread *th, int sig)
  * are followed) reported a stop or was announced by its parent's event.
  * Threads and processes are told apart by the thread group, not by how
  * they were made: clone() without CLONE_THREAD makes a process. */
-static struct thread *adopt(struct target *t, pid_t tid, struct process *parent)
+static struct thread *adopt_task(struct target *t, pid_t tid, struct process *parent)
 {
 	long tgid = proc__status_field(tid, "Tgid");
 	/* Announced by its parent's event, but already gone: the new task's
@@ -200,6 +202,16 @@ static struct thread *adopt(struct target *t, pid_t tid, struct process *parent)
 	/* A forked child is a copy of its parent: same maps until it execs. */
 	p = target_process_add(t, tid, parent ? parent->space : t->next_space++);
 	return target_thread_add(t, p, tid);
+}
+
+/* A new thread gets its perf stream at once (perf capture): one that
+ * lives a few milliseconds has samples before its first tick. */
+static struct thread *adopt(struct target *t, pid_t tid, struct process *parent)
+{
+	struct thread *th = adopt_task(t, tid, parent);
+	if (th && th->proc)
+		target_nostop_born(t, th);
+	return th;
 }
 
 /* exec() replaced the program of TH's process: every other thread is gone
@@ -225,6 +237,7 @@ static void on_exec(struct target *t, struct thread *th, pid_t former)
 	th->cookie = 0;
 	free(th->fp);
 	th->fp = NULL;
+	target_nostop_exec(t, th);
 	p->space = t->next_space++;
 	proc__comm(p->pid, p->pid, p->comm);
 	target_read_title(p);
@@ -389,7 +402,7 @@ void target_push_again(struct target *t, struct thread *th, uint32_t ticks, int 
 {
 	if (!th->cookie || !ticks || !th->proc)
 		return;
-	target_again_capture(next_capture(t), th, ticks, uncertain);
+	target_again_capture(target_next_capture(t), th, ticks, uncertain);
 	t->ncaps++;
 	t->stats.samples_unchanged += ticks;
 	if (uncertain)
@@ -428,12 +441,14 @@ static void stoplist_add(struct target *t, struct thread *th)
 	t->stoplist[t->nstop++] = th;
 }
 
-void target__tick_begin(struct target *t)
+void target__tick_begin(struct target *t, uint64_t tick_ns)
 {
+	t->tick_ns = tick_ns ? tick_ns : now_ns();
 	t->nvisit = t->visit_i = 0;
 	t->nstop = 0;
 	t->last_blocked = NULL;
 	t->revisit = NULL;
+	t->revisit_looked = 0;
 	if (!t->ready || t->nprocs == 0)
 		return;
 	t->stats.ticks++;
@@ -473,14 +488,24 @@ const struct capture *target__next_blocked(struct target *t)
 			th->skipped++;
 			continue;
 		}
+		if (!t->revisit_looked)
+			target_nostop_look(t, th);
 		int what;
 		const struct capture *c = target_sample_blocked(t, th, &what);
 		if (c) {
+			t->revisit_looked = what == BLOCKED_AGAIN;
 			if (what == BLOCKED_AGAIN)
 				t->revisit = th;
+			else
+				target_nostop_settle(t, th, &t->blocked);
 			t->slots[c->slot].used = 1;
 			return c;
 		}
+		t->revisit_looked = 0;
+		/* On a CPU (or moving too fast to read): in perf capture its
+		 * sample, never a stop (attach/nostop.c). */
+		if (what == BLOCKED_STOP && target_nostop(t, th) && target_nostop_running(t, th) == 0)
+			continue;
 		if (what == BLOCKED_STOP)
 			stoplist_add(t, th);
 		else if (what == BLOCKED_LOST)
@@ -493,6 +518,10 @@ void target__need_stop(struct target *t, const struct capture *c)
 	struct thread *th = t->last_blocked;
 	if (!th || th->tid != c->tid)
 		return;
+	if (target_nostop(t, th)) {
+		target_nostop_need_regs(t, th, c);      /* no stop: a partial stack */
+		return;
+	}
 	th->stop_state = c->state;
 	th->want_fp = 1;        /* its stop may serve the next blocked captures */
 	t->last_blocked = NULL;
@@ -646,6 +675,7 @@ void target__release(struct target *t)
 		}
 	}
 	t->npending = 0;
+	target_nostop_release(t);
 	/* Ticks skipped by idle threads since their last check: one more
 	 * check says whether they were unchanged all along. */
 	FOR_EACH_THREAD(t, th, tmp) {

@@ -80,10 +80,14 @@ struct target_probe {
  * with its stack): its cost is paid in the pause, so it must be a few
  * small reads. */
 #define TARGET_RT_MAX 4096
+#define TARGET_KSTACK_MAX 32
 typedef size_t (*target_reader_fn)(void *arg, pid_t pid, pid_t tid, void *out, size_t cap);
 
 struct capture {
 	pid_t pid, tid;
+	int no_stop;                    /* no stop will follow: a frame that needs more
+					   registers ends the stack (partial), never a
+					   stop (perf capture) */
 	uint32_t slot;                  /* the thread's label: target__slot() */
 	uint32_t space;                 /* the address space: same id, same maps
 					   (a forked child shares its parent's until
@@ -116,6 +120,11 @@ struct capture {
 	size_t probe_len;
 	unsigned char *probe_stack;     /* the second stack, from the SP at sp_off */
 	size_t probe_stack_len;         /* 0: none copied */
+	/* A running thread's kernel call chain at its perf sample, innermost
+	 * first (--kernel-stacks, perf capture); nkernel 0: none (a sample in
+	 * user mode, or not asked).  Named by proc__kernel_symbol(). */
+	uint64_t kernel_ips[TARGET_KSTACK_MAX];
+	int nkernel;
 	/* The process's reader's bytes (target__set_reader); rt_len 0: none. */
 	unsigned char *rt_data;
 	size_t rt_len;
@@ -123,7 +132,21 @@ struct capture {
 
 struct target_stats {
 	uint64_t ticks;
+	int capture_perf;               /* 1: running threads captured from perf samples
+					   (no stop), 0: by ptrace stops */
 	uint64_t samples;               /* captures taken while stopped */
+	uint64_t samples_perf;          /* captures of running threads from perf samples */
+	uint64_t perf_owed;             /* thread-ticks found running with no sample within a
+					   period before: counted by the next sample after */
+	uint64_t perf_owed_carried;     /* of them, counted by a later capture of another
+					   kind (no sample came) */
+	uint64_t perf_cut;              /* stacks cut where the kernel's copy ended: the
+					   memory read on did not match it any more */
+	uint64_t perf_extended;         /* stacks read on past the kernel's copy */
+	uint64_t perf_dropped;          /* samples the kernel dropped (ring full) */
+	uint64_t perf_unavailable;      /* running threads stopped: no perf stream */
+	uint64_t need_regs_partial;     /* blocked captures that needed registers /proc
+					   does not give: partial stacks, no stop */
 	uint64_t samples_blocked;       /* captures of blocked threads, not stopped */
 	uint64_t blocked_retries;       /* blocked captures torn by a wake-up, retried */
 	uint64_t samples_unchanged;     /* thread-ticks counted from an unchanged stack */
@@ -144,8 +167,17 @@ struct target_stats {
 	uint64_t skipped;               /* processes left alone (traced by another tracer) */
 };
 
+/* How a running thread is captured.  PERF: from the registers and stack a
+ * perf software clock copies at its interrupt (attach/perf.h), no stop;
+ * PTRACE: a stop (PTRACE_INTERRUPT), which makes a call with a timeout
+ * return EINTR; AUTO: perf where permitted. */
+enum target_capture { TARGET_CAPTURE_AUTO, TARGET_CAPTURE_PERF, TARGET_CAPTURE_PTRACE };
+
 /* Which threads are sampled, and how. */
 struct target_config {
+	enum target_capture capture;
+	int kernel_stacks;              /* perf capture: running threads' kernel call
+					   chains too (capture.kernel_ips) */
 	int subprocesses;               /* follow children: forked ones and existing ones */
 	uint64_t period_ns;             /* the wall time one tick stands for */
 	const pid_t *tids;              /* sample only these threads (NULL: all) */
@@ -175,11 +207,12 @@ int target__launch(struct target *t, char *const argv[], const sigset_t *child_m
 void target__poll(struct target *t);
 
 /* ---- one tick ----
- * target__tick_begin(), then target__next_blocked() until NULL (calling
+ * target__tick_begin() with the instant the tick stands for (CLOCK_MONOTONIC,
+ * util/timeutil.h now_ns(); 0: now), then target__next_blocked() until NULL (calling
  * target__need_stop() on a capture that was not enough), then
  * target__interrupt(); the captures of the interrupted threads come from
  * target__next_stopped() as they stop, during this tick and after. */
-void target__tick_begin(struct target *t);
+void target__tick_begin(struct target *t, uint64_t tick_ns);
 
 /* The next blocked thread, sampled without a stop: its SP and PC come from
  * /proc/PID/task/TID/syscall, its stack is copied while it stays blocked,

@@ -60,7 +60,15 @@ const char options__usage[] =
 	"      --syscalls    folded, svg, speedscope: a blocked thread's system call as\n"
 	"                    its leaf frame, \"[syscall epoll_wait]\" (pprof: a label)\n"
 	"      --kernel-stacks  as root: where in the kernel a blocked thread waits,\n"
-	"                    frames \"NAME [k]\" under its stack (one more read each)\n"
+	"                    frames \"NAME [k]\" under its stack (one more read each);\n"
+	"                    with perf capture a running thread's too, when its\n"
+	"                    sample fell in the kernel\n"
+	"      --capture perf|ptrace\n"
+	"                    how a running thread is sampled: perf, from the registers\n"
+	"                    and stack the kernel copies at a perf clock's interrupt (no\n"
+	"                    stop: no EINTR in the target); ptrace, by a stop (a call\n"
+	"                    with a timeout can return EINTR) (default: perf where\n"
+	"                    permitted)\n"
 	"      --os-threads  a Go program: sample its threads, not its goroutines\n"
 	"      --go-system   a Go program: the runtime's own goroutines too\n"
 	"      --no-python   a Python program: its native frames only (default: its\n"
@@ -107,7 +115,7 @@ enum {
 	OPT_HZ = 'F', OPT_FORMAT = 'f', OPT_DURATION = 'd', OPT_THREADS = 't', OPT_PID = 'p',
 	OPT_VERSION = 'V',
 	OPT_MAX_DEPTH = 256, OPT_STATS, OPT_CPU, OPT_IDLE, OPT_NO_IDLE, OPT_TID,
-	OPT_THREADS_MATCHING, OPT_DEBUG_DIR, OPT_CONVERT, OPT_PROCESSES, OPT_SYSCALLS, OPT_KERNEL_STACKS, OPT_OS_THREADS, OPT_GO_SYSTEM, OPT_SUBPROCESSES,
+	OPT_THREADS_MATCHING, OPT_DEBUG_DIR, OPT_CONVERT, OPT_PROCESSES, OPT_SYSCALLS, OPT_KERNEL_STACKS, OPT_CAPTURE, OPT_OS_THREADS, OPT_GO_SYSTEM, OPT_SUBPROCESSES,
 	OPT_NO_SUBPROCESSES, OPT_DUMP, OPT_PERIOD, OPT_HISTORY, OPT_PID_FILE, OPT_DEBUGINFOD_DEADLINE,
 	OPT_LISTEN, OPT_LISTEN_TOKEN_FILE, OPT_PUSH, OPT_APP_NAME, OPT_TAG, OPT_NO_PYTHON, OPT_NO_LINES,
 };
@@ -136,6 +144,7 @@ static const struct option long_opts[] = {
 	{ "processes", no_argument, NULL, OPT_PROCESSES },
 	{ "syscalls", no_argument, NULL, OPT_SYSCALLS },
 	{ "kernel-stacks", no_argument, NULL, OPT_KERNEL_STACKS },
+	{ "capture", required_argument, NULL, OPT_CAPTURE },
 	{ "os-threads", no_argument, NULL, OPT_OS_THREADS },
 	{ "go-system", no_argument, NULL, OPT_GO_SYSTEM },
 	{ "no-python", no_argument, NULL, OPT_NO_PYTHON },
@@ -460,6 +469,13 @@ static int parse_one(struct options *o, int c, const char *arg, char *err, size_
 		return 0;
 	case OPT_KERNEL_STACKS:
 		o->kernel_stacks = 1;
+		return 0;
+	case OPT_CAPTURE:
+		if (strcmp(arg, "perf") && strcmp(arg, "ptrace")) {
+			snprintf(err, errlen, "--capture must be perf or ptrace, not '%s'", arg);
+			return -EINVAL;
+		}
+		o->capture = strcmp(arg, "perf") == 0 ? CAPTURE_PERF : CAPTURE_PTRACE;
 		return 0;
 	case OPT_OS_THREADS:
 		o->os_threads = 1;

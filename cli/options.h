@@ -45,6 +45,7 @@ struct options {
 	int processes;                  /* --processes: "NAME (PID)" as the root frame */
 	int syscall_leaf;               /* --syscalls: "[syscall NAME]" as the leaf frame */
 	int kernel_stacks;              /* --kernel-stacks: "NAME [k]" frames of blocked threads */
+	enum { CAPTURE_AUTO, CAPTURE_PERF, CAPTURE_PTRACE } capture;    /* --capture */
 	int os_threads;                 /* --os-threads: a Go program's threads, not goroutines */
 	int go_system;                  /* --go-system: the Go runtime's goroutines too */
 	int no_python;                  /* --no-python: no Python frames */

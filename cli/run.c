@@ -617,9 +617,10 @@ static void print_summary(const struct run *r, const struct sampler_stats *ss)
 		plural(ts->processes_seen, "process", "processes"), secs,
 		r->stop_reason ? r->stop_reason : "stopped",
 		r->o->period <= 0 && outfile__is_stream(r->out) ? "to " : "", wrote);
-	fprintf(stderr, "cprof-attach: %.1f of %d Hz, %llu %s, %.1f%% reached their root, "
+	fprintf(stderr, "cprof-attach: %.1f of %d Hz, %llu %s, %s, %.1f%% reached their root, "
 		"%llu not fully unwound", secs > 0 ? (double)ts->ticks / secs : 0.0, r->o->hz,
 		(unsigned long long)ss->missed, plural(ss->missed, "missed tick", "missed ticks"),
+		ts->capture_perf ? "perf" : "ptrace",
 		total ? 100.0 * (double)ss->rooted / (double)total : 0.0,
 		(unsigned long long)ss->partial);
 	fputc('\n', stderr);
@@ -636,19 +637,21 @@ static void print_stats(const struct sampler_stats *ss)
 			(double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
 	const struct target_stats *ts = &ss->target;
 	uint64_t thread_samples = ss->samples;
-	fprintf(stderr, "cprof-attach: stats: pause per thread median %.1f us, p99 %.1f us; "
+	fprintf(stderr, "cprof-attach: stats: capture %s; pause per thread median %.1f us, p99 %.1f us; "
 		"%llu thread-samples: %llu stopped, %llu blocked, %llu carried by a later stop, "
-		"%llu lost; %llu counted again from an unchanged stack (%llu of them carried by "
-		"backoff, %llu uncertain); %llu frame pointers reused from a stop; "
+		"%llu lost, %llu by perf events (no stop); %llu counted again from an unchanged stack (%llu of them carried by "
+		"backoff, %llu uncertain); %llu frame pointers reused from a stop, %llu found on the stack; "
 		"%llu blocked captures retried, %llu stacks deeper than their copy "
 		"(copy grown); profiler CPU %.1f ms (%.2f ms per 1000 thread-samples); "
 		"peak RSS %ld KiB; the sampling thread ran at %s",
-		ss->pause_p50_us, ss->pause_p99_us,
+		ts->capture_perf ? "perf" : "ptrace", ss->pause_p50_us, ss->pause_p99_us,
 		(unsigned long long)thread_samples, (unsigned long long)ts->samples,
 		(unsigned long long)ts->samples_blocked, (unsigned long long)ts->carried,
-		(unsigned long long)ts->lost, (unsigned long long)ts->samples_unchanged,
+		(unsigned long long)ts->lost, (unsigned long long)ts->samples_perf,
+		(unsigned long long)ts->samples_unchanged,
 		(unsigned long long)ts->backoff_ticks, (unsigned long long)ts->backoff_uncertain,
-		(unsigned long long)ts->fp_reused, (unsigned long long)ts->blocked_retries,
+		(unsigned long long)ts->fp_reused, (unsigned long long)ss->rbp_found,
+		(unsigned long long)ts->blocked_retries,
 		(unsigned long long)ss->short_copies, cpu_ms,
 		thread_samples ? cpu_ms * 1000.0 / (double)thread_samples : 0.0, ru.ru_maxrss,
 		ss->tracer ? ss->tracer : "?");
@@ -658,6 +661,15 @@ static void print_stats(const struct sampler_stats *ss)
 		fprintf(stderr, "; %llu cut at --max-depth", (unsigned long long)ss->truncated);
 	if (ss->idle_dropped)
 		fprintf(stderr, "; %llu idle dropped (--no-idle)", (unsigned long long)ss->idle_dropped);
+	if (ts->capture_perf)
+		fprintf(stderr, "; perf: %llu running ticks owed to the next sample (%llu of them "
+			"counted by a later capture), %llu stacks read on past the kernel's copy, %llu "
+			"cut there, %llu samples dropped (ring full), %llu threads stopped (no stream), "
+			"%llu partial stacks where a blocked thread's unwind needed registers",
+			(unsigned long long)ts->perf_owed, (unsigned long long)ts->perf_owed_carried,
+			(unsigned long long)ts->perf_extended, (unsigned long long)ts->perf_cut,
+			(unsigned long long)ts->perf_dropped, (unsigned long long)ts->perf_unavailable,
+			(unsigned long long)ts->need_regs_partial);
 	if (ts->execs)
 		fprintf(stderr, "; %llu exec %s followed", (unsigned long long)ts->execs,
 			plural(ts->execs, "call", "calls"));
@@ -739,6 +751,8 @@ static int start_sampler(struct run *r)
 		.max_depth = o->max_depth, .no_idle = o->no_idle,
 		.timeline = o->format == FORMAT_SPEEDSCOPE,
 		.kernel_stacks = o->kernel_stacks, .runtime_views = !o->os_threads,
+		.capture = o->capture == CAPTURE_PERF ? TARGET_CAPTURE_PERF :
+			   o->capture == CAPTURE_PTRACE ? TARGET_CAPTURE_PTRACE : TARGET_CAPTURE_AUTO,
 		.go_system = o->go_system, .no_interp_frames = o->no_python,
 		.no_lines = o->no_lines,
 		.tids = o->ntids ? o->tids : NULL, .ntids = o->ntids,

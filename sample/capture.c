@@ -8,7 +8,8 @@
  *   5. a stack that jumped to another (a Go system stack) is made whole by
  *      its runtime;
  *   6. its runtime's frames are merged in (CPython's);
- *   7. a blocked thread's kernel frames are put under it (--kernel-stacks);
+ *   7. its kernel frames are put under it (--kernel-stacks: a blocked
+ *      thread's from /proc, a running one's from its perf sample);
  *   8. it is counted, and the target told what to count again. */
 #include "sample/internal.h"
 #include "sample/runtime.h"
@@ -54,6 +55,24 @@ static size_t add_kernel_frames(struct sampler *s, const struct capture *c, size
 	for (int i = 0; i < k; i++)
 		s->pcs[i] = stacks__kernel_pc(s->st, names[i]);
 	return depth + (size_t)k;
+}
+
+/* The same for a running thread, from its perf sample's kernel call chain
+ * (a sample taken in a system call or an interrupt; one in user mode has
+ * none). */
+static size_t add_sampled_kernel_frames(struct sampler *s, const struct capture *c, size_t depth)
+{
+	uint64_t pcs[TARGET_KSTACK_MAX];
+	char name[64];
+	size_t k = 0;
+	for (int i = 0; i < c->nkernel && k < TARGET_KSTACK_MAX; i++)
+		if (proc__kernel_symbol(c->kernel_ips[i], name, sizeof(name)) == 0)
+			pcs[k++] = stacks__kernel_pc(s->st, name);
+	if (!k || depth + k > (size_t)s->cfg.max_depth + 1)
+		return depth;
+	memmove(s->pcs + k, s->pcs, depth * sizeof(*s->pcs));
+	memcpy(s->pcs, pcs, k * sizeof(*pcs));
+	return depth + k;
 }
 
 /* What the target keeps for a thread whose capture we counted (see
@@ -130,6 +149,8 @@ int sampler_capture(struct sampler *s, const struct capture *c)
 	enum unwind_status r = unwind(s, c, &depth, &space);
 	struct unwinder *uw = s->spaces[space].uw;
 	size_t used = uw ? unwinder__stack_used(uw) : 0;
+	if (uw && unwinder__rbp_found(uw))
+		s->stats.rbp_found += c->ticks;
 	size_t need = uw && r == UNWIND_STACK_SHORT ? unwinder__stack_need(uw) : 0;
 	uint64_t jump_sp;
 	if (r == UNWIND_COMPLETE && uw && unwinder__jumped(uw, &jump_sp)) {
@@ -145,8 +166,12 @@ int sampler_capture(struct sampler *s, const struct capture *c)
 		if (r == UNWIND_PARTIAL)
 			s->stats.jump_lost += c->ticks;
 	}
-	if (r == UNWIND_NEED_REGS)
+	/* A capture no stop will follow (perf capture) ends where its
+	 * registers do: a partial stack, counted as such. */
+	if (r == UNWIND_NEED_REGS && !c->no_stop)
 		return -EAGAIN;
+	if (r == UNWIND_NEED_REGS)
+		r = UNWIND_PARTIAL;
 	if (vw && vw->ops->merge)
 		r = vw->ops->merge(vw->v, s, c, r, &depth);
 	/* Counted in samples (a capture can stand for several ticks), as the
@@ -163,7 +188,9 @@ int sampler_capture(struct sampler *s, const struct capture *c)
 		s->stats.short_copies++;
 		target__stack_too_small(s->t, c->tid, need);
 	}
-	if (s->cfg.kernel_stacks && c->syscall >= 0)
+	if (s->cfg.kernel_stacks && c->nkernel)
+		depth = add_sampled_kernel_frames(s, c, depth);
+	else if (s->cfg.kernel_stacks && c->syscall >= 0)
 		depth = add_kernel_frames(s, c, depth);
 	struct stack st = { .slot = slot, .space = space, .state = c->state,
 			    .syscall = c->syscall, .rt_state = rt_state, .pcs = s->pcs, .n = depth,

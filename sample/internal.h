@@ -79,6 +79,7 @@ struct sampler {
 	int rt_refused;                 /* not allowed to be */
 	uint64_t rt_since_ns, rt_cpu_ns, rt_from_tick;
 	uint64_t armed_ns;              /* when the armed tick is due */
+	uint64_t due_ns;                /* when the tick being taken was due (0: now) */
 	uint32_t late_ticks, late_window;       /* ticks a whole period late, of how many */
 	char tracer[96];                /* how it was scheduled, for sampler_stats */
 	struct sampler_stats stats;

@@ -85,7 +85,7 @@ static void sample_all(struct sampler *s)
 {
 	const struct capture *c;
 	sampler_views_tick(s);
-	target__tick_begin(s->t);
+	target__tick_begin(s->t, s->due_ns);
 	while ((c = target__next_blocked(s->t)))
 		if (sampler_capture(s, c) == -EAGAIN)
 			target__need_stop(s->t, c);
@@ -103,6 +103,7 @@ static void tick(struct sampler *s)
 		return;
 	uint64_t now = now_ns();
 	sampler_watch_lateness(s, now > s->armed_ns ? now - s->armed_ns : 0);
+	s->due_ns = s->armed_ns;        /* the instant this tick stands for */
 	s->next_slot++;
 	while (s->stats.start_ns + (s->next_slot + 1) * s->period_ns <= now) {
 		s->next_slot++;
@@ -187,8 +188,11 @@ static void loop(struct sampler *s)
 static int start_targets(struct sampler *s)
 {
 	const struct sampler_config *c = &s->cfg;
-	struct target_config tc = { c->subprocesses, 1000000000ull / (uint64_t)c->hz,
-				    c->tids, c->ntids, c->threads_re };
+	struct target_config tc = { .capture = c->capture,
+				    .kernel_stacks = c->kernel_stacks,
+				    .subprocesses = c->subprocesses,
+				    .period_ns = 1000000000ull / (uint64_t)c->hz, .tids = c->tids,
+				    .ntids = c->ntids, .threads_re = c->threads_re };
 	s->t = target__new(&tc);
 	if (c->command)
 		return target__launch(s->t, c->command, c->child_mask, s->err, sizeof(s->err));

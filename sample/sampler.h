@@ -28,6 +28,7 @@ struct sampler_config {
 	char *const *command;           /* ... or launch this (argv) */
 	const sigset_t *child_mask;     /* the launched command's signal mask */
 	int hz;
+	enum target_capture capture;    /* how running threads are captured */
 	int subprocesses;               /* follow children (see attach/target.h) */
 	int max_depth;                  /* frames kept; deeper stacks end in [truncated] */
 	int no_idle;                    /* drop samples of sleeping or stopped threads */
@@ -58,6 +59,8 @@ struct sampler_stats {
 	uint64_t missed;                /* ticks whose whole period went by while late */
 	uint64_t partial, truncated, rooted;    /* samples, by how their unwind ended */
 	uint64_t short_copies;          /* stacks deeper than their copy (copy grown) */
+	uint64_t rbp_found;             /* blocked samples whose frame-pointer frame's RBP
+					   was found on the stack (no stop needed) */
 	uint64_t jump_lost;             /* samples whose unwind went on to another stack
 					   (a Go thread on its system stack, to its
 					   goroutine's) that could not be read */

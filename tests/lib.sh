@@ -221,7 +221,8 @@ wait_attached() {
 # --- the summary ------------------------------------------------------------------
 # Two lines on stderr at the end of a run:
 #   cprof-attach: N samples, N threads, N processes, N.NN s, REASON, wrote FILE
-#   cprof-attach: N.N of N Hz, N missed ticks, N.N% reached their root, N not fully unwound
+#   cprof-attach: N.N of N Hz, N missed ticks, CAPTURE (perf or ptrace),
+#     N.N% reached their root, N not fully unwound
 # (singular forms for 1: "1 sample", "1 thread", "1 process", "1 missed tick").
 
 # summary ERRFILE: the summary's two lines (the last of each).

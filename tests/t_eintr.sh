@@ -8,6 +8,9 @@
 # Then the same target goes through a naive sampler (tests/bin/interrupter:
 # PTRACE_INTERRUPT + PTRACE_CONT of every thread, 20 rounds): the calls
 # signal(7) names must now report EINTR, which shows the counting works.
+# With perf capture (the default where permitted) w-burn is not stopped
+# either: no thread is (tests/t_timeouts.sh: threads that come and go
+# between running and blocked).
 . "$(dirname "$0")/lib.sh"
 
 WAITERS="w-epoll w-semop w-sigtimed w-poll w-read w-accept w-recv w-nanosleep w-condwait w-semwait"
@@ -79,7 +82,28 @@ if start_target eintr; then
 	DETAIL="$unstopped of $total samples taken without a stop; w-burn has $burn" \
 		check "the blocked threads' samples (all but w-burn's) were taken without stopping them" \
 		"[ -n '$unstopped' ] && [ $((unstopped * 100)) -ge $(((total - burn) * 99)) ]"
+	# Perf capture (the default where permitted): w-burn, the running
+	# thread, is counted from perf samples, and no thread is stopped.
+	if grep -qE '^cprof-attach: [0-9.]+ of 99 Hz, .*, perf, ' "$TMP/eintr.err"; then
+		st=$(grep -E '^cprof-attach: stats:' "$TMP/eintr.err")
+		stopped=$(sed -nE 's/.* ([0-9]+) stopped,.*/\1/p' <<<"$st")
+		byperf=$(sed -nE 's/.* ([0-9]+) by perf events.*/\1/p' <<<"$st")
+		DETAIL="$stopped stopped, $byperf by perf events; w-burn has $burn" \
+			check "perf capture: no thread stopped; w-burn counted from perf samples" \
+			"[ '$stopped' = 0 ] && [ '${byperf:-0}' -gt 0 ]"
+	else
+		skip "perf capture: no thread stopped" "the run captured by ptrace stops"
+	fi
 	check_unharmed "eintr" "$pid" "$n"
+	# --dump's one tick: the running thread too (perf capture waits for
+	# its first sample), every waiting one in its call, and still no EINTR.
+	prof "$TMP/dump" --dump -p "$pid"
+	DETAIL="$(grep -A2 'w-burn' "$TMP/dump.out" | head -3 | tr '\n' '|')" \
+		check "--dump: the running thread w-burn is shown in burn_loop" \
+		"grep -A12 '\"w-burn\"' '$TMP/dump.out' | grep -q burn_loop"
+	request_report "$pid" "$report"
+	DETAIL="$(tr '\n' '|' <"$report")" \
+		check "--dump: no call returned EINTR or early" "! grep -qE 'eintr=[1-9]|other=[1-9]' '$report'"
 
 	# The same target under a naive sampler: the detector must fire.
 	naive=$TMP/naive.done

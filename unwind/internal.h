@@ -23,6 +23,7 @@ struct unwinder {
 	const struct modules *ms;
 	size_t stack_used;      /* bytes of the last unwind's stack copy it read */
 	size_t stack_need;      /* ... and how many it wanted, if more (0: no more) */
+	bool rbp_found;         /* it found a blocked frame's RBP on the stack */
 	bool jumped;            /* it ended at a MODULE_ROOT_JUMP function */
 	uint64_t jump_sp;       /* ... whose SP this was (0: unknown) */
 	struct py_trampolines *tramp;   /* made on first use (unwind/py_trampoline.c) */

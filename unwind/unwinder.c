@@ -43,6 +43,11 @@ size_t unwinder__stack_need(const struct unwinder *u)
 	return u->stack_need;
 }
 
+bool unwinder__rbp_found(const struct unwinder *u)
+{
+	return u->rbp_found;
+}
+
 bool unwinder__jumped(const struct unwinder *u, uint64_t *sp)
 {
 	*sp = u->jump_sp;
@@ -126,6 +131,8 @@ struct walk {
 	uint64_t *pcs;
 	size_t max, n;
 	size_t standing;        /* frames that stand (see above) */
+	size_t rbp_at;          /* frames when RBP was found on the stack (0: not) */
+	bool rbp_sure;          /* ... by a direct call of the frame's function */
 };
 
 static const int user_regs_order[UREG_N] = {
@@ -219,6 +226,112 @@ static void cursor_regs(struct walk *w)
 
 enum step { STEP_NEXT, STEP_OTHER, STEP_END };
 
+/* ---- RBP of a blocked thread, from its stack ------------------------------
+ * A thread sampled while blocked has only SP and PC (/proc).  Code built
+ * with frame pointers (and -O0 code) has CFI that finds its frame by RBP
+ * (CFA = RBP + 16), and the library code between it and the system call
+ * leaves RBP as it was: the register is not on the stack, so it cannot be
+ * unwound, and a stop (EINTR) was the only way.  But RBP points into the
+ * stack: F (the frame that needs it, at SP and IP) pushed its caller's RBP
+ * at its entry and set RBP to that slot, above its own locals, so RBP is
+ * the lowest slot A >= SP whose next word is a return address into F's
+ * caller.  Nothing vouches for a guess, so a slot is taken only if the
+ * instruction before that return address is a direct call (E8 rel32) of
+ * F's own first instruction (its FDE's start): a call to F from its
+ * caller, as the frame must be.  A call through a pointer or a PLT stub
+ * (another module) cannot be checked: no slot, and the stack ends there
+ * (partial) as before.  What could still mislead it: a stale copy of such
+ * a frame in F's uninitialized locals, from an earlier call of F by
+ * another function at a deeper stack (not seen in the tests). */
+#define RBP_SCAN_MAX (16 * 1024)
+
+/* Whether the L bytes B end in an indirect call, FF /2 (call *r/m64), with
+ * an optional REX prefix: its length decoded from ModRM (and SIB). */
+static bool indirect_call(const unsigned char *b, size_t l)
+{
+	size_t i = (b[0] & 0xf0) == 0x40, len;
+	if (l < i + 2 || b[i] != 0xff || ((b[i + 1] >> 3) & 7) != 2)
+		return false;
+	unsigned mod = b[i + 1] >> 6, rm = b[i + 1] & 7;
+	len = i + 2;
+	if (mod != 3 && rm == 4) {
+		if (l < len + 1)
+			return false;
+		if (mod == 0 && (b[len] & 7) == 5)
+			len += 4;       /* SIB without base: disp32 */
+		len++;
+	}
+	if (mod == 0 && rm == 5)
+		len += 4;               /* RIP-relative */
+	len += mod == 1 ? 1 : mod == 2 ? 4 : 0;
+	return len == l;
+}
+
+/* How the instruction before return address RA called: RBP_DIRECT a call
+ * of START, RBP_INDIRECT through a pointer, 0 neither (not a return
+ * address into F's caller). */
+enum { RBP_DIRECT = 1, RBP_INDIRECT };
+static int call_before(struct unwind_ctx *x, uint64_t ra, uint64_t start)
+{
+	unsigned char b[8];
+	const struct module *m = ra > 8 ? find_module(x, ra - 1) : NULL;
+	int32_t rel;
+	if (!m || !module__is_code(m, ra - 1) || module__read(m, ra - 8, b, 8) != 0)
+		return 0;
+	memcpy(&rel, b + 4, 4);
+	if (b[3] == 0xe8)
+		return ra + (uint64_t)(int64_t)rel == start ? RBP_DIRECT : 0;
+	for (size_t l = 2; l <= 8; l++)
+		if (indirect_call(b + 8 - l, l))
+			return RBP_INDIRECT;
+	return 0;
+}
+
+/* The lowest slot from SP on that the call before its return address
+ * vouches for; *HOW says how (RBP_DIRECT, RBP_INDIRECT). */
+static bool find_rbp(struct walk *w, uint64_t sp, uint64_t start, uint64_t *rbp, int *how)
+{
+	for (uint64_t a = sp; a - sp < RBP_SCAN_MAX; a += 8) {
+		uint64_t ra;
+		if (read_stack(&w->x, a + 8, &ra, false) < 0)
+			return false;
+		if (ra > 8 && (*how = call_before(&w->x, ra, start))) {
+			*rbp = a;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The cursor's step from F (at IP) needed RBP, which the capture lacks:
+ * the cursor starts again at F with RBP found on the stack, if it can be
+ * (see above).  Returns unw_step's result, or R as it was. */
+static int step_with_rbp(struct walk *w, uint64_t ip, int r)
+{
+	unw_word_t sp;
+	unw_proc_info_t pi;
+	uint64_t rbp;
+	int how;
+	if (!w->c->partial_regs || w->rbp_at || (w->r.known & UREG_BIT(UREG_RBP)) ||
+	    unw_get_reg(&w->cur, UNW_X86_64_RSP, &sp) < 0 || unw_get_proc_info(&w->cur, &pi) < 0 ||
+	    !find_rbp(w, sp, pi.start_ip, &rbp, &how))
+		return r;
+	/* A call through a pointer names no callee: the slot is kept only if
+	 * the stack then unwinds to its root (unwind()), else cut at F. */
+	w->rbp_at = w->n;
+	w->rbp_sure = how == RBP_DIRECT;
+	w->r.v[UREG_RIP] = ip;
+	w->r.v[UREG_RSP] = sp;
+	w->r.v[UREG_RBP] = rbp;
+	w->r.known = UREG_BIT(UREG_RIP) | UREG_BIT(UREG_RSP) | UREG_BIT(UREG_RBP);
+	w->x.need_regs = 0;
+	if (cursor_start(w) < 0)
+		return r;
+	w->u->rbp_found = true;
+	w->x.no_fde = 0;
+	return unw_step(&w->cur);
+}
+
 /* Steps with libunwind.  STEP_OTHER: no FDE; the cursor's frame is in R. */
 static enum step step_libunwind(struct walk *w, uint64_t ip, enum unwind_status *st)
 {
@@ -228,6 +341,8 @@ static enum step step_libunwind(struct walk *w, uint64_t ip, enum unwind_status 
 	}
 	w->x.no_fde = 0;
 	int r = unw_step(&w->cur);
+	if (r < 0 && w->x.need_regs)
+		r = step_with_rbp(w, ip, r);
 	if (w->x.no_fde) {
 		cursor_regs(w);
 		return STEP_OTHER;
@@ -402,6 +517,7 @@ static enum unwind_status unwind(struct unwinder *u, const struct unwind_input *
 	uregs_from_user(&w.r, c->regs,
 			c->partial_regs ? UREG_BIT(UREG_RSP) | UREG_BIT(UREG_RIP) : UREG_ALL);
 	u->stack_used = u->stack_need = 0;
+	u->rbp_found = false;
 	u->jumped = false;
 	u->jump_sp = 0;
 	*n = 0;
@@ -438,6 +554,11 @@ static enum unwind_status unwind(struct unwinder *u, const struct unwind_input *
 		}
 		if (s == STEP_END)
 			break;
+	}
+	if (w.rbp_at && !w.rbp_sure && st != UNWIND_COMPLETE) {
+		w.n = w.rbp_at;
+		st = st == UNWIND_STACK_SHORT ? st : UNWIND_PARTIAL;
+		u->rbp_found = false;
 	}
 	*n = w.n;
 	return st;

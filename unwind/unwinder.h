@@ -76,6 +76,11 @@ size_t unwinder__stack_used(const struct unwinder *u);
  * copy that would have gone one frame further.  0 otherwise. */
 size_t unwinder__stack_need(const struct unwinder *u);
 
+/* Whether the last unwind (of partial_regs) found a frame-pointer frame's
+ * RBP on the stack, checked by the call that made the frame (see
+ * unwinder.c), where it would otherwise have needed a stop. */
+bool unwinder__rbp_found(const struct unwinder *u);
+
 /* Whether the last unwind, complete, ended at a MODULE_ROOT_JUMP function
  * (Go's runtime.systemstack or runtime.morestack): the stack it gave is
  * the thread's system stack (g0), and the frames that called it are the

@@ -1,0 +1,334 @@
+/* nostop: running threads captured without a stop.  A ptrace stop makes a
+ * call with a timeout return EINTR (SO_RCVTIMEO sockets, epoll_wait,
+ * sem_timedwait...): a thread found on a CPU at a tick is instead counted
+ * from the registers and stack its perf stream copied at its interrupt
+ * (attach/perf.h), unwound offline like any capture.
+ *
+ * A capture's steps, per thread and tick (target__next_blocked):
+ *   1. its ring is read (target_nostop_look): ticks it owes (below) are
+ *      counted by the first sample taken after them; the samples around
+ *      this tick's instant are kept for step 3;
+ *   2. blocked: sampled from /proc as ever (attach/blocked.c), with any
+ *      ticks still owed (no sample came: it ran less than a sample period);
+ *   3. on a CPU: the nearer of the samples around the tick, if within 1.5
+ *      sample periods of the thread's CPU time of it (nearest()), stands
+ *      for this tick; otherwise the tick is owed to its next sample, never
+ *      to a stop.
+ * Wall-clock time stays exact in count (every thread, every tick); in
+ * place it is "the sample nearest the tick, within an eighth of a period
+ * of CPU time and a half", or the next one for an owed tick (--stats
+ * counts them).
+ *
+ * The kernel copies PERF_STACK_BYTES of stack.  A deeper stack is read on
+ * from the target's memory at once, starting OVERLAP bytes below the end
+ * of the kernel's copy: if those bytes differ from the copy's, the thread
+ * has since returned past that point and the frames beyond are not those
+ * of the sample: the stack is cut there (a partial stack, counted), never
+ * continued with frames of another moment. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <time.h>
+
+#include "attach/internal.h"
+#include "attach/perf.h"
+#include "util/timeutil.h"
+#include "util/xalloc.h"
+
+#define OVERLAP 256
+/* A thread owes at most this many ticks: one found on a CPU that often
+ * without a sample between (bursts shorter than a period, each caught on
+ * a CPU) has them counted lost rather than held for ever. */
+#define OWED_MAX 64
+
+/* A running thread's sample period, in its CPU time (attach/perf.h). */
+static uint64_t every(const struct target *t)
+{
+	uint64_t e = t->cfg.period_ns / PERF_PER_TICK;
+	return e < PERF_PERIOD_MIN_NS ? PERF_PERIOD_MIN_NS : e;
+}
+
+void target_nostop_init(struct target *t)
+{
+	t->capture = TARGET_CAPTURE_PTRACE;
+	t->stats.capture_perf = 0;
+	if (t->cfg.capture == TARGET_CAPTURE_PTRACE)
+		return;
+	int r = perf__permitted(every(t), PERF_STACK_BYTES);
+	if (r < 0) {
+		t->perf_refused = -r;
+		if (t->cfg.capture == TARGET_CAPTURE_AUTO)
+			target_note(t, "capturing by ptrace stops: a thread in a call with a timeout "
+				    "can see EINTR (perf events not permitted here: %s)", strerror(-r));
+		return;
+	}
+	t->capture = TARGET_CAPTURE_PERF;
+	t->stats.capture_perf = 1;
+}
+
+/* A runtime that reads its state while the thread is stopped (CPython's
+ * frames, Go's goroutine on a system stack) gets its stops: both runtimes
+ * retry a call that returns EINTR (PEP 475; Go's runtime), and read at
+ * the tick its state would not match a sample taken up to a period
+ * before. */
+int target_nostop(const struct target *t, const struct thread *th)
+{
+	const struct process *p = th->proc;
+	if (t->capture != TARGET_CAPTURE_PERF || !p)
+		return 0;
+	return !(p->reader && p->reader_space == p->space) &&
+	       !(p->probe.len && p->probe_space == p->space);
+}
+
+/* Copies the live stack on past the kernel's copy: C holds LEN bytes from
+ * SP; EXT more are read if the OVERLAP bytes before LEN still match. */
+static void read_on(struct target *t, struct thread *th, struct capture *c, size_t len, size_t ext)
+{
+	unsigned char before[OVERLAP];
+	uint64_t from = c->stack_addr + len - OVERLAP;
+	struct iovec local[2] = { { before, OVERLAP }, { c->stack + len, ext } };
+	struct iovec remote = { (void *)from, OVERLAP + ext };
+	ssize_t n = process_vm_readv(th->tid, local, 2, &remote, 1, 0);
+	if (n < OVERLAP || memcmp(before, c->stack + len - OVERLAP, OVERLAP) != 0) {
+		t->stats.perf_cut++;
+		c->stack_len = c->stack_want = len;     /* ends there: a short copy */
+		return;
+	}
+	t->stats.perf_extended++;
+	c->stack_len = len + (size_t)(n - OVERLAP);
+	c->stack_want = len + ext;                      /* less: the mapping ended */
+}
+
+/* A capture of TH from sample S, counting TICKS. */
+static void push_sample(struct target *t, struct thread *th, const struct perf_sample *s,
+			uint32_t ticks)
+{
+	struct capture *c = target_next_capture(t);
+	/* Read on only for a thread whose samples lately needed more than
+	 * the kernel copies (a thread stack's mapping goes on for megabytes,
+	 * so the copy is nearly always full); a first deep one ends short
+	 * and says how much it needs (target__stack_too_small()). */
+	int full = s->stack_len == s->stack_asked && s->stack_len >= OVERLAP;
+	int deep = full && th->need_max + OVERLAP > s->stack_len;
+	size_t ext = deep && th->stack_size > s->stack_len ? th->stack_size - s->stack_len : 0;
+	size_t want = s->stack_len + ext > s->stack_asked ? s->stack_len + ext : s->stack_asked;
+	/* The buffer holds at least stack_want bytes: target.c's capture()
+	 * takes stack_want as its size. */
+	if (!c->stack || c->stack_want < want) {
+		free(c->stack);
+		c->stack = xmalloc(want);
+	}
+	c->regs = s->regs;
+	c->partial_regs = 0;
+	c->no_stop = 1;
+	c->unchanged = c->uncertain = 0;
+	c->cookie = 0;
+	c->stack_addr = s->regs.rsp;
+	memcpy(c->stack, s->stack, s->stack_len);
+	c->stack_len = s->stack_len;
+	c->stack_want = full ? s->stack_len : s->stack_asked;
+	if (ext)
+		read_on(t, th, c, s->stack_len, ext);
+	c->pid = th->proc->pid;
+	c->tid = th->tid;
+	c->slot = th->slot;
+	c->space = th->proc->space;
+	c->pause_ns = 0;
+	c->ticks = ticks;
+	c->state = 'R';
+	c->syscall = -1;
+	c->probe_len = c->probe_stack_len = 0;
+	c->probe_ptrs = 0;
+	c->rt_len = 0;
+	c->nkernel = s->nkips < TARGET_KSTACK_MAX ? s->nkips : TARGET_KSTACK_MAX;
+	memcpy(c->kernel_ips, s->kips, (size_t)c->nkernel * sizeof(*c->kernel_ips));
+	t->ncaps++;
+	t->stats.samples_perf++;
+}
+
+void target_nostop_look(struct target *t, struct thread *th)
+{
+	const struct perf_sample *before, *after;
+	th->perf_before = th->perf_after = NULL;
+	if (!th->perf)
+		return;
+	if (th->owed) {
+		perf__read(th->perf, th->owed_since, &before, &after);
+		if (after) {
+			push_sample(t, th, after, th->owed);
+			th->owed = 0;
+		}
+	}
+	perf__read(th->perf, t->tick_ns, &th->perf_before, &th->perf_after);
+	/* A newborn at its first tick: from now on, the usual period. */
+	if (th->perf_newborn && perf__every(th->perf, every(t)) == 0)
+		th->perf_newborn = 0;
+}
+
+static int open_stream(struct target *t, struct thread *th, uint64_t every_ns)
+{
+	if (th->perf_failed)
+		return -1;
+	/* Samples due while the thread is in the kernel carry its user
+	 * registers and stack at its entry there: where it waits or works in
+	 * a call, what a wall-clock profile shows.  Excluding them (all an
+	 * unprivileged user may ask with perf_event_paranoid 2) leaves a
+	 * thread busy in system calls with older samples (owed ticks). */
+	int r = perf__open(th->tid, every_ns, PERF_STACK_BYTES, !t->user_only,
+			   t->cfg.kernel_stacks, &th->perf);
+	if ((r == -EACCES || r == -EPERM) && !t->user_only) {
+		t->user_only = 1;
+		r = perf__open(th->tid, every_ns, PERF_STACK_BYTES, 0, 0, &th->perf);
+	}
+	if (r == 0)
+		return 0;
+	th->perf = NULL;
+	if (r != -ESRCH) {
+		th->perf_failed = 1;
+		if (!t->perf_refused) {
+			t->perf_refused = -r;
+			target_note(t, "a perf stream could not be opened for thread %d (%s): such "
+				    "threads are captured by ptrace stops", th->tid, strerror(-r));
+		}
+	}
+	return -1;
+}
+
+/* The sample that stands for TH at this tick, or NULL: of the samples
+ * around the tick, the nearer, if it is within 1.5 sample periods of the
+ * thread's CPU time of the tick.  One taken after the tick is that close
+ * if it is in wall time (CPU time runs no faster); one taken before is if
+ * the thread ran that little from it to the next sample, or to now.  The
+ * clock samples every period of CPU time, so a thread that runs has one
+ * that close, unless it is new or its last one was due in the kernel where
+ * those are not kept. */
+static const struct perf_sample *nearest(struct target *t, struct thread *th)
+{
+	const struct perf_sample *b = th->perf_before, *a = th->perf_after;
+	uint64_t e = every(t), at = t->tick_ns, cpu = 0;
+	uint64_t window = e + e / 2;
+	int a_near = a && a->time_ns - at <= window;
+	if (a_near && (!b || a->time_ns - at < at - b->time_ns))
+		return a;
+	if (b && !a && perf__cpu_ns(th->perf, &cpu) < 0)
+		return a_near ? a : NULL;
+	if (b && ((a ? a->cpu_ns : cpu) < b->cpu_ns || (a ? a->cpu_ns : cpu) - b->cpu_ns <= window))
+		return b;
+	return a_near ? a : NULL;
+}
+
+void target_nostop_born(struct target *t, struct thread *th)
+{
+	if (target_nostop(t, th) && !th->perf && open_stream(t, th, PERF_NEWBORN_NS) == 0)
+		th->perf_newborn = PERF_NEWBORN_NS < every(t);
+}
+
+int target_nostop_running(struct target *t, struct thread *th)
+{
+	if (!th->perf && open_stream(t, th, every(t)) < 0) {
+		t->stats.perf_unavailable++;
+		return -1;
+	}
+	/* Near this tick in CPU time is near the ticks it still owes too:
+	 * none has a sample after it, so it has not run a period since. */
+	const struct perf_sample *s = nearest(t, th);
+	if (s) {
+		push_sample(t, th, s, 1 + th->owed);
+		th->owed = 0;
+		return 0;
+	}
+	if (!th->owed)
+		th->owed_since = t->tick_ns;
+	th->owed++;
+	t->stats.perf_owed++;
+	if (th->owed >= OWED_MAX) {
+		t->stats.lost += th->owed;
+		th->owed = 0;
+	}
+	return 0;
+}
+
+void target_nostop_need_regs(struct target *t, struct thread *th, const struct capture *b)
+{
+	const struct perf_sample *s;
+	target_blocked_taken(t);
+	/* Preempted where it runs (no call: -1), not blocked: its sample from
+	 * its last time on a CPU is where it was, within a period. */
+	if (b->syscall == -1 && th->perf && (s = nearest(t, th))) {
+		push_sample(t, th, s, b->ticks);
+		return;
+	}
+	struct capture *c = target_next_capture(t);
+	unsigned char *stack = c->stack;
+	size_t cap = c->stack_want;
+	unsigned char *rt = c->rt_data, *ps = c->probe_stack;
+	*c = *b;
+	c->rt_data = rt;
+	c->probe_stack = ps;
+	c->rt_len = c->probe_len = c->probe_stack_len = 0;
+	if (!stack || cap < b->stack_want) {
+		free(stack);
+		stack = xmalloc(b->stack_want ? b->stack_want : 1);
+	}
+	c->stack = stack;
+	memcpy(c->stack, b->stack, b->stack_len);
+	c->no_stop = 1;
+	c->nkernel = 0;
+	t->ncaps++;
+	t->stats.need_regs_partial++;
+}
+
+void target_nostop_settle(struct target *t, struct thread *th, struct capture *c)
+{
+	if (!th->owed)
+		return;
+	c->ticks += th->owed;
+	t->stats.perf_owed_carried += th->owed;
+	th->owed = 0;
+}
+
+void target_nostop_exec(struct target *t, struct thread *th)
+{
+	if (th->perf)
+		perf__forget(th->perf, now_ns());       /* the old image's */
+	th->perf_before = th->perf_after = NULL;
+	t->stats.lost += th->owed;
+	th->owed = 0;
+}
+
+void target_nostop_gone(struct target *t, struct thread *th)
+{
+	t->stats.lost += th->owed;
+	th->owed = 0;
+	perf__free(th->perf);
+	th->perf = NULL;
+	th->perf_before = th->perf_after = NULL;
+}
+
+/* At the end (and for --dump's one tick) a thread that owes ticks has its
+ * next sample waited for, a few sample periods at most: a --dump of a
+ * busy thread is its first sample after the tick. */
+#define RELEASE_WAIT_NS (50 * 1000000ull)
+
+void target_nostop_release(struct target *t)
+{
+	uint64_t deadline = now_ns() + RELEASE_WAIT_NS;
+	for (;;) {
+		size_t left = 0;
+		FOR_EACH_THREAD(t, th, tmp) {
+			if (!th->owed || !th->proc)
+				continue;
+			target_nostop_look(t, th);
+			left += th->owed != 0;
+		}
+		if (!left || now_ns() >= deadline)
+			break;
+		struct timespec ms = { 0, 1000000 };
+		nanosleep(&ms, NULL);
+	}
+	FOR_EACH_THREAD(t, th, tmp) {
+		t->stats.lost += th->owed;
+		th->owed = 0;
+	}
+}
