@@ -3,12 +3,15 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <errno.h>
+#include <gelf.h>
+#include <libelf.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
 
+#include "goroutine/golayout.h"
 #include "module/gopclntab.h"
 #include "module/modules.h"
 #include "util/remote.h"
@@ -17,6 +20,8 @@
 #define MAX_GOROUTINES GOROUTINES_MAX  /* a bound on allglen: against a torn read, a
 					   runtime that lies; past it the view gives up */
 #define MAX_REASONS 256
+#define VERSION_READ 64                 /* bytes of a Go version string */
+#define CODE_READ 1024                  /* bytes of a runtime function read (allgadd: 0x175) */
 #define MAX_SPAN 512                    /* bytes of a g read: goroutines__read()'s buffer */
 #define MAX_G_OFFSET (64u << 10)        /* of a field in runtime.g (Go 1.19's g: 416 bytes) */
 #define REASON_MAX_LEN 48
@@ -186,9 +191,9 @@ static const struct {
 	[F_GOPC] = { "gopc", NULL },
 };
 
-/* The layout from the program's DWARF, as runtime addresses (BIAS added);
+/* The layout from the program's DWARF, as link-time addresses;
  * no check of the values: goroutines__from_layout() does that. */
-static int layout(Dwarf *dw, uint64_t bias, struct go_layout *l, char *note, size_t notelen)
+static int layout(Dwarf *dw, struct go_layout *l, char *note, size_t notelen)
 {
 	struct want w = { 0 };
 	find_dies(dw, &w);
@@ -205,8 +210,6 @@ static int layout(Dwarf *dw, uint64_t bias, struct go_layout *l, char *note, siz
 			return -ENOENT;
 		}
 	}
-	l->allgs += bias;
-	l->allglen += bias;
 	l->nreasons = 0;
 	Dwarf_Die at, sub;
 	Dwarf_Attribute a;
@@ -217,7 +220,6 @@ static int layout(Dwarf *dw, uint64_t bias, struct go_layout *l, char *note, siz
 			l->nreasons = count;
 		else if (dwarf_attr(&sub, DW_AT_upper_bound, &a) && dwarf_formudata(&a, &count) == 0)
 			l->nreasons = count + 1;
-		l->reasons += bias;
 	}
 	return 0;
 }
@@ -292,6 +294,125 @@ struct goroutines *goroutines__from_layout(pid_t pid, const struct go_layout *l,
 	return gs;
 }
 
+/* ---- the layout, without DWARF (goroutine/golayout.h) ---------------------- */
+
+/* The program's Go version, from its .go.buildinfo section, else from
+ * runtime.buildVersion when .symtab names it.  Returns 0, or -ENOENT. */
+static int go_version(const struct module *main, char *ver, size_t verlen)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+	int r = -ENOENT;
+	elf_version(EV_CURRENT);
+	Elf *elf = elf_memory((char *)main->image, main->image_len);
+	if (elf && elf_kind(elf) == ELF_K_ELF && elf_getshdrstrndx(elf, &shstrndx) == 0) {
+		while (r < 0 && (scn = elf_nextscn(elf, scn))) {
+			GElf_Shdr sh;
+			const char *n;
+			if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
+			    !(n = elf_strptr(elf, shstrndx, sh.sh_name)) || strcmp(n, ".go.buildinfo") != 0 ||
+			    sh.sh_offset > main->image_len || sh.sh_size > main->image_len - sh.sh_offset)
+				continue;
+			uint64_t str, hdr[2];
+			unsigned char buf[VERSION_READ];
+			r = golayout__buildinfo(main->image + sh.sh_offset, sh.sh_size, ver, verlen, &str);
+			/* Before Go 1.18: the address of a string (pointer, length). */
+			if (r == 1)
+				r = module__read(main, str + main->bias, hdr, sizeof(hdr)) == 0 &&
+				    hdr[1] <= sizeof(buf) &&
+				    module__read(main, hdr[0] + main->bias, buf, hdr[1]) == 0 ?
+				    golayout__string(buf, hdr[1], ver, verlen) : -ENOENT;
+		}
+	}
+	if (elf)
+		elf_end(elf);
+	uint64_t at, hdr[2];
+	unsigned char buf[VERSION_READ];
+	if (r < 0 && module__symbol(main, "runtime.buildVersion", &at, NULL) == 0 &&
+	    module__read(main, at, hdr, sizeof(hdr)) == 0 && hdr[1] <= sizeof(buf) &&
+	    module__read(main, hdr[0] + main->bias, buf, hdr[1]) == 0)
+		r = golayout__string(buf, hdr[1], ver, verlen);
+	return r < 0 ? -ENOENT : 0;
+}
+
+/* The code of the functions NAMES[] (link-time [lo, hi) in RANGES), found
+ * by name in .gopclntab in one pass. */
+static void go_funcs(const struct gopclntab *pcln, const char *const *want, size_t n,
+		     uint64_t (*ranges)[2])
+{
+	memset(ranges, 0, n * sizeof(*ranges));
+	for (size_t i = 0, count = gopclntab__count(pcln); i < count; i++) {
+		uint64_t pc, lo, hi;
+		const char *name;
+		if (gopclntab__entry(pcln, i, &pc) < 0 || gopclntab__lookup(pcln, pc, &name, NULL, NULL) < 0)
+			continue;
+		for (size_t k = 0; k < n; k++)
+			if (!ranges[k][1] && strcmp(name, want[k]) == 0 &&
+			    gopclntab__frame(pcln, pc, &lo, &hi, NULL) == 0 && hi > lo)
+				ranges[k][0] = lo, ranges[k][1] = hi;
+	}
+}
+
+/* LEN (at most CODE_READ) bytes of code at link-time [lo, hi) of MAIN. */
+static size_t go_code(const struct module *main, const uint64_t r[2], unsigned char *code)
+{
+	size_t len = r[1] - r[0] < CODE_READ ? (size_t)(r[1] - r[0]) : CODE_READ;
+	return r[1] > r[0] && module__read(main, r[0] + main->bias, code, len) == 0 ? len : 0;
+}
+
+/* The layout of a program without DWARF: the table of its Go version, the
+ * addresses from .symtab or from the runtime's code.  NOTE says why not. */
+static int layout_nodwarf(const struct module *main, const struct gopclntab *pcln,
+			  struct go_layout *l, char *note, size_t notelen)
+{
+	char ver[64];
+	int lo, hi;
+	golayout__range(&lo, &hi);
+	if (go_version(main, ver, sizeof(ver)) < 0) {
+		snprintf(note, notelen, "it has no DWARF (built with -ldflags=-w?) and no Go version in "
+			 "its build info");
+		return -ENOENT;
+	}
+	if (golayout__table(golayout__minor(ver), l) < 0) {
+		snprintf(note, notelen, "it has no DWARF (built with -ldflags=-w?) and its Go version, "
+			 "%s, has no known layout (known: go1.%d to go1.%d)", ver, lo, hi);
+		return -ENOENT;
+	}
+	static const char *const funcs[] = { "runtime.allgadd", "runtime.waitReason.String" };
+	uint64_t ranges[2][2], status = UINT64_MAX, size;
+	unsigned char code[CODE_READ];
+	size_t len;
+	go_funcs(pcln, funcs, 2, ranges);
+	len = go_code(main, ranges[0], code);
+	bool decoded = len && golayout__allgadd(code, len, ranges[0][0], &l->allgs, &l->allglen,
+						 &status) == 0;
+	/* .symtab (kept by -w, not by -s) names them surely. */
+	uint64_t a, b;
+	if (module__symbol(main, "runtime.allgs", &a, NULL) == 0 &&
+	    module__symbol(main, "runtime.allglen", &b, NULL) == 0) {
+		l->allgs = a - main->bias;
+		l->allglen = b - main->bias;
+	} else if (!decoded) {
+		snprintf(note, notelen, "it has no DWARF, and runtime.allgadd's code (%s) does not say where "
+			 "runtime.allgs is", ver);
+		return -ENOENT;
+	}
+	if (status != UINT64_MAX && status != l->g_off[6]) {
+		snprintf(note, notelen, "it has no DWARF, and runtime.allgadd reads g.atomicstatus at %llu, "
+			 "not at %llu as %s's layout says", (unsigned long long)status,
+			 (unsigned long long)l->g_off[6], ver);
+		return -EINVAL;
+	}
+	l->reasons = l->nreasons = 0;
+	if (module__symbol(main, "runtime.waitReasonStrings", &a, &size) == 0 && size / 16) {
+		l->reasons = a - main->bias;
+		l->nreasons = size / 16;
+	} else if ((len = go_code(main, ranges[1], code))) {
+		golayout__reasons(code, len, ranges[1][0], &l->reasons, &l->nreasons);
+	}
+	return 0;
+}
+
 struct goroutines *goroutines__new(pid_t pid, const struct module *main, char *note,
 				   size_t notelen)
 {
@@ -309,13 +430,29 @@ struct goroutines *goroutines__new(pid_t pid, const struct module *main, char *n
 	struct go_layout l = { 0 };
 	struct goroutines *gs = NULL;
 	Dwarf *dw = dwarf_begin(main->fd, DWARF_C_READ);
-	if (!dw) {
-		snprintf(note, notelen, "it has no DWARF (built with -ldflags=-w?)");
-	} else {
-		int r = layout(dw, main->bias, &l, note, notelen);
+	int r = -ENOENT;
+	if (dw) {
+		r = layout(dw, &l, note, notelen);
 		dwarf_end(dw);
-		if (r == 0)
-			gs = goroutines__from_layout(pid, &l, note, notelen);
+	}
+	/* Without DWARF (-w, or a distribution's build), or with DWARF that
+	 * lacks the runtime's types: the version's table. */
+	if (!dw) {
+		r = layout_nodwarf(main, pcln, &l, note, notelen);
+	} else if (r < 0) {
+		char other[200];
+		struct go_layout t = { 0 };
+		if (layout_nodwarf(main, pcln, &t, other, sizeof(other)) == 0) {
+			l = t;
+			r = 0;
+		}
+	}
+	if (r == 0) {
+		l.allgs += main->bias;
+		l.allglen += main->bias;
+		if (l.nreasons)
+			l.reasons += main->bias;
+		gs = goroutines__from_layout(pid, &l, note, notelen);
 	}
 	if (!gs) {
 		gopclntab__free(pcln);
@@ -324,6 +461,32 @@ struct goroutines *goroutines__new(pid_t pid, const struct module *main, char *n
 	gs->pcln = pcln;
 	gs->main = main;
 	return gs;
+}
+
+int goroutines__dwarf_layout(int fd, struct go_layout *l, char *note, size_t notelen)
+{
+	Dwarf *dw = dwarf_begin(fd, DWARF_C_READ);
+	if (!dw) {
+		snprintf(note, notelen, "no DWARF");
+		return -ENOENT;
+	}
+	int r = layout(dw, l, note, notelen);
+	dwarf_end(dw);
+	return r;
+}
+
+int goroutines__nodwarf_layout(const struct module *main, struct go_layout *l, char *ver,
+			       size_t verlen, char *note, size_t notelen)
+{
+	struct gopclntab *pcln = gopclntab__from_elf(main->image, main->image_len);
+	int r = -ENOENT;
+	snprintf(ver, verlen, "?");
+	if (pcln) {
+		go_version(main, ver, verlen);
+		r = layout_nodwarf(main, pcln, l, note, notelen);
+	}
+	gopclntab__free(pcln);
+	return r;
 }
 
 void goroutines__free(struct goroutines *gs)

@@ -6,9 +6,11 @@
  * it will resume from (g.sched: PC, SP, BP).  Where these are in memory is
  * read from the program's own DWARF (types runtime.g, runtime.gobuf,
  * runtime.stack, runtime.m; variables runtime.allgs, runtime.allglen,
- * runtime.waitReasonStrings), so no table of offsets per Go version is
- * needed; a program built with -ldflags=-w has no DWARF and is refused with
- * a note.  Memory is read with process_vm_readv while the program runs:
+ * runtime.waitReasonStrings); a program without DWARF (built with
+ * -ldflags=-w, as distributions and release builds are) gets the table of
+ * its Go version and the addresses its runtime's code says
+ * (goroutine/golayout.h), and is refused with a note only when its
+ * version has no table.  Memory is read with process_vm_readv while the program runs:
  * no thread is stopped.  What is read may change while it is read (the
  * runtime does not stop for us): callers re-read a record after copying a
  * stack and keep the sample only when it did not change. */
@@ -67,6 +69,15 @@ struct go_layout {
 	uint64_t allgs, allglen, reasons;
 	uint64_t nreasons;
 };
+
+/* The layouts goroutines__new() chooses between, for tests and
+ * tests/bin/golayout: the one the DWARF of the file FD says, and the one
+ * without DWARF for program MAIN (its version's table, the addresses from
+ * .symtab or the runtime's code; its Go version in VER).  Addresses are
+ * link-time (no load bias).  Returns 0, or a negative errno with NOTE. */
+int goroutines__dwarf_layout(int fd, struct go_layout *l, char *note, size_t notelen);
+int goroutines__nodwarf_layout(const struct module *main, struct go_layout *l, char *ver,
+			       size_t verlen, char *note, size_t notelen);
 
 /* The reader of process PID with layout L, which may be anything the
  * program says (the DWARF is the program's): NULL when it cannot be right,
