@@ -154,13 +154,15 @@ int golayout__allgadd(const unsigned char *code, size_t len, uint64_t addr, uint
 	uint64_t refs[MAX_REFS], t;
 	size_t at[MAX_REFS], n = 0;
 	*status = UINT64_MAX;
-	/* readgstatus(gp), its first lines: a 32-bit load (no REX.W) from
-	 * the g it is given, with a 32-bit displacement (atomicstatus is
-	 * past 127 in every version), among its first instructions. */
+	/* readgstatus(gp), its first lines: a load from the g it is given
+	 * with a 32-bit displacement (atomicstatus is past 127 in every
+	 * version), among its first instructions.  The byte before it is not
+	 * looked at: it may be a REX prefix or the end of the instruction
+	 * before (1.19's frame setup ends in 0x48). */
 	for (size_t i = 0; i + 6 <= len && i < STATUS_WINDOW; i++) {
 		unsigned char modrm = code[i + 1];
 		uint64_t d = le(code + i + 2, 4);
-		if (code[i] == 0x8b && (i == 0 || (code[i - 1] & 0xf8) != 0x48) &&
+		if (code[i] == 0x8b &&
 		    (modrm & 0xc0) == 0x80 && (modrm & 7) != 4 && d >= 0x80 && d < 0x400 && d % 4 == 0) {
 			*status = d;
 			break;
