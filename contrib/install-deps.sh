@@ -18,6 +18,8 @@ packages=(
 	gawk mawk                          # tests: the awk pass runs under both (tests/run.sh)
 	python3.11-dev python3-numpy gunicorn curl  # tests/t_python.sh: CPython's headers, numpy, a WSGI server
 )
+# tests/t_goshipped.sh: Go programs as Debian ships them (no DWARF), by thread and by goroutine
+packages+=(prometheus restic rclone hugo)
 
 missing=()
 for p in "${packages[@]}"; do

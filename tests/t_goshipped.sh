@@ -22,7 +22,12 @@
 #      no [unknown] frame in the Go binary, a blocked thread's innermost
 #      function is the one its system call (/proc/PID/task/TID/syscall)
 #      says (futex -> runtime.futex, ...), and rclone's frames are named as
-#      its .dynsym names them (>= 95%).
+#      its .dynsym names them (>= 95%);
+#   4. the same four by goroutine (issue 37: they have no DWARF; the layout
+#      comes from their Go version's table and their runtime's code): the
+#      summary counts goroutines, the program's own functions are in the
+#      profile, and every goroutine of its own SIGQUIT dump (GOTRACEBACK=all,
+#      taken at the end of the run while it is profiled) is in the profile.
 . "$(dirname "$0")/lib.sh"
 
 GO_ROOT='runtime\.(goexit|mstart|rt0_go|sigtramp|mcall|systemstack|morestack|asmcgocall)(\.abi0)?'
@@ -183,6 +188,67 @@ shipped() {
 		"! readelf -SW '$bin' | grep -qF .symtab && readelf -SW '$bin' | grep -qF .eh_frame_hdr"
 }
 
+
+# --- 4. by goroutine, against the program's own dump ------------------------------
+# by_goroutine LABEL PID DUMP OWN: profiles PID (already running, its stderr
+# in DUMP, GOTRACEBACK=all) by goroutine, runtime goroutines included, a
+# file a second (--period: each file written says a second was sampled).
+# Then the program is stopped (SIGSTOP), sampled for a whole period while
+# stopped, and sent SIGQUIT and SIGCONT: Go prints every goroutine and
+# exits.  A goroutine started between SIGCONT and the dump cannot be in the
+# profile: it is in the dump as one that never ran (runnable, at its
+# function's first instruction: no +0x offset); every other goroutine of
+# the dump must be in the profile.  OWN: the program's own package prefix
+# (an ERE).
+# never_ran DUMP: the ids in $MISSING (" A B ") of goroutines that the dump
+# shows runnable at their function's entry.
+never_ran() {
+	MISSING=" $MISSING " awk '
+		/^goroutine [0-9]+ \[/ { id = $2; st = $3; n = 0; next }
+		id != "" { n++
+			if (n == 2) {
+				if (index(ENVIRON["MISSING"], " " id " ") && st == "[runnable]:" && $0 !~ /\+0x/) print id
+				id = "" } }' "$1"
+}
+by_goroutine() {
+	local label=$1 pid=$2 dump=$3 own=$4 base=$TMP/$1-g n seen missing fresh fn files
+	prof_bg "$base" "$pid" --go-system --threads --period 1s -o "$base.%n.folded"
+	if ! wait_until 30 file_ready "$base.1.folded"; then
+		DETAIL="$(tail -c 300 "$base.err")" check "$label by goroutine: sampled for a second" false
+		kill -KILL "$pid" 2>/dev/null
+		prof_wait 10
+		return
+	fi
+	kill -STOP "$pid"
+	files=$(ls "$base".*.folded | wc -l)
+	wait_until 30 file_ready "$base.$((files + 1)).folded"
+	kill -QUIT "$pid"
+	kill -CONT "$pid"
+	prof_wait 30
+	cat "$base".*.folded >"$base.folded" 2>/dev/null
+	n=$(summary_field "$base.err" goroutines)
+	DETAIL="$(summary "$base.err" | head -n 1); $(grep note "$base.err" | head -2)" \
+		check "$label by goroutine: the summary counts goroutines, no note that they cannot be found" \
+		"[ '${n:-0}' -gt 0 ] && ! grep -q 'is a Go program, but' '$base.err'"
+	grep -oE '\(goroutine [0-9]+\);' "$base.folded" | grep -oE '[0-9]+' | sort -u >"$base.ids"
+	grep -oE '^goroutine [0-9]+ \[' "$dump" | grep -oE '[0-9]+' | grep -vx 0 | sort -u >"$base.dumpids"
+	MISSING=$(comm -23 "$base.dumpids" "$base.ids" | tr '\n' ' ')
+	fresh=$(never_ran "$dump" | tr '\n' ' ')
+	missing=$(for id in $MISSING; do case " $fresh " in *" $id "*) ;; *) printf '%s ' "$id" ;; esac; done)
+	seen=$(comm -12 "$base.dumpids" "$base.ids" | wc -l)
+	DETAIL="$seen of $(wc -l <"$base.dumpids") of the dump's goroutines seen; not seen, never ran: ${fresh:-none}; not seen: ${missing:-none}" \
+		check "$label by goroutine: every goroutine of its own SIGQUIT dump is in the profile (but those started after)" \
+		"[ -s '$base.dumpids' ] && [ -z '$missing' ]"
+	# The dump's own functions (a frame line: NAME(ARGS), Go's tracebacks
+	# name inlined calls too, which the profile does not expand).
+	grep -oE '^[^[:space:]][^(]*\(' "$dump" | sed 's/($//' | grep -E "^$own" | sort -u >"$base.dumpfuncs"
+	cut -d';' -f2- "$base.folded" | tr ';' '\n' | sed -E 's/ [0-9]+$//' | sort -u >"$base.funcs"
+	fn=$(grep -cE "^$own" "$base.funcs")
+	DETAIL="$fn of its functions; $(grep -E "^$own" "$base.funcs" | head -5 | tr '\n' ' ')" \
+		check "$label by goroutine: its own functions ($own...) are in the profile" "[ '$fn' -gt 0 ]"
+	diag "$label by goroutine: $(summary "$base.err" | head -n 1); $seen of $(wc -l <"$base.dumpids") goroutines of its dump seen (${fresh:-none} never ran); $(comm -12 "$base.dumpfuncs" "$base.funcs" | wc -l) of the dump's $(wc -l <"$base.dumpfuncs") own functions"
+}
+
 if ! command -v prometheus >/dev/null; then
 	skip "prometheus" "not installed (Debian package prometheus) and could not be installed"
 else
@@ -201,7 +267,7 @@ EOF
 	PIDS+=("$ppid")
 	if wait_until 20 grep -q 'Server is ready to receive web requests' "$TMP/prom.log"; then
 		out=$TMP/prom.folded
-		prof "$TMP/prom" "$ppid" --duration 3 --threads --syscalls -o "$out"
+		prof "$TMP/prom" "$ppid" --duration 3 --threads --os-threads --syscalls -o "$out"
 		shipped prometheus "$(command -v prometheus)" "$out" "$TMP/prom"
 		read -r n r <<<"$(syscall_leaves "$out")"
 		DETAIL="$r of $n" check "prometheus: a thread blocked in futex/epoll_wait/nanosleep is in runtime.futex/epollwait/usleep" \
@@ -209,6 +275,14 @@ EOF
 		check "prometheus: still serving after" alive "$ppid"
 	else
 		DETAIL="$(tail -c 300 "$TMP/prom.log")" check "prometheus starts" false
+	fi
+	stop_target "$ppid"
+	GOTRACEBACK=all prometheus --config.file="$TMP/prom.yml" --web.listen-address="127.0.0.1:$port" \
+		--storage.tsdb.path="$TMP/promdata2" >"$TMP/prom2.log" 2>&1 &
+	ppid=$!
+	PIDS+=("$ppid")
+	if wait_until 20 grep -q 'Server is ready to receive web requests' "$TMP/prom2.log"; then
+		by_goroutine prometheus "$ppid" "$TMP/prom2.log" 'github\.com/prometheus/'
 	fi
 	stop_target "$ppid"
 fi
@@ -223,6 +297,12 @@ else
 	# /usr/share took 15 s, every second of it waited for)
 	prof "$TMP/restic" --duration 3 -o "$out" -- restic --repo "$TMP/repo" backup /usr/share/locale /usr/share/doc -q
 	shipped restic "$(command -v restic)" "$out" "$TMP/restic"
+	# a backup long enough to be stopped in the middle (all of /usr/share)
+	GOTRACEBACK=all restic --repo "$TMP/repo" backup /usr/share -q 2>"$TMP/restic.dump" >/dev/null &
+	rpid=$!
+	PIDS+=("$rpid")
+	by_goroutine restic "$rpid" "$TMP/restic.dump" 'github\.com/restic/'
+	stop_target "$rpid"
 fi
 
 if ! command -v rclone >/dev/null; then
@@ -237,6 +317,11 @@ else
 		DETAIL="$ok of $n" check "rclone: >= 95% of frames named as its .dynsym names them" \
 			"[ '$n' -ge 20 ] && [ $((ok * 100)) -ge $((n * 95)) ]"
 	fi
+	GOTRACEBACK=all rclone --config /dev/null md5sum /usr/share 2>"$TMP/rclone.dump" >/dev/null &
+	rpid=$!
+	PIDS+=("$rpid")
+	by_goroutine rclone "$rpid" "$TMP/rclone.dump" 'github\.com/rclone/'
+	stop_target "$rpid"
 fi
 
 if ! command -v hugo >/dev/null; then
@@ -256,5 +341,17 @@ else
 	prof "$TMP/hugo" --duration 3 -o "$out" -- sh -c \
 		"for i in 1 2 3 4 5; do hugo --quiet -s '$site' -d '$TMP/public' || exit 1; done"
 	shipped hugo "$(command -v hugo)" "$out" "$TMP/hugo"
+	# hugo serving the site (its watcher, its HTTP server), until the dump
+	hport=$((20000 + RANDOM % 20000))
+	GOTRACEBACK=all hugo server -s "$site" -d "$TMP/public2" --bind 127.0.0.1 --port "$hport" \
+		--disableLiveReload >"$TMP/hugo.dump" 2>&1 &
+	hpid=$!
+	PIDS+=("$hpid")
+	if wait_until 30 grep -q 'Web Server is available' "$TMP/hugo.dump"; then
+		by_goroutine hugo "$hpid" "$TMP/hugo.dump" 'github\.com/gohugoio/'
+	else
+		DETAIL="$(tail -c 300 "$TMP/hugo.dump")" check "hugo server starts" false
+	fi
+	stop_target "$hpid"
 fi
 done_testing
