@@ -81,7 +81,11 @@ int golayout__minor(const char *ver)
  * ret, lr, bp) at 56.  runtime.m starts g0, morebuf (a gobuf), divmod
  * uint32, so procid (uint64) is at 72.  Go 1.19's were checked against
  * its DWARF (tests/t_goroutines.sh, tests/bin/golayout); the others could
- * not be: this machine has one Go. */
+ * not be: this machine has one Go.  Go 1.16 (no sched latency fields yet)
+ * and 1.21 on (parentGoid, the new tracer's fields, syscallbp) have no
+ * table: their runtime2.go was not at hand to count, and a guessed
+ * offset would read the wrong field; such a program is refused with a
+ * note. */
 struct version_offsets {
 	int minor;
 	uint16_t status, goid, reason, gopc, startpc;
@@ -97,7 +101,7 @@ static const struct version_offsets versions[] = {
 	 * (248), sigcode0, sigcode1, sigpc, gopc (296), ancestors, startpc
 	 * (312). */
 	{ 17, 144, 152, 176, 296, 312 },
-	/* go1.18: the same fields as 1.17 and 1.19 between them. */
+	/* go1.18 runtime2.go: the same fields as 1.17, of the same types. */
 	{ 18, 144, 152, 176, 296, 312 },
 	/* go1.19 (/usr/lib/go-1.19/src/runtime/runtime2.go; and its DWARF):
 	 * as 1.17, parkingOnChan still a uint8. */
