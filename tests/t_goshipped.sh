@@ -241,8 +241,14 @@ by_goroutine() {
 		"[ -s '$base.dumpids' ] && [ -z '$missing' ]"
 	# The dump's own functions (a frame line: NAME(ARGS), Go's tracebacks
 	# name inlined calls too, which the profile does not expand).
-	grep -oE '^[^[:space:]][^(]*\(' "$dump" | sed 's/($//' | grep -E "^$own" | sort -u >"$base.dumpfuncs"
+	grep -E '^[^[:space:]].*\)$' "$dump" | grep -vE '^(goroutine|created by) ' | sed -E 's/\([^()]*\)$//' | grep -E "^$own" | sort -u >"$base.dumpfuncs"
 	cut -d';' -f2- "$base.folded" | tr ';' '\n' | sed -E 's/ [0-9]+$//' | sort -u >"$base.funcs"
+	n=$(wc -l <"$base.dumpfuncs")
+	seen=$(comm -12 "$base.dumpfuncs" "$base.funcs" | wc -l)
+	DETAIL="$seen of $n; not seen: $(comm -23 "$base.dumpfuncs" "$base.funcs" | head -5 | tr '\n' ' ')" \
+		check "$label by goroutine: >= 80% of its own functions in its dump are in the profile (inlined ones are not expanded)" \
+		"[ '$n' -gt 0 ] && [ \$((seen * 100)) -ge \$((n * 80)) ]"
+	seen=$(comm -12 "$base.dumpids" "$base.ids" | wc -l)
 	fn=$(grep -cE "^$own" "$base.funcs")
 	DETAIL="$fn of its functions; $(grep -E "^$own" "$base.funcs" | head -5 | tr '\n' ' ')" \
 		check "$label by goroutine: its own functions ($own...) are in the profile" "[ '$fn' -gt 0 ]"
