@@ -112,6 +112,11 @@ static const struct version_offsets versions[] = {
 	{ 20, 144, 152, 176, 296, 312 },
 };
 
+int golayout__label_sets(int minor)
+{
+	return minor == 19;
+}
+
 void golayout__range(int *lo, int *hi)
 {
 	*lo = versions[0].minor;
@@ -129,6 +134,8 @@ int golayout__table(int minor, struct go_layout *l)
 						  v->reason, v->startpc, v->gopc };
 		memcpy(l->g_off, g, sizeof(g));
 		l->m_procid = 72;
+		/* after cgoCtxt []uintptr (336) in all four */
+		l->g_labels = golayout__label_sets(minor) ? 360 : 0;
 		return 0;
 	}
 	return -ENOENT;

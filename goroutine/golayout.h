@@ -45,6 +45,12 @@ int golayout__minor(const char *ver);
  * g_off[] and m_procid; the addresses are left as they are.  Returns 0, or
  * -ENOENT for a version with no table. */
 int golayout__table(int minor, struct go_layout *l);
+/* Whether Go 1.MINOR's pprof label sets are read: g.labels points to a
+ * runtime/pprof labelMap, a map[string]string in the runtime's hash map
+ * (runtime/map.go's hmap and buckets).  Go 1.19's (runtime/pprof/label.go,
+ * runtime/map.go) only: the others were not at hand to read. */
+int golayout__label_sets(int minor);
+
 /* The versions with a table: [*LO, *HI]. */
 void golayout__range(int *lo, int *hi);
 

@@ -21,6 +21,8 @@
 					   runtime that lies; past it the view gives up */
 #define MAX_REASONS 256
 #define VERSION_READ 64                 /* bytes of a Go version string */
+#define LABEL_SLOTS 256                 /* label sets kept, direct-mapped */
+#define LABEL_LEN 64                    /* bytes of a label's key or value */
 #define CODE_READ 1024                  /* bytes of a runtime function read (allgadd: 0x175) */
 #define MAX_SPAN 512                    /* bytes of a g read: goroutines__read()'s buffer */
 #define MAX_G_OFFSET (64u << 10)        /* of a field in runtime.g (Go 1.19's g: 416 bytes) */
@@ -54,6 +56,8 @@ struct goroutines {
 	size_t rel[F_N];                /* off - span_lo */
 	uint64_t span_lo, span_len;     /* the part of a g read: [span_lo, +len) */
 	uint64_t m_procid;              /* offset of procid in runtime.m */
+	uint64_t labels_off;            /* offset of g.labels, or 0: not read */
+	size_t labels_rel;              /* labels_off - span_lo */
 	char *reasons[MAX_REASONS];
 	struct gopclntab *pcln;         /* to name a goroutine's function */
 	const struct module *main;
@@ -78,6 +82,11 @@ struct goroutines {
 		uint64_t m;
 		pid_t tid;
 	} mtid[64];                     /* M -> TID: an M keeps its thread */
+	struct {
+		uint64_t set, hash0;    /* the set's address and its map's seed */
+		char *text;             /* its labels, or NULL */
+	} labels[LABEL_SLOTS];          /* label sets read: a set does not change
+					   (pprof.Do makes a new one) */
 };
 
 /* ---- the layout, from DWARF ---------------------------------------------- */
@@ -203,6 +212,8 @@ static int layout(Dwarf *dw, struct go_layout *l, char *note, size_t notelen)
 		snprintf(note, notelen, "its DWARF has no runtime.g, runtime.m, runtime.allgs or runtime.allglen");
 		return -ENOENT;
 	}
+	if (!member(&w.g, "labels", &l->g_labels, NULL))
+		l->g_labels = 0;        /* read only for a known version: goroutines__new() */
 	for (int i = 0; i < F_N; i++) {
 		if (!member2(&w.g, names[i].a, names[i].b, &l->g_off[i])) {
 			snprintf(note, notelen, "runtime.g has no field %s%s%s", names[i].a,
@@ -243,6 +254,16 @@ static int set_span(struct goroutines *gs, const struct go_layout *l, char *note
 		lo = gs->off[i] < lo ? gs->off[i] : lo;
 		hi = gs->off[i] + 8 > hi ? gs->off[i] + 8 : hi;
 	}
+	if (l->g_labels) {
+		if (l->g_labels > MAX_G_OFFSET) {
+			if (note)
+				snprintf(note, notelen, "runtime.g's field labels is at offset %llu",
+					 (unsigned long long)l->g_labels);
+			return -EINVAL;
+		}
+		lo = l->g_labels < lo ? l->g_labels : lo;
+		hi = l->g_labels + 8 > hi ? l->g_labels + 8 : hi;
+	}
 	/* The DWARF comes from the program: a g is a few hundred bytes. */
 	if (hi - lo > MAX_SPAN) {
 		if (note)
@@ -254,6 +275,8 @@ static int set_span(struct goroutines *gs, const struct go_layout *l, char *note
 	gs->span_len = hi - lo;
 	for (int i = 0; i < F_N; i++)
 		gs->rel[i] = gs->off[i] - lo;
+	gs->labels_off = l->g_labels;
+	gs->labels_rel = l->g_labels ? l->g_labels - lo : 0;
 	return 0;
 }
 
@@ -447,6 +470,11 @@ struct goroutines *goroutines__new(pid_t pid, const struct module *main, char *n
 			r = 0;
 		}
 	}
+	/* The label sets' shape is known for some versions only. */
+	char ver[64];
+	if (r == 0 && l.g_labels &&
+	    (go_version(main, ver, sizeof(ver)) < 0 || !golayout__label_sets(golayout__minor(ver))))
+		l.g_labels = 0;
 	if (r == 0) {
 		l.allgs += main->bias;
 		l.allglen += main->bias;
@@ -495,6 +523,8 @@ void goroutines__free(struct goroutines *gs)
 		return;
 	for (int i = 0; i < MAX_REASONS; i++)
 		free(gs->reasons[i]);
+	for (int i = 0; i < LABEL_SLOTS; i++)
+		free(gs->labels[i].text);
 	gopclntab__free(gs->pcln);
 	free(gs->recs);
 	free(gs->gptrs);
@@ -518,8 +548,16 @@ static uint64_t field(const struct goroutines *gs, const unsigned char *raw, int
 /* Every field a record holds that can change while its goroutine lives,
  * as read: equal keys, equal records. */
 struct key {
-	uint64_t w[F_KEY_N];
+	uint64_t w[F_KEY_N + 1];        /* the last: g.labels, or 0 */
 };
+
+static uint64_t labels_word(const struct goroutines *gs, const unsigned char *raw)
+{
+	uint64_t w = 0;
+	if (gs->labels_off)
+		memcpy(&w, raw + gs->labels_rel, 8);
+	return w;
+}
 
 /* Fixed-size loads (one move each): this runs for every goroutine at every
  * tick.  A field narrower than 8 bytes is masked; the span was checked to
@@ -540,6 +578,7 @@ static void key_of(const struct goroutines *gs, const unsigned char *raw, struct
 {
 	for (int f = 0; f < F_KEY_N; f++)
 		k->w[f] = key_word(gs, raw, f);
+	k->w[F_KEY_N] = labels_word(gs, raw);
 }
 
 /* Whether RAW holds the key K: the common case (a goroutine still waiting
@@ -549,7 +588,7 @@ static bool key_same(const struct goroutines *gs, const unsigned char *raw, cons
 	for (int f = 0; f < F_KEY_N; f++)
 		if (key_word(gs, raw, f) != k->w[f])
 			return false;
-	return true;
+	return labels_word(gs, raw) == k->w[F_KEY_N];
 }
 
 static void decode(const struct goroutines *gs, uint64_t g, const unsigned char *raw,
@@ -567,6 +606,7 @@ static void decode(const struct goroutines *gs, uint64_t g, const unsigned char 
 	r->reason = (uint8_t)field(gs, raw, F_REASON, 1);
 	r->startpc = field(gs, raw, F_STARTPC, 8);
 	r->gopc = field(gs, raw, F_GOPC, 8);
+	r->labels = labels_word(gs, raw);
 }
 
 uint64_t goroutines__duplicates(const struct goroutines *gs)
@@ -806,6 +846,118 @@ pid_t goroutines__m_tid(struct goroutines *gs, uint64_t m)
 		gs->mtid[slot].tid = (pid_t)procid;
 	}
 	return gs->mtid[slot].tid;
+}
+
+/* ---- pprof labels ------------------------------------------------------------
+ * g.labels points to a runtime/pprof labelMap: a map[string]string, i.e. a
+ * pointer to the runtime's hmap (Go 1.19, runtime/map.go): count int at 0,
+ * B uint8 at 9, hash0 uint32 at 12, buckets at 16, oldbuckets at 24.  A
+ * bucket of a map[string]string: tophash [8]uint8, 8 keys and 8 values
+ * (strings: pointer, length), then the overflow bucket: 272 bytes.  A
+ * cell whose tophash is below 5 is empty or was moved to the new buckets. */
+#define HMAP_LEN 48
+#define BUCKET_LEN 272
+#define BUCKETS_MAX 16                  /* buckets read, overflow included */
+#define MIN_TOPHASH 5
+
+struct label_pair {
+	char k[LABEL_LEN + 1], v[LABEL_LEN + 1];
+};
+
+static bool read_str(struct goroutines *gs, const unsigned char *hdr, char *out, bool key)
+{
+	uint64_t p, len;
+	memcpy(&p, hdr, 8);
+	memcpy(&len, hdr + 8, 8);
+	if (len > LABEL_LEN || (len && remote__read(gs->pid, p, out, len) != 0))
+		return false;
+	out[len] = '\0';
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char)out[i] < 0x20 || (unsigned char)out[i] > 0x7e || (key && out[i] == '='))
+			out[i] = key && out[i] == '=' ? '_' : '?';
+	return true;
+}
+
+static int by_key(const void *a, const void *b)
+{
+	return strcmp(((const struct label_pair *)a)->k, ((const struct label_pair *)b)->k);
+}
+
+/* The pairs of the buckets at ADDR (N of them, and their overflows), into
+ * P (*NP so far): false when a read fails. */
+static bool read_buckets(struct goroutines *gs, uint64_t addr, uint64_t n, struct label_pair *p,
+			 size_t *np, unsigned *budget)
+{
+	unsigned char b[BUCKET_LEN];
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t at = addr + i * BUCKET_LEN;
+		while (at) {
+			if (!(*budget)-- || remote__read(gs->pid, at, b, sizeof(b)) != 0)
+				return false;
+			for (int c = 0; c < 8; c++) {
+				if (b[c] < MIN_TOPHASH || *np == GOROUTINE_LABELS_MAX)
+					continue;
+				if (!read_str(gs, b + 8 + 16 * c, p[*np].k, true) ||
+				    !read_str(gs, b + 8 + 128 + 16 * c, p[*np].v, false))
+					return false;
+				++*np;
+			}
+			memcpy(&at, b + BUCKET_LEN - 8, 8);
+		}
+	}
+	return true;
+}
+
+/* The text of set LABELS, read now; NULL when it cannot be.  *HASH0: the
+ * map's seed, which tells this set from a later one at the same address. */
+static char *read_labels(struct goroutines *gs, uint64_t labels, uint64_t *hash0)
+{
+	uint64_t hmap, count, buckets, old;
+	unsigned char h[HMAP_LEN];
+	struct label_pair p[GOROUTINE_LABELS_MAX];
+	size_t np = 0;
+	unsigned budget = BUCKETS_MAX;
+	if (remote__read(gs->pid, labels, &hmap, 8) != 0 || !hmap ||
+	    remote__read(gs->pid, hmap, h, sizeof(h)) != 0)
+		return NULL;
+	memcpy(&count, h, 8);
+	unsigned B = h[9];
+	*hash0 = (uint64_t)h[12] | (uint64_t)h[13] << 8 | (uint64_t)h[14] << 16 | (uint64_t)h[15] << 24;
+	memcpy(&buckets, h + 16, 8);
+	memcpy(&old, h + 24, 8);
+	if (count == 0 || count > 64 || B > 3 || !buckets ||
+	    !read_buckets(gs, buckets, 1ull << B, p, &np, &budget) ||
+	    (old && B && !read_buckets(gs, old, 1ull << (B - 1), p, &np, &budget)) || !np)
+		return NULL;
+	qsort(p, np, sizeof(p[0]), by_key);
+	size_t len = 0;
+	char *text = xmalloc(np * (2 * LABEL_LEN + 2) + 1);
+	for (size_t i = 0; i < np; i++)
+		len += (size_t)sprintf(text + len, "%s%s=%s", i ? "\n" : "", p[i].k, p[i].v);
+	return text;
+}
+
+const char *goroutines__labels(struct goroutines *gs, uint64_t labels)
+{
+	if (!labels || !gs->labels_off)
+		return NULL;
+	unsigned slot = (unsigned)((labels * 0x9e3779b97f4a7c15ull) >> 56) % LABEL_SLOTS;
+	uint64_t hmap, hash0 = 0;
+	unsigned char h[16];
+	/* The seed says whether the set at this address is still the one
+	 * read (a set freed, and another made there, has another). */
+	if (gs->labels[slot].set == labels && remote__read(gs->pid, labels, &hmap, 8) == 0 &&
+	    remote__read(gs->pid, hmap, h, sizeof(h)) == 0) {
+		hash0 = (uint64_t)h[12] | (uint64_t)h[13] << 8 | (uint64_t)h[14] << 16 |
+			(uint64_t)h[15] << 24;
+		if (hash0 == gs->labels[slot].hash0)
+			return gs->labels[slot].text;
+	}
+	free(gs->labels[slot].text);
+	gs->labels[slot].text = read_labels(gs, labels, &hash0);
+	gs->labels[slot].set = labels;
+	gs->labels[slot].hash0 = hash0;
+	return gs->labels[slot].text;
 }
 
 const char *goroutines__reason(const struct goroutines *gs, uint8_t reason)

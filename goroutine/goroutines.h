@@ -44,6 +44,8 @@ struct go_rec {
 	uint64_t startpc;               /* its function */
 	uint64_t gopc;                  /* after the go statement that made it (a return
 					   address: look up gopc - 1), or 0 */
+	uint64_t labels;                /* g.labels: its pprof label set (pprof.Do,
+					   SetGoroutineLabels), or 0 (none, or not read) */
 	bool read;                      /* goroutines__scan(): read at this scan */
 	bool unchanged;                 /* ... and every byte read is as at the last */
 };
@@ -68,6 +70,9 @@ struct go_layout {
 	uint64_t m_procid;
 	uint64_t allgs, allglen, reasons;
 	uint64_t nreasons;
+	uint64_t g_labels;              /* offset of g.labels, whose set is a
+					   map[string]string as Go 1.17 to 1.23 keep it;
+					   0: labels not read */
 };
 
 /* The layouts goroutines__new() chooses between, for tests and
@@ -112,6 +117,14 @@ int goroutines__read(struct goroutines *gs, uint64_t g, struct go_rec *r);
 
 /* The TID of the thread behind M (m.procid), or 0 if unknown. */
 pid_t goroutines__m_tid(struct goroutines *gs, uint64_t m);
+
+/* The pprof labels of set LABELS (a record's .labels): "KEY=VALUE" lines
+ * joined by '\n', sorted by key, at most GOROUTINE_LABELS_MAX of them,
+ * each key and value at most 64 bytes, made printable ('=' and '\n' in
+ * a key become '_'), owned by GS (kept while the set is, by address);
+ * NULL for none, or a set that cannot be read. */
+#define GOROUTINE_LABELS_MAX 8
+const char *goroutines__labels(struct goroutines *gs, uint64_t labels);
 
 /* Why a goroutine waits (Go's own words: "chan receive", "sleep",
  * "sync.Mutex.Lock", ...), or NULL for an unknown reason. */

@@ -94,7 +94,7 @@ if start_target goroutines; then
 	raw=$("$GO" tool pprof -raw "$pp" 2>/dev/null)
 	for want in 'state:\[select \(no cases\)\]' 'state:\[sleep\]' 'state:\[(semacquire|sync\.Mutex\.Lock)\]' \
 		'state:\[running\]' 'goroutine:\[1\]' 'goroutine_function:\[main\.compute\]' \
-		'created_by:\[main\.main\]'; do
+		'created_by:\[main\.main\]' 'role:\[sleeper\]' 'tier:\[2\]'; do
 		DETAIL="$(grep -E 'state:|goroutine:|created_by:' <<<"$raw" | sort | uniq -c | head -12 | tr '\n' '|')" \
 			check "split pprof: a label $want" "grep -qE '$want' <<<\"\$raw\""
 	done
@@ -279,8 +279,8 @@ if [ -x "$BIN/golayout" ]; then
 		n=$(awk 'NF == 3' "$TMP/layout-$b" | wc -l)
 		diff=$(awk 'NF == 3 && $2 != $3' "$TMP/layout-$b")
 		DETAIL="$(head -1 "$TMP/layout-$b"); $n lines; differ: $(tr '\n' '|' <<<"$diff")" \
-			check "layout: $b's layout without DWARF is what the DWARF of the normal build says (16 of 16)" \
-			"[ '$n' = 16 ] && [ -z \"\$diff\" ]"
+			check "layout: $b's layout without DWARF is what the DWARF of the normal build says (17 of 17)" \
+			"[ '$n' = 17 ] && [ -z \"\$diff\" ]"
 	done
 fi
 
@@ -314,6 +314,9 @@ profile_of() {
 	# runnable and running come and go: the wait states are compared
 	"$GO" tool pprof -raw "$TMP/$label.pprof" 2>/dev/null | grep -oE 'state:\[[^]]*\]' |
 		grep -vE 'running|runnable' | sort -u >"$TMP/$label.states"
+	# main.sleeper's pprof labels (SetGoroutineLabels), with its function
+	"$GO" tool pprof -raw "$TMP/$label.pprof" 2>/dev/null | grep -F 'goroutine_function:[main.sleeper]' |
+		grep -oE '(role|tier):\[[^]]*\]' | sort -u | tr '\n' ' ' >"$TMP/$label.labels"
 	return 0
 }
 if profile_of dwarf goroutines; then
@@ -335,6 +338,9 @@ if profile_of dwarf goroutines; then
 			"cmp -s '$TMP/dwarf.goroutines' '$TMP/$b.goroutines'"
 		DETAIL="$(diff "$TMP/dwarf.funcs" "$TMP/$b.funcs" | tr '\n' '|')" \
 			check "$b: the same main.* functions on their stacks" "cmp -s '$TMP/dwarf.funcs' '$TMP/$b.funcs'"
+		DETAIL="$(cat "$TMP/$b.labels")" \
+			check "$b: main.sleeper's pprof labels (role=sleeper, tier=2)" \
+			"[ \"\$(cat '$TMP/$b.labels')\" = 'role:[sleeper] tier:[2] ' ]"
 		DETAIL="$(tr '\n' ' ' <"$TMP/dwarf.states") vs $(tr '\n' ' ' <"$TMP/$b.states")" \
 			check "$b: the same wait states (Go's words: sleep, semacquire, select (no cases))" \
 			"[ -s '$TMP/$b.states' ] && cmp -s '$TMP/dwarf.states' '$TMP/$b.states'"

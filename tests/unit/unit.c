@@ -1434,7 +1434,8 @@ static void test_golayout(void)
 		      l.g_off[2] == 48 && l.g_off[3] == 56 && l.g_off[4] == 64 && l.g_off[5] == 104 &&
 		      l.g_off[6] == want[i].status && l.g_off[7] == want[i].goid &&
 		      l.g_off[8] == want[i].reason && l.g_off[9] == want[i].startpc &&
-		      l.g_off[10] == want[i].gopc && l.m_procid == 72, what);
+		      l.g_off[10] == want[i].gopc && l.m_procid == 72 &&
+		      l.g_labels == (want[i].minor == 19 ? 360u : 0u), what);
 	}
 	struct go_layout none;
 	check(golayout__table(99, &none) == -ENOENT && golayout__table(12, &none) == -ENOENT,

@@ -81,6 +81,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < GO_G_FIELDS; i++)
 		printf("%s %llu %llu\n", names[i], (unsigned long long)d.g_off[i],
 		       (unsigned long long)o.g_off[i]);
+	printf("g.labels %llu %llu\n", (unsigned long long)d.g_labels, (unsigned long long)o.g_labels);
 	printf("m.procid %llu %llu\n", (unsigned long long)d.m_procid, (unsigned long long)o.m_procid);
 	printf("runtime.allgs 0x%llx 0x%llx\n", (unsigned long long)d.allgs, (unsigned long long)o.allgs);
 	printf("runtime.allglen 0x%llx 0x%llx\n", (unsigned long long)d.allglen,
