@@ -143,7 +143,7 @@ else
 			prof "$TMP/$label" "$pid" "${args[@]}" -o "$out"
 			check_ran "$label" "$TMP/$label" "$out"
 			assist=$(samples "$out" ';runtime\.gcAssistAlloc1[; ]')
-			if [ "${assist:-0}" -lt 5 ]; then
+			if [ "${assist:-0}" -lt 5 ] && [ $view = os-threads ]; then
 				# A loaded machine can leave the collector ahead of the
 				# allocating goroutine for 3 s: no assist to look at.
 				diag "$label: $assist GC assist samples in 3 s: once more, 6 s"
@@ -151,9 +151,15 @@ else
 				assist=$(samples "$out" ';runtime\.gcAssistAlloc1[; ]')
 			fi
 			user=$(samples "$out" '^runtime\.goexit;.*main\.deep;.*;runtime\.gcAssistAlloc1[; ]')
+			# By goroutine, an assisting goroutine is waiting ("GC assist
+			# marking") and counted from its saved context; its thread's
+			# samples in gcAssistAlloc1 are few (0 to 2 in 3 s, with DWARF
+			# or without): none is no failure there, each must be whole.
+			need=0
+			[ $view = os-threads ] && need=1
 			DETAIL="$user of $assist; $(grep -E ';runtime\.gcAssistAlloc1[; ]' "$out" | grep -v main.deep | head -2 | cut -c1-250 | tr '\n' '|')" \
 				check "$label: GC assists go on past runtime.systemstack to the goroutine that allocated (>= 90%)" \
-				"[ '$assist' -gt 0 ] && [ \$((user * 100)) -ge \$((assist * 90)) ]"
+				"[ '$assist' -ge $need ] && [ \$((user * 100)) -ge \$((assist * 90)) ]"
 			at_sys=$(samples "$out" '^runtime\.systemstack(\.abi0)?;')
 			partial=$(summary_field "$TMP/$label.err" partial)
 			DETAIL="$at_sys samples start at runtime.systemstack; $(summary "$TMP/$label.err" | tail -1)" \
@@ -192,7 +198,7 @@ shipped() {
 # --- 4. by goroutine, against the program's own dump ------------------------------
 # by_goroutine LABEL PID DUMP OWN: profiles PID (already running, its stderr
 # in DUMP, GOTRACEBACK=all) by goroutine, runtime goroutines included, a
-# file a second (--period: each file written says a second was sampled).
+# file each 300 ms (--period: each file written says a period was sampled).
 # Then the program is stopped (SIGSTOP), sampled for a whole period while
 # stopped, and sent SIGQUIT and SIGCONT: Go prints every goroutine and
 # exits.  A goroutine started between SIGCONT and the dump cannot be in the
@@ -212,7 +218,7 @@ never_ran() {
 }
 by_goroutine() {
 	local label=$1 pid=$2 dump=$3 own=$4 base=$TMP/$1-g n seen missing fresh fn files
-	prof_bg "$base" "$pid" --go-system --threads --period 1s -o "$base.%n.folded"
+	prof_bg "$base" "$pid" --go-system --threads --period 300ms -o "$base.%n.folded"
 	if ! wait_until 30 file_ready "$base.1.folded"; then
 		DETAIL="$(tail -c 300 "$base.err")" check "$label by goroutine: sampled for a second" false
 		kill -KILL "$pid" 2>/dev/null
@@ -267,7 +273,7 @@ scrape_configs:
     static_configs:
       - targets: ['127.0.0.1:$port']
 EOF
-	prometheus --config.file="$TMP/prom.yml" --web.listen-address="127.0.0.1:$port" \
+	GOTRACEBACK=all prometheus --config.file="$TMP/prom.yml" --web.listen-address="127.0.0.1:$port" \
 		--storage.tsdb.path="$TMP/promdata" >"$TMP/prom.log" 2>&1 &
 	ppid=$!
 	PIDS+=("$ppid")
@@ -279,16 +285,9 @@ EOF
 		DETAIL="$r of $n" check "prometheus: a thread blocked in futex/epoll_wait/nanosleep is in runtime.futex/epollwait/usleep" \
 			"[ '$n' -gt 0 ] && [ '$r' = '$n' ]"
 		check "prometheus: still serving after" alive "$ppid"
+		by_goroutine prometheus "$ppid" "$TMP/prom.log" 'github\.com/prometheus/'
 	else
 		DETAIL="$(tail -c 300 "$TMP/prom.log")" check "prometheus starts" false
-	fi
-	stop_target "$ppid"
-	GOTRACEBACK=all prometheus --config.file="$TMP/prom.yml" --web.listen-address="127.0.0.1:$port" \
-		--storage.tsdb.path="$TMP/promdata2" >"$TMP/prom2.log" 2>&1 &
-	ppid=$!
-	PIDS+=("$ppid")
-	if wait_until 20 grep -q 'Server is ready to receive web requests' "$TMP/prom2.log"; then
-		by_goroutine prometheus "$ppid" "$TMP/prom2.log" 'github\.com/prometheus/'
 	fi
 	stop_target "$ppid"
 fi
