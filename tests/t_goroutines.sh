@@ -18,7 +18,7 @@
 #     keeps >= 80% of its ticks and no gap over 100 ms while profiled
 #     (compared with the target alone when it misses that: a loaded CI);
 #   without DWARF (-w; -s -w; linked by the system linker, with and
-#     without -s -w): the layout the DWARF gives, and the same goroutines,
+#     without -s -w; a PIE, -s -w): the layout the DWARF gives, and the same goroutines,
 #     functions and states; a Go version with no known layout: a one-line
 #     note, and the threads are sampled instead;
 #   --os-threads: the threads, as before.
@@ -269,7 +269,7 @@ fi
 # from runtime.allgadd's and runtime.waitReason.String's code): the same
 # program links at the same addresses, so every line must agree.
 [ -x "$BIN/golayout" ] || make -C "$ROOT" --no-print-directory -s tests/bin/golayout >/dev/null 2>&1
-nodwarf_bins="goroutines-w goroutines-sw goroutines-ext goroutines-ext-sw"
+nodwarf_bins="goroutines-w goroutines-sw goroutines-ext goroutines-ext-sw goroutines-pie-sw"
 for b in $nodwarf_bins; do
 	[ -x "$BIN/$b" ] || make -C "$ROOT" --no-print-directory -s GO_BIN="$GO" "tests/bin/$b" >/dev/null 2>&1
 done
@@ -284,8 +284,10 @@ if [ -x "$BIN/golayout" ]; then
 	done
 fi
 
-# Then the profile: the goroutines target built normally, -w, -s -w, and
-# linked by the system linker with and without -s -w gives the same
+# Then the profile: the goroutines target built normally, -w, -s -w,
+# linked by the system linker with and without -s -w, and as a PIE with
+# -s -w (loaded at a bias: every address read from the code moves with
+# it) gives the same
 # goroutines (the function each started in), the same states, and the
 # same functions on their stacks; goroutine ids differ from run to run (a
 # P takes them 16 at a time), so each run's ids are checked against the

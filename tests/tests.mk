@@ -214,8 +214,14 @@ tests/bin/goroutines-ext-sw: tests/targets/goroutines/main.go tests/tests.mk
 	@mkdir -p tests/bin build/go
 	@echo "  GO      $< [-linkmode=external -s -w]"
 	$(Q)$(GO_ENV) $(GO_EXT) -s -w' -o $@ $<
+# ... and as a position-independent executable (-buildmode=pie), -s -w.
+tests/bin/goroutines-pie-sw: tests/targets/goroutines/main.go tests/tests.mk
+	@mkdir -p tests/bin build/go
+	@echo "  GO      $< [-buildmode=pie -s -w]"
+	$(Q)$(GO_ENV) $(GO_BIN) build -buildmode=pie -ldflags='-s -w' -o $@ $<
 ifneq ($(wildcard $(GO_BIN)),)
-TEST_BINS += tests/bin/goroutines-sw tests/bin/goroutines-ext tests/bin/goroutines-ext-sw
+TEST_BINS += tests/bin/goroutines-sw tests/bin/goroutines-ext tests/bin/goroutines-ext-sw \
+	     tests/bin/goroutines-pie-sw
 endif
 
 .PHONY: test-bins
