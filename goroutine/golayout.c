@@ -238,3 +238,15 @@ int golayout__reasons(const unsigned char *code, size_t len, uint64_t addr, uint
 	}
 	return found && *n ? 0 : -ENOENT;
 }
+
+int golayout__uses(const unsigned char *code, size_t len, uint32_t disp)
+{
+	for (size_t i = 0; i + 6 <= len; i++) {
+		unsigned char op = code[i], modrm = code[i + 1];
+		size_t at = i + 2 + ((modrm & 7) == 4);         /* past a SIB byte */
+		if ((op == 0x88 || op == 0x89 || op == 0x8b || op == 0x8d) && (modrm & 0xc0) == 0x80 &&
+		    at + 4 <= len && le(code + at, 4) == disp)
+			return 1;
+	}
+	return 0;
+}

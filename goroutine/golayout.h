@@ -71,4 +71,11 @@ int golayout__allgadd(const unsigned char *code, size_t len, uint64_t addr, uint
 int golayout__reasons(const unsigned char *code, size_t len, uint64_t addr, uint64_t *table,
 		      uint64_t *n);
 
+/* Whether the LEN bytes of code at CODE read or write a field at offset
+ * DISP of a pointer (mov, lea: a ModRM with a 32-bit displacement, 8- to
+ * 64-bit): runtime.newproc1 sets g.goid, g.gopc, g.startpc and copies
+ * g.labels, runtime.gopark sets g.waitreason, so a table whose offsets
+ * their code does not use is not this runtime's. */
+int golayout__uses(const unsigned char *code, size_t len, uint32_t disp);
+
 #endif

@@ -23,7 +23,8 @@
 #define VERSION_READ 64                 /* bytes of a Go version string */
 #define LABEL_SLOTS 256                 /* label sets kept, direct-mapped */
 #define LABEL_LEN 64                    /* bytes of a label's key or value */
-#define CODE_READ 1024                  /* bytes of a runtime function read (allgadd: 0x175) */
+#define CODE_READ 2048                  /* bytes of a runtime function read (1.19: allgadd
+					   0x16f, newproc1 0x3b9) */
 #define MAX_SPAN 512                    /* bytes of a g read: goroutines__read()'s buffer */
 #define MAX_G_OFFSET (64u << 10)        /* of a field in runtime.g (Go 1.19's g: 416 bytes) */
 #define REASON_MAX_LEN 48
@@ -401,11 +402,32 @@ static int layout_nodwarf(const struct module *main, const struct gopclntab *pcl
 			 "%s, has no known layout (known: go1.%d to go1.%d)", ver, lo, hi);
 		return -ENOENT;
 	}
-	static const char *const funcs[] = { "runtime.allgadd", "runtime.waitReason.String" };
-	uint64_t ranges[2][2], status = UINT64_MAX, size;
+	static const char *const funcs[] = { "runtime.allgadd", "runtime.waitReason.String",
+					     "runtime.newproc1", "runtime.gopark" };
+	uint64_t ranges[4][2], status = UINT64_MAX, size;
 	unsigned char code[CODE_READ];
 	size_t len;
-	go_funcs(pcln, funcs, 2, ranges);
+	go_funcs(pcln, funcs, 4, ranges);
+	/* The table checked by the code that uses its fields. */
+	const struct {
+		int func;
+		const char *field;
+		uint64_t off;
+	} uses[] = {
+		{ 2, "goid", l->g_off[7] }, { 2, "gopc", l->g_off[10] }, { 2, "startpc", l->g_off[9] },
+		{ 2, "labels", l->g_labels }, { 3, "waitreason", l->g_off[8] },
+	};
+	for (size_t i = 0; i < sizeof(uses) / sizeof(uses[0]); i++) {
+		if (!uses[i].off)
+			continue;
+		len = go_code(main, ranges[uses[i].func], code);
+		if (!len || !golayout__uses(code, len, (uint32_t)uses[i].off)) {
+			snprintf(note, notelen, "it has no DWARF, and %s's code %s g.%s at %llu, as %s's "
+				 "layout says", funcs[uses[i].func], len ? "does not use" : "(not found) cannot "
+				 "say it uses", uses[i].field, (unsigned long long)uses[i].off, ver);
+			return -EINVAL;
+		}
+	}
 	len = go_code(main, ranges[0], code);
 	bool decoded = len && golayout__allgadd(code, len, ranges[0][0], &l->allgs, &l->allglen,
 						 &status) == 0;

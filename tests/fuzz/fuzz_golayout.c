@@ -5,7 +5,7 @@
  * and the offset of g.atomicstatus are read.  All of it is the file's.
  *
  * Input: byte 0 chooses the parser (mod 4): 0 .go.buildinfo, 1 allgadd,
- * 2 waitReason.String, 3 a version string (golayout__string, then
+ * 2 waitReason.String (and golayout__uses), 3 a version string (golayout__string, then
  * golayout__minor and golayout__table); the rest is its bytes.  The code's
  * address is fixed (0x435360), so that the same bytes give the same
  * answers.
@@ -62,6 +62,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case 2:
 		if (golayout__reasons(in, len, ADDR, &a, &b) == 0 && (b == 0 || b > 255))
 			abort();
+		golayout__uses(in, len, 0x98);
 		break;
 	case 3:
 		if (golayout__string(in, len, ver, sizeof(ver)) == 0) {

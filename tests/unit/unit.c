@@ -1395,6 +1395,12 @@ static void test_golayout(void)
 	check(golayout__reasons(reason, sizeof(reason) - 1, 0x443200, &table, &n) == 0 && table == 0x550960 &&
 	      n == 27, "golayout: waitReason.String's code says 27 strings at 0x550960");
 	check(golayout__reasons(reason, 4, 0x443200, &table, &n) == -ENOENT, "golayout: no table in 4 bytes");
+	/* newproc1 (1.19): mov %rcx,0x98(%rax); gopark: mov %cl,0xb0(%r8) */
+	static const unsigned char goid[] = { 0x48, 0x89, 0x88, 0x98, 0x00, 0x00, 0x00 },
+				   reason_st[] = { 0x41, 0x88, 0x88, 0xb0, 0x00, 0x00, 0x00 };
+	check(golayout__uses(goid, sizeof(goid), 0x98) && !golayout__uses(goid, sizeof(goid), 0x90) &&
+	      !golayout__uses(goid, sizeof(goid) - 1, 0x98) && golayout__uses(reason_st, sizeof(reason_st), 0xb0),
+	      "golayout: the code that sets g.goid at 0x98 and g.waitreason at 0xb0 uses them, not 0x90");
 
 	/* .go.buildinfo: Go 1.18+ (flags 2: inline), before (a pointer). */
 	unsigned char bi[64] = "\xff Go buildinf:\x08\x02";
