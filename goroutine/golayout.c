@@ -81,11 +81,12 @@ int golayout__minor(const char *ver)
  * ret, lr, bp) at 56.  runtime.m starts g0, morebuf (a gobuf), divmod
  * uint32, so procid (uint64) is at 72.  Go 1.19's were checked against
  * its DWARF (tests/t_goroutines.sh, tests/bin/golayout); the others could
- * not be: this machine has one Go.  Go 1.16 (no sched latency fields yet)
- * and 1.21 on (parentGoid, the new tracer's fields, syscallbp) have no
- * table: their runtime2.go was not at hand to count, and a guessed
- * offset would read the wrong field; such a program is refused with a
- * note. */
+ * not be: this machine has one Go; the code checks (golayout__allgadd()'s
+ * atomicstatus, golayout__uses()) guard them.  Go 1.16 (no sched latency
+ * fields yet), 1.21 (parentGoid, inMarkAssist, the old tracer's fields)
+ * and 1.23 on (syscallbp, ...) have no table: their runtime2.go was not at
+ * hand to count, and a guessed offset would read the wrong field; such a
+ * program is refused with a note. */
 struct version_offsets {
 	int minor;
 	uint16_t status, goid, reason, gopc, startpc;
@@ -110,6 +111,15 @@ static const struct version_offsets versions[] = {
 	 * parkingOnChan atomic.Bool, runnableStamp renamed trackingStamp:
 	 * same sizes, same offsets. */
 	{ 20, 144, 152, 176, 296, 312 },
+	/* go1.22.2 runtime2.go (read in a godoc rendering of that release's
+	 * source): after parkingOnChan atomic.Bool (185), inMarkAssist and
+	 * coroexit; raceignore, nocgocallback, tracking, trackingSeq (188 ..
+	 * 191); trackingStamp, runnableTime, lockedm (192 .. 208), the
+	 * tracer's sysblocktraced, sysexitticks, traceseq and tracelastp gone
+	 * (now gTraceState, after labels); sig (216), writebuf (224),
+	 * sigcode0, sigcode1, sigpc, parentGoid (272), gopc (280), ancestors,
+	 * startpc (296).  runtime.m: divmod, _ uint32, procid at 72. */
+	{ 22, 144, 152, 176, 280, 296 },
 };
 
 int golayout__label_sets(int minor)
@@ -117,10 +127,12 @@ int golayout__label_sets(int minor)
 	return minor == 19;
 }
 
-void golayout__range(int *lo, int *hi)
+void golayout__known(char *buf, size_t len)
 {
-	*lo = versions[0].minor;
-	*hi = versions[sizeof(versions) / sizeof(versions[0]) - 1].minor;
+	size_t at = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < sizeof(versions) / sizeof(versions[0]) && at < len; i++)
+		at += (size_t)snprintf(buf + at, len - at, "%sgo1.%d", i ? ", " : "", versions[i].minor);
 }
 
 int golayout__table(int minor, struct go_layout *l)
@@ -134,8 +146,9 @@ int golayout__table(int minor, struct go_layout *l)
 						  v->reason, v->startpc, v->gopc };
 		memcpy(l->g_off, g, sizeof(g));
 		l->m_procid = 72;
-		/* after cgoCtxt []uintptr (336) in all four */
-		l->g_labels = golayout__label_sets(minor) ? 360 : 0;
+		/* startpc, racectx, waiting, cgoCtxt ([]uintptr: 24), labels:
+		 * 48 bytes after startpc (360 up to 1.20, 344 in 1.22) */
+		l->g_labels = golayout__label_sets(minor) ? v->startpc + 48 : 0;
 		return 0;
 	}
 	return -ENOENT;

@@ -51,8 +51,9 @@ int golayout__table(int minor, struct go_layout *l);
  * runtime/map.go) only: the others were not at hand to read. */
 int golayout__label_sets(int minor);
 
-/* The versions with a table: [*LO, *HI]. */
-void golayout__range(int *lo, int *hi);
+/* The versions with a table, for a note: "go1.17, go1.18, ..." in BUF
+ * (LEN bytes, cut short if need be). */
+void golayout__known(char *buf, size_t len);
 
 /* From the LEN bytes of runtime.allgadd's code at link-time address ADDR:
  * the addresses of runtime.allgs (the slice the code appends to: three

@@ -389,9 +389,8 @@ static size_t go_code(const struct module *main, const uint64_t r[2], unsigned c
 static int layout_nodwarf(const struct module *main, const struct gopclntab *pcln,
 			  struct go_layout *l, char *note, size_t notelen)
 {
-	char ver[64];
-	int lo, hi;
-	golayout__range(&lo, &hi);
+	char ver[64], known[96];
+	golayout__known(known, sizeof(known));
 	if (go_version(main, ver, sizeof(ver)) < 0) {
 		snprintf(note, notelen, "it has no DWARF (built with -ldflags=-w?) and no Go version in "
 			 "its build info");
@@ -399,7 +398,7 @@ static int layout_nodwarf(const struct module *main, const struct gopclntab *pcl
 	}
 	if (golayout__table(golayout__minor(ver), l) < 0) {
 		snprintf(note, notelen, "it has no DWARF (built with -ldflags=-w?) and its Go version, "
-			 "%s, has no known layout (known: go1.%d to go1.%d)", ver, lo, hi);
+			 "%s, has no known layout (known: %s)", ver, known);
 		return -ENOENT;
 	}
 	static const char *const funcs[] = { "runtime.allgadd", "runtime.waitReason.String",

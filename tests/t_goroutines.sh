@@ -368,6 +368,23 @@ if [ -x "$BIN/goroutines-sw" ]; then
 	fi
 fi
 
+# A table that is not the runtime's: the -s -w build saying go1.22, whose
+# table puts g.gopc at 280 where 1.19's newproc1 stores it at 296, is
+# refused with a note naming the field.
+if [ -x "$BIN/goroutines-sw" ]; then
+	sed 's/go1\.19\./go1.22./g' "$BIN/goroutines-sw" >"$TMP/goroutines-sw22" 2>/dev/null &&
+		chmod +x "$TMP/goroutines-sw22"
+	if BIN=$TMP start_target goroutines-sw22; then
+		pid=$TARGET_PID
+		prof "$TMP/wronglayout" "$pid" --duration 0.5 --threads -o "$TMP/wronglayout.folded"
+		check_ran "wrong layout" "$TMP/wronglayout" "$TMP/wronglayout.folded"
+		DETAIL="$(cat "$TMP/wronglayout.err")" \
+			check "a 1.19 runtime saying go1.22: refused, the note naming the field its code does not use" \
+			"[ \$(grep -c 'Go program, but it has no DWARF, and runtime.newproc1.s code does not use g.gopc at 280' '$TMP/wronglayout.err') = 1 ]"
+		stop_target "$pid"
+	fi
+fi
+
 # --- a runtime that lies (issue 27, item 7) ----------------------------------------------
 # goliar replaces runtime.allgs with pointers to zeroed memory: no goroutine
 # can be read.  b1f3e94 wrote an empty profile, 0 samples, exit 0, no word.

@@ -1431,6 +1431,7 @@ static void test_golayout(void)
 	static const struct { int minor; uint64_t status, goid, reason, gopc, startpc; } want[] = {
 		{ 17, 144, 152, 176, 296, 312 }, { 18, 144, 152, 176, 296, 312 },
 		{ 19, 144, 152, 176, 296, 312 }, { 20, 144, 152, 176, 296, 312 },
+		{ 22, 144, 152, 176, 280, 296 },
 	};
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
 		struct go_layout l = { 0 };
@@ -1444,8 +1445,9 @@ static void test_golayout(void)
 		      l.g_labels == (want[i].minor == 19 ? 360u : 0u), what);
 	}
 	struct go_layout none;
-	check(golayout__table(99, &none) == -ENOENT && golayout__table(12, &none) == -ENOENT,
-	      "golayout: no table for go1.12 or go1.99");
+	check(golayout__table(99, &none) == -ENOENT && golayout__table(12, &none) == -ENOENT &&
+	      golayout__table(21, &none) == -ENOENT && golayout__table(23, &none) == -ENOENT,
+	      "golayout: no table for go1.12, go1.21, go1.23 or go1.99");
 }
 
 int main(void)
