@@ -65,7 +65,7 @@ objs  = $(OBJS:build/%=$(1)/%)
 FLAVOURS := build $(SAN) build/fuzz
 DEPS := $(foreach f,$(FLAVOURS),$(patsubst %.o,%.d,$(call objs,$(f)) $(f)/cli/main.o))
 
-.PHONY: all check unit bench soak demo deps install clean fuzz FORCE
+.PHONY: all check check-bins unit bench soak demo deps install clean fuzz FORCE
 all: cprof-attach
 
 build/output/profile.pb-c.c build/output/profile.pb-c.h: output/profile.proto
@@ -124,22 +124,33 @@ build/demo: contrib/demo/demo.c
 # build (ASan + UBSan; CHECK_SAN=0 skips that pass), plus the replay of the
 # fuzz corpus and a valgrind run; one "N passed, N failed" line for all.
 # `make check SANITIZE=1`: the sanitizer build only.
+# Before building, the packages (contrib/install-deps.sh: as root it
+# installs what is missing, otherwise it names it and the tests that need
+# it skip, saying so); the build then uses every CPU.
+# T='t_python t_eintr' runs only those files (T=unit:WORD the unit tests
+# whose group name holds WORD); JOBS=N (or make -jN) files side by side.
 CHECK_SAN ?= 1
+NPROC := $(shell nproc 2>/dev/null || echo 2)
 ifeq ($(SANITIZE),)
-check: cprof-attach build/tests/unit $(if $(filter 1,$(CHECK_SAN)),$(SAN)/cprof-attach $(SAN)/tests/unit)
+CHECK_BINS := cprof-attach build/tests/unit $(if $(filter 1,$(CHECK_SAN)),$(SAN)/cprof-attach $(SAN)/tests/unit)
 check: CHECK_ENV := CPROF=./cprof-attach UNIT=build/tests/unit \
 	$(if $(filter 1,$(CHECK_SAN)),SAN_CPROF=./$(SAN)/cprof-attach SAN_UNIT=$(SAN)/tests/unit)
 else
-check: $(SAN)/cprof-attach $(SAN)/tests/unit
+CHECK_BINS := $(SAN)/cprof-attach $(SAN)/tests/unit
 check: CHECK_ENV := CPROF=./$(SAN)/cprof-attach UNIT=$(SAN)/tests/unit CPROF_SANITIZED=1
 endif
-check: $(TEST_BINS) $(FUZZ_REPLAY_BINS)
-	@$(CHECK_ENV) FUZZ_REPLAY=$(SAN)/fuzz bash tests/run.sh
+check-bins: $(CHECK_BINS) $(TEST_BINS) $(FUZZ_REPLAY_BINS)
+check:
+	@bash contrib/install-deps.sh all || echo "make check: the tests that need those packages skip, saying so"
+	@$(MAKE) --no-print-directory -j$(NPROC) check-bins
+	@$(CHECK_ENV) FUZZ_REPLAY=$(SAN)/fuzz bash tests/run.sh $(T)
 
+# deps: everything, the tests' packages too; demo: what it builds with.
 deps:
-	@bash contrib/install-deps.sh
+	@bash contrib/install-deps.sh all
 
-demo: deps
+demo:
+	@bash contrib/install-deps.sh build
 	@$(MAKE) --no-print-directory all build/demo
 	@bash contrib/demo.sh
 

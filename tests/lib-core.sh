@@ -8,18 +8,23 @@
 # (a ready file, /proc state), never a fixed sleep.
 
 # wait_until SECONDS COMMAND...: poll COMMAND every 20 ms until it succeeds
-# or SECONDS of wall time pass.  Returns COMMAND's last status.
+# or SECONDS of wall time pass.  Returns COMMAND's last status.  Under
+# tests/run.sh (CPROF_TEST_WAITING set) the wait is written down while it
+# lasts, so that a file stopped by its time limit says what it waited for.
 wait_until() {
-	local deadline us
+	local deadline us rc=0 secs=$1
 	us=$(awk -v s="$1" 'BEGIN { printf "%d", s * 1000000 }')
 	deadline=$((${EPOCHREALTIME/[.,]/} + us))
 	shift
+	[ -z "${CPROF_TEST_WAITING:-}" ] ||
+		echo "waiting up to $secs s for: $*" >"$CPROF_TEST_WAITING" 2>/dev/null || :
 	while :; do
-		"$@" && return 0
-		[ "${EPOCHREALTIME/[.,]/}" -lt "$deadline" ] || break
+		"$@" && break
+		[ "${EPOCHREALTIME/[.,]/}" -lt "$deadline" ] || { "$@" || rc=$?; break; }
 		sleep 0.02
 	done
-	"$@"
+	[ -z "${CPROF_TEST_WAITING:-}" ] || : >"$CPROF_TEST_WAITING" 2>/dev/null || :
+	return $rc
 }
 
 file_ready() { [ -s "$1" ]; }

@@ -171,8 +171,11 @@ expect_error() {
 prof() {
 	local base=$1
 	shift
+	[ -z "${CPROF_TEST_WAITING:-}" ] ||
+		echo "waiting up to 60 s for the profiler: $*" >"$CPROF_TEST_WAITING" 2>/dev/null || :
 	timeout --foreground -k 5 60 "$CPROF" "$@" >"$base.out" 2>"$base.err"
 	PROF_RC=$?
+	[ -z "${CPROF_TEST_WAITING:-}" ] || : >"$CPROF_TEST_WAITING" 2>/dev/null || :
 	return 0
 }
 
@@ -369,20 +372,11 @@ find_chromium() {
 	return 1
 }
 
-# need_chromium: sets CHROMIUM, installing Debian's package "chromium" when
-# it is missing and we are root (apt-get); returns 1 if there is none.
+# need_chromium: sets CHROMIUM to the browser found; returns 1 if there is
+# none.  It installs nothing: contrib/install-deps.sh (make deps) installs
+# Debian's package "chromium" before the tests run.
 need_chromium() {
 	CHROMIUM=$(find_chromium)
-	if [ -z "$CHROMIUM" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-		diag "chromium missing: apt-get install chromium (one time)"
-		DEBIAN_FRONTEND=noninteractive timeout 80 apt-get install -y -qq --no-install-recommends \
-			chromium >"$TMP/apt.log" 2>&1 ||
-			{ DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null 2>&1 &&
-				DEBIAN_FRONTEND=noninteractive timeout 80 apt-get install -y -qq \
-					--no-install-recommends chromium >"$TMP/apt.log" 2>&1; }
-		CHROMIUM=$(find_chromium)
-		[ -n "$CHROMIUM" ] || diag_file "$TMP/apt.log" 5
-	fi
 	[ -n "$CHROMIUM" ]
 }
 

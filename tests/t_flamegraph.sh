@@ -13,8 +13,9 @@
 # Then speedscope itself (its npm release, run in the same browser) imports
 # our speedscope file.
 #
-# Chromium: Debian's package "chromium"; installed here when missing and we
-# are root (apt-get), else the checks are skipped with the reason.
+# Chromium: Debian's package "chromium", which contrib/install-deps.sh
+# (make deps) installs; when it is missing the checks are skipped with the
+# reason.
 # speedscope: npm package speedscope@SPEEDSCOPE_VERSION, cached in
 # build/tests/speedscope; skipped when npm cannot fetch it.
 . "$(dirname "$0")/lib.sh"
@@ -23,7 +24,7 @@ SPEEDSCOPE_VERSION=1.20.0
 
 if ! need_chromium; then
 	skip "flame graph in headless Chromium" \
-		"no chromium, and cannot install it (needs root and apt-get: apt-get install chromium)"
+		"chromium is not installed (Debian package chromium: make deps installs it)"
 	done_testing
 fi
 diag "$("$CHROMIUM" --version 2>/dev/null)"

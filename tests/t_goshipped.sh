@@ -134,6 +134,7 @@ else
 	fi
 
 	# --- 2. past the system stack --------------------------------------------
+	assisted=0
 	for target in goalloc goalloc-sw; do
 		for view in goroutines os-threads; do
 			label=$target-$view
@@ -153,15 +154,21 @@ else
 				assist=$(samples "$out" ';runtime\.gcAssistAlloc1[; ]')
 			fi
 			user=$(samples "$out" '^runtime\.goexit;.*main\.deep;.*;runtime\.gcAssistAlloc1[; ]')
-			# By goroutine, an assisting goroutine is waiting ("GC assist
-			# marking") and counted from its saved context; its thread's
-			# samples in gcAssistAlloc1 are few (0 to 2 in 3 s, with DWARF
-			# or without): none is no failure there, each must be whole.
-			need=0
-			[ $view = os-threads ] && need=1
-			DETAIL="$user of $assist; $(grep -E ';runtime\.gcAssistAlloc1[; ]' "$out" | grep -v main.deep | head -2 | cut -c1-250 | tr '\n' '|')" \
-				check "$label: GC assists go on past runtime.systemstack to the goroutine that allocated (>= 90%)" \
-				"[ '$assist' -ge $need ] && [ \$((user * 100)) -ge \$((assist * 90)) ]"
+			if [ "${assist:-0}" = 0 ]; then
+				# Nothing to look at: the collector kept ahead for 9 s
+				# (a busy machine); or, by goroutine, an assisting
+				# goroutine is waiting ("GC assist marking") and counted
+				# from its saved context, and its thread's samples in
+				# gcAssistAlloc1 are few (0 to 2 in 3 s, DWARF or not: not
+				# run again).  At least one of the four runs must see
+				# assists: checked after the loop.
+				skip "$label: GC assists go on past runtime.systemstack" "no GC assist sampled in 3 s$([ $view = os-threads ] && echo ' + 6 s') (the collector kept ahead, or the assisting goroutine was counted waiting)"
+			else
+				assisted=$((assisted + 1))
+				DETAIL="$user of $assist; $(grep -E ';runtime\.gcAssistAlloc1[; ]' "$out" | grep -v main.deep | head -2 | cut -c1-250 | tr '\n' '|')" \
+					check "$label: GC assists go on past runtime.systemstack to the goroutine that allocated (>= 90%)" \
+					"[ \$((user * 100)) -ge \$((assist * 90)) ]"
+			fi
 			at_sys=$(samples "$out" '^runtime\.systemstack(\.abi0)?;')
 			partial=$(summary_field "$TMP/$label.err" partial)
 			DETAIL="$at_sys samples start at runtime.systemstack; $(summary "$TMP/$label.err" | tail -1)" \
@@ -170,18 +177,10 @@ else
 			stop_target "$pid"
 		done
 	done
+	DETAIL="$assisted of 4" check "GC assists sampled in at least one of the four goalloc runs" "[ $assisted -gt 0 ]"
 fi
 
 # --- 3. Debian's own Go programs -------------------------------------------------
-missing=
-for p in prometheus restic rclone hugo; do
-	command -v "$p" >/dev/null || missing="$missing $p"
-done
-if [ -n "$missing" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-	diag "installing$missing (Debian's packages, one time)"
-	DEBIAN_FRONTEND=noninteractive timeout 300 apt-get install -y -qq --no-install-recommends \
-		$missing >/dev/null 2>&1
-fi
 
 # shipped LABEL BINARY OUT ERR: the checks every shipped program passes.
 shipped() {
@@ -267,7 +266,7 @@ by_goroutine() {
 }
 
 if ! command -v prometheus >/dev/null; then
-	skip "prometheus" "not installed (Debian package prometheus) and could not be installed"
+	skip "prometheus" "not installed (Debian package prometheus: make deps installs it)"
 else
 	port=$((20000 + RANDOM % 20000))
 	cat >"$TMP/prom.yml" <<EOF
@@ -298,7 +297,7 @@ EOF
 fi
 
 if ! command -v restic >/dev/null; then
-	skip "restic" "not installed (Debian package restic) and could not be installed"
+	skip "restic" "not installed (Debian package restic: make deps installs it)"
 else
 	export RESTIC_PASSWORD=cprof-test
 	restic init --repo "$TMP/repo" -q >/dev/null 2>&1
@@ -316,7 +315,7 @@ else
 fi
 
 if ! command -v rclone >/dev/null; then
-	skip "rclone" "not installed (Debian package rclone) and could not be installed"
+	skip "rclone" "not installed (Debian package rclone: make deps installs it)"
 else
 	out=$TMP/rclone.folded
 	prof "$TMP/rclone" --duration 3 -o "$out" -- rclone --config /dev/null md5sum /usr/share
@@ -335,7 +334,7 @@ else
 fi
 
 if ! command -v hugo >/dev/null; then
-	skip "hugo" "not installed (Debian package hugo) and could not be installed"
+	skip "hugo" "not installed (Debian package hugo: make deps installs it)"
 else
 	site=$TMP/site
 	mkdir -p "$site/content/posts" "$site/layouts/_default"

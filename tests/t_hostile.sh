@@ -388,7 +388,7 @@ open_page() {
 if [ ! -s "$TMP/out.svg" ]; then
 	skip "svg in headless Chromium" "no SVG written"
 elif ! need_chromium; then
-	skip "svg in headless Chromium" "no chromium, and cannot install it (needs root and apt-get: apt-get install chromium)"
+	skip "svg in headless Chromium" "chromium is not installed (Debian package chromium: make deps installs it)"
 else
 	n=$(grep -c '<g class="f"' "$TMP/out.svg")
 	open_page "$TMP/out.svg"

@@ -222,14 +222,6 @@ if start_target wallclock; then
 	# With the bash-completion package's _init_completion, as in a real
 	# shell: it joins "--format" "=" "s" back into one word.
 	BASH_COMPLETION=/usr/share/bash-completion/bash_completion
-	if [ ! -f "$BASH_COMPLETION" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-		diag "bash-completion missing: apt-get install bash-completion (one time)"
-		DEBIAN_FRONTEND=noninteractive timeout 80 apt-get install -y -qq --no-install-recommends \
-			bash-completion >"$TMP/apt.log" 2>&1 ||
-			{ DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null 2>&1 &&
-				DEBIAN_FRONTEND=noninteractive timeout 80 apt-get install -y -qq \
-					--no-install-recommends bash-completion >>"$TMP/apt.log" 2>&1; }
-	fi
 	if [ -f "$BASH_COMPLETION" ]; then
 		# complete_real LINE WORD...: LINE as typed, WORDs as bash splits it.
 		complete_real() {
@@ -256,7 +248,7 @@ if start_target wallclock; then
 			check "completion (bash-completion): -p lists PIDs, not PID 1" \
 			"grep -qx '$pid wallclock' <<<\"\$got\" && ! grep -q '^1 ' <<<\"\$got\""
 	else
-		skip "completion with the bash-completion package" "not installed, and cannot install it (needs root and apt-get)"
+		skip "completion with the bash-completion package" "bash-completion is not installed (Debian package bash-completion: make deps installs it)"
 	fi
 	stop_target "$pid"
 fi

@@ -86,12 +86,8 @@ fi
 # returns to its first byte: looked up at pc - 1, it fell in the padding
 # before it and showed as libc.so.6+0xOFFSET.
 libc_dbg() { dpkg-query -W -f='${Status}' libc6-dbg 2>/dev/null | grep -q 'install ok installed'; }
-if ! libc_dbg && [ "$(id -u)" = 0 ]; then
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends libc6-dbg \
-		>"$TMP/apt.log" 2>&1 || diag_file "$TMP/apt.log" 5
-fi
 if ! libc_dbg; then
-	skip "__restore_rt named" "libc6-dbg (libc's .symtab) not installed and cannot be installed"
+	skip "__restore_rt named" "libc6-dbg (libc's .symtab) is not installed (Debian package libc6-dbg: make deps installs it)"
 elif start_target sigtramp; then
 	f=$TMP/sigtramp.folded
 	prof "$TMP/sigtramp" "$TARGET_PID" --duration 0.7 -o "$f"

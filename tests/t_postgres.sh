@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Issue 12, a real service of many processes: PostgreSQL under pgbench,
 # profiled with --subprocesses from the postmaster.
-#   set-up   Debian's postgresql (installed as root with apt-get when
-#            missing, no service started); a cluster of our own under
+#   set-up   Debian's postgresql (contrib/install-deps.sh installs it,
+#            no service started; skipped when missing); a cluster of our own under
 #            $TMP (initdb as the postgres user), its postmaster on
 #            127.0.0.1 and a free port, pgbench -i -s 2.
 #   control  one backend attached to directly (as before issue 12) has the
@@ -41,29 +41,9 @@ find_pgbin() {
 }
 
 PGBIN=$(find_pgbin)
-if [ -z "$PGBIN" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-	diag "postgresql missing: apt-get install postgresql postgresql-contrib (one time)"
-	# No service may start while we install (Docker images carry this file
-	# already; a full system would start the Debian cluster on port 5432).
-	made_policy=0
-	if [ ! -e /usr/sbin/policy-rc.d ]; then
-		printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
-		chmod 755 /usr/sbin/policy-rc.d
-		made_policy=1
-	fi
-	export DEBIAN_FRONTEND=noninteractive
-	timeout 80 apt-get install -y -qq --no-install-recommends postgresql postgresql-contrib \
-		>"$TMP/apt.log" 2>&1 ||
-		{ apt-get update -qq >>"$TMP/apt.log" 2>&1 &&
-			timeout 80 apt-get install -y -qq --no-install-recommends \
-				postgresql postgresql-contrib >>"$TMP/apt.log" 2>&1; }
-	[ "$made_policy" = 1 ] && rm -f /usr/sbin/policy-rc.d
-	PGBIN=$(find_pgbin)
-	[ -n "$PGBIN" ] || diag_file "$TMP/apt.log" 5
-fi
 if [ -z "$PGBIN" ]; then
 	skip "postgres under pgbench" \
-		"no postgres/initdb/pgbench under /usr/lib/postgresql/*/bin, and cannot install them (needs root and apt-get: apt-get install postgresql postgresql-contrib)"
+		"no postgres/initdb/pgbench under /usr/lib/postgresql/*/bin: postgresql is not installed (Debian packages postgresql postgresql-contrib: make deps installs them)"
 	done_testing
 fi
 diag "$("$PGBIN/postgres" --version)"

@@ -40,7 +40,8 @@
 #      BLAS's native frames in the same stacks.
 #   6. every target is left as it was: running, untraced, not stopped.
 # Debian's packages it needs (python3.11-dev, python3-numpy, gunicorn, curl)
-# are installed as root when missing.  The file runs in under a minute
+# are installed by contrib/install-deps.sh (make deps); the steps that need
+# a missing one are skipped, naming it.  The file runs in under a minute
 # (each step's time is a diag line).
 . "$(dirname "$0")/lib.sh"
 
@@ -57,17 +58,6 @@ pyenv_python() {
 	local d
 	d=$(ls -d "$PYENV"/versions/3."$1".* 2>/dev/null | sort -V | tail -n 1)
 	[ -n "$d" ] && [ -x "$d/bin/python3" ] && echo "$d/bin/python3"
-}
-
-# apt_install PKG...: as root, install Debian's packages (update once if
-# the first try fails); the log is $TMP/apt.log.
-apt_install() {
-	[ "$(id -u)" = 0 ] && command -v apt-get >/dev/null || return 1
-	diag "installing $* (Debian's packages, one time)"
-	export DEBIAN_FRONTEND=noninteractive
-	timeout 300 apt-get install -y -qq --no-install-recommends "$@" >>"$TMP/apt.log" 2>&1 ||
-		{ timeout 120 apt-get update -qq >>"$TMP/apt.log" 2>&1 &&
-			timeout 300 apt-get install -y -qq --no-install-recommends "$@" >>"$TMP/apt.log" 2>&1; }
 }
 
 # start_py LABEL PYTHON SCRIPT ARGS...: run PYTHON SCRIPT READY ARGS... in
@@ -191,16 +181,6 @@ took() {
 	LAP=$now
 }
 
-# Debian's packages this file uses (contrib/install-deps.sh lists them), in
-# one apt-get as root when missing: headers of Debian's python3.11 (offsets),
-# numpy, gunicorn and curl.
-need=()
-[ -x /usr/bin/python3.11 ] && [ ! -f /usr/include/python3.11/Python.h ] && need+=(python3.11-dev)
-[ -x /usr/bin/python3 ] && ! /usr/bin/python3 -c 'import numpy' 2>/dev/null && need+=(python3-numpy)
-command -v gunicorn >/dev/null || need+=(gunicorn)
-command -v curl >/dev/null || need+=(curl)
-[ ${#need[@]} = 0 ] || { apt_install "${need[@]}"; took "installing ${need[*]}"; }
-
 # --- 1. offsets ---------------------------------------------------------------------
 # compare_layout LABEL HEADERS OURS: every NAME of either file in the other,
 # equal ("LO..HI" in HEADERS: ours within).  Prints "N BAD", BAD the fields
@@ -271,7 +251,7 @@ else
 	if [ -f /usr/include/python3.11/internal/pycore_frame.h ]; then
 		offsets deb3.11 /usr/include/python3.11 /usr/bin/python3.11
 	else
-		skip "offsets deb3.11" "no /usr/include/python3.11 (Debian's python3.11-dev) and could not install it"
+		skip "offsets deb3.11" "no /usr/include/python3.11: python3.11-dev is not installed (Debian package python3.11-dev: make deps installs it)"
 	fi
 fi
 
@@ -699,7 +679,7 @@ gunicorn_app() {
 	for w in $workers; do wait_until 5 gone "$w"; done
 }
 if ! command -v gunicorn >/dev/null || ! command -v curl >/dev/null; then
-	skip "gunicorn" "no gunicorn or curl (Debian's packages gunicorn, curl) and could not install them"
+	skip "gunicorn" "gunicorn or curl is not installed (Debian packages gunicorn, curl: make deps installs them)"
 else
 	gunicorn_app
 fi
@@ -742,7 +722,7 @@ numpy_mm() {
 if [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
 	numpy_mm
 else
-	skip "numpy" "no numpy for /usr/bin/python3 (Debian's python3-numpy) and could not install it"
+	skip "numpy" "no numpy for /usr/bin/python3: python3-numpy is not installed (Debian package python3-numpy: make deps installs it)"
 fi
 
 took numpy

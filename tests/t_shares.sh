@@ -12,8 +12,18 @@
 #                each tick, while the same run with evenly spaced ticks
 #                (CPROF_TICK_JITTER=0, for tests) sees one phase only: the
 #                check can fail.  Also 10 ms in each (a 20 ms cycle).
-#   rate         the summary line's achieved rate is the average one.
+#   rate         the summary line's achieved rate is the average one: the
+#                worker's samples over the run's seconds.
+# exclusive: shares of a 10 ms cycle and evenly spaced ticks: with another
+#   test beside it on 2 cores, ticks came late (90.4 of 100 Hz) and the
+#   fixed-tick run stopped aliasing (17.7%, JOBS=3, load 6).
 . "$(dirname "$0")/lib.sh"
+
+# rate_of_samples: the worker's samples a second in the last shares run.
+rate_of_samples() {
+	awk -v n="$SH_N" -v s="$(summary_field "$SH_BASE.err" seconds)" \
+		'BEGIN { if (s > 0) printf "%.1f", n / s; else print 0 }'
+}
 
 # shares LABEL A_US B_US MODE HZ SECS [ENV...]: profiles a fresh switcher
 # and sets SH_MEASURED (% of the profiled interval in phase_a, measured by
@@ -73,8 +83,9 @@ if shares duty70 70000 30000 spin 99 10; then
 	DETAIL="$SH_N samples" check "duty 70 ms/30 ms: ~990 samples of the worker (10 s at 99 Hz)" \
 		"[ '$SH_N' -ge 940 ] && [ '$SH_N' -le 1000 ]"
 	hz=$(summary_field "$SH_BASE.err" achieved)
-	DETAIL="$hz Hz" check "duty 70 ms/30 ms: achieved rate is the average, 99 Hz (+-3%)" \
-		within "${hz:-0}" 99 3
+	DETAIL="$hz Hz, $(rate_of_samples) samples a second" \
+		check "duty 70 ms/30 ms: achieved rate is the average, the worker's samples a second (+-3%)" \
+		within "${hz:-0}" "$(rate_of_samples)" 3
 fi
 
 # The sanitizer pass (CPROF_SANITIZED=1) runs the checks the issue names
@@ -89,8 +100,8 @@ fi
 
 # --- duty cycle: phases shorter than the period ----------------------------------
 # Each sample lands anywhere in the 10 ms cycle: the error is the binomial
-# one of N samples (1.5 pp for 990), whatever the profiler does.
-if [ "$VARIANTS" = 1 ] && shares duty7 7000 3000 spin 99 10; then
+# one of N samples (2.1 pp for 495), whatever the profiler does.
+if [ "$VARIANTS" = 1 ] && shares duty7 7000 3000 spin 99 5; then
 	tol=$(sigma4 "$SH_MEASURED" "$SH_N")
 	DETAIL="measured $SH_MEASURED%, profiled $SH_PROFILED%" \
 		check "duty 7 ms/3 ms: phase_a within 4 sigma ($tol pp) of the measured share" \
@@ -111,7 +122,9 @@ if shares alias 5000 5000 spin 100 5; then
 		check "aliasing, 10 ms cycle at 100 Hz: phase_a 40-60%" \
 		"ge '$SH_PROFILED' 40 && ge 60 '$SH_PROFILED'"
 	hz=$(summary_field "$SH_BASE.err" achieved)
-	DETAIL="$hz Hz" check "aliasing: achieved rate is the average, 100 Hz (+-3%)" within "${hz:-0}" 100 3
+	DETAIL="$hz Hz, $(rate_of_samples) samples a second" \
+		check "aliasing: achieved rate is the average, the worker's samples a second (+-3%)" \
+		within "${hz:-0}" "$(rate_of_samples)" 3
 fi
 # The same without jitter must alias (else the check above proves nothing).
 # A tick that falls right on a switch can mix both: one more try then.

@@ -337,19 +337,8 @@ if start_target exiter 30 0; then
 fi
 
 # --- 4. a child already traced by strace -----------------------------------------------
-have_strace=1
 if ! command -v strace >/dev/null; then
-	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends strace \
-			>"$TMP/apt.log" 2>&1 ||
-			{ apt-get update -qq >>"$TMP/apt.log" 2>&1 &&
-				DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-					strace >>"$TMP/apt.log" 2>&1; }
-	fi
-	command -v strace >/dev/null || have_strace=0
-fi
-if [ $have_strace = 0 ]; then
-	skip "a child traced by strace" "no strace, and cannot install it (needs root and apt-get)"
+	skip "a child traced by strace" "strace is not installed (Debian package strace: make deps installs it)"
 elif start_target prefork 2 burn; then
 	parent=$TARGET_PID
 	read -r w1 w2 <<<"$(pids_of "$TARGET_READY" worker.1 worker.2 | tr '\n' ' ')"

@@ -6,18 +6,13 @@
 # has room for the whole hint, output path included.  Singular where the
 # count is 1 ("1 thread", "1 process": `-- sleep`, a one-thread command).
 #
-# tmux: Debian's package "tmux", installed here when missing and we are
-# root (apt-get), else skipped with the reason.  Each session runs on a
-# server of its own (-S socket in $TMP), not the user's.
+# tmux: Debian's package "tmux", which contrib/install-deps.sh (make deps)
+# installs; when it is missing the file is skipped with the reason.  Each
+# session runs on a server of its own (-S socket in $TMP), not the user's.
 . "$(dirname "$0")/lib.sh"
 
-if ! command -v tmux >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-	diag "tmux missing: apt-get install tmux (one time)"
-	DEBIAN_FRONTEND=noninteractive timeout 80 apt-get install -y -qq --no-install-recommends \
-		tmux >"$TMP/apt.log" 2>&1 || diag_file "$TMP/apt.log" 5
-fi
 if ! command -v tmux >/dev/null; then
-	skip "status line in tmux" "no tmux, and cannot install it (needs root and apt-get: apt-get install tmux)"
+	skip "status line in tmux" "tmux is not installed (Debian package tmux: make deps installs it)"
 	done_testing
 fi
 

@@ -8,7 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 
 if ! command -v valgrind >/dev/null; then
-	skip "valgrind run" "valgrind is not installed (apt-get install valgrind)"
+	skip "valgrind run" "valgrind is not installed (Debian package valgrind: make deps installs it)"
 	done_testing
 fi
 if [ "${CPROF_SANITIZED:-0}" = 1 ]; then

@@ -1450,30 +1450,62 @@ static void test_golayout(void)
 	      "golayout: no table for go1.12, go1.21, go1.23 or go1.99");
 }
 
-int main(void)
+
+/* build/tests/unit [WORD...]: every group of tests, or those whose name
+ * holds one of the WORDs (`make check T=unit:python`). */
+static const struct {
+	const char *name;
+	void (*fn)(void);
+} groups[] = {
+	{ "intern", test_intern },
+	{ "maps", test_maps },
+	{ "options", test_options },
+	{ "options_habits", test_options_habits },
+	{ "options_formats", test_options_formats },
+	{ "options_documented", test_options_documented },
+	{ "symbolic", test_symbolic },
+	{ "stacks", test_stacks },
+	{ "slices", test_slices },
+	{ "intern_remove", test_intern_remove },
+	{ "stacks_age", test_stacks_age },
+	{ "sparse", test_sparse },
+	{ "pprof", test_pprof },
+	{ "text", test_text },
+	{ "outfile", test_outfile },
+	{ "gopclntab", test_gopclntab },
+	{ "gocurg", test_gocurg },
+	{ "golayout", test_golayout },
+	{ "svg", test_svg },
+	{ "cfi", test_cfi },
+	{ "python", test_python },
+	{ "symcache", test_symcache },
+};
+
+static int wanted(const char *name, int argc, char **argv)
 {
-	test_intern();
-	test_maps();
-	test_options();
-	test_options_habits();
-	test_options_formats();
-	test_options_documented();
-	test_symbolic();
-	test_stacks();
-	test_slices();
-	test_intern_remove();
-	test_stacks_age();
-	test_sparse();
-	test_pprof();
-	test_text();
-	test_outfile();
-	test_gopclntab();
-	test_gocurg();
-	test_golayout();
-	test_svg();
-	test_cfi();
-	test_python();
-	test_symcache();
+	if (argc < 2)
+		return 1;
+	for (int i = 1; i < argc; i++)
+		if (strstr(name, argv[i]))
+			return 1;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	int ran = 0;
+	for (size_t i = 0; i < sizeof(groups) / sizeof(groups[0]); i++)
+		if (wanted(groups[i].name, argc, argv)) {
+			groups[i].fn();
+			ran++;
+		}
+	if (!ran) {
+		fprintf(stderr, "unit: no test group matches (groups:");
+		for (size_t i = 0; i < sizeof(groups) / sizeof(groups[0]); i++)
+			fprintf(stderr, " %s", groups[i].name);
+		fprintf(stderr, ")\n");
+		return 2;
+	}
 	printf("1..%d\n", n_tests);
 	return n_failed != 0;
 }
