@@ -3,12 +3,15 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <errno.h>
+#include <gelf.h>
+#include <libelf.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
 
+#include "goroutine/golayout.h"
 #include "module/gopclntab.h"
 #include "module/modules.h"
 #include "util/remote.h"
@@ -17,6 +20,11 @@
 #define MAX_GOROUTINES GOROUTINES_MAX  /* a bound on allglen: against a torn read, a
 					   runtime that lies; past it the view gives up */
 #define MAX_REASONS 256
+#define VERSION_READ 64                 /* bytes of a Go version string */
+#define LABEL_SLOTS 256                 /* label sets kept, direct-mapped */
+#define LABEL_LEN 64                    /* bytes of a label's key or value */
+#define CODE_READ 2048                  /* bytes of a runtime function read (1.19: allgadd
+					   0x16f, newproc1 0x3b9) */
 #define MAX_SPAN 512                    /* bytes of a g read: goroutines__read()'s buffer */
 #define MAX_G_OFFSET (64u << 10)        /* of a field in runtime.g (Go 1.19's g: 416 bytes) */
 #define REASON_MAX_LEN 48
@@ -49,6 +57,8 @@ struct goroutines {
 	size_t rel[F_N];                /* off - span_lo */
 	uint64_t span_lo, span_len;     /* the part of a g read: [span_lo, +len) */
 	uint64_t m_procid;              /* offset of procid in runtime.m */
+	uint64_t labels_off;            /* offset of g.labels, or 0: not read */
+	size_t labels_rel;              /* labels_off - span_lo */
 	char *reasons[MAX_REASONS];
 	struct gopclntab *pcln;         /* to name a goroutine's function */
 	const struct module *main;
@@ -73,6 +83,11 @@ struct goroutines {
 		uint64_t m;
 		pid_t tid;
 	} mtid[64];                     /* M -> TID: an M keeps its thread */
+	struct {
+		uint64_t set, hash0;    /* the set's address and its map's seed */
+		char *text;             /* its labels, or NULL */
+	} labels[LABEL_SLOTS];          /* label sets read: a set does not change
+					   (pprof.Do makes a new one) */
 };
 
 /* ---- the layout, from DWARF ---------------------------------------------- */
@@ -186,9 +201,9 @@ static const struct {
 	[F_GOPC] = { "gopc", NULL },
 };
 
-/* The layout from the program's DWARF, as runtime addresses (BIAS added);
+/* The layout from the program's DWARF, as link-time addresses;
  * no check of the values: goroutines__from_layout() does that. */
-static int layout(Dwarf *dw, uint64_t bias, struct go_layout *l, char *note, size_t notelen)
+static int layout(Dwarf *dw, struct go_layout *l, char *note, size_t notelen)
 {
 	struct want w = { 0 };
 	find_dies(dw, &w);
@@ -198,6 +213,8 @@ static int layout(Dwarf *dw, uint64_t bias, struct go_layout *l, char *note, siz
 		snprintf(note, notelen, "its DWARF has no runtime.g, runtime.m, runtime.allgs or runtime.allglen");
 		return -ENOENT;
 	}
+	if (!member(&w.g, "labels", &l->g_labels, NULL))
+		l->g_labels = 0;        /* read only for a known version: goroutines__new() */
 	for (int i = 0; i < F_N; i++) {
 		if (!member2(&w.g, names[i].a, names[i].b, &l->g_off[i])) {
 			snprintf(note, notelen, "runtime.g has no field %s%s%s", names[i].a,
@@ -205,8 +222,6 @@ static int layout(Dwarf *dw, uint64_t bias, struct go_layout *l, char *note, siz
 			return -ENOENT;
 		}
 	}
-	l->allgs += bias;
-	l->allglen += bias;
 	l->nreasons = 0;
 	Dwarf_Die at, sub;
 	Dwarf_Attribute a;
@@ -217,7 +232,6 @@ static int layout(Dwarf *dw, uint64_t bias, struct go_layout *l, char *note, siz
 			l->nreasons = count;
 		else if (dwarf_attr(&sub, DW_AT_upper_bound, &a) && dwarf_formudata(&a, &count) == 0)
 			l->nreasons = count + 1;
-		l->reasons += bias;
 	}
 	return 0;
 }
@@ -241,6 +255,16 @@ static int set_span(struct goroutines *gs, const struct go_layout *l, char *note
 		lo = gs->off[i] < lo ? gs->off[i] : lo;
 		hi = gs->off[i] + 8 > hi ? gs->off[i] + 8 : hi;
 	}
+	if (l->g_labels) {
+		if (l->g_labels > MAX_G_OFFSET) {
+			if (note)
+				snprintf(note, notelen, "runtime.g's field labels is at offset %llu",
+					 (unsigned long long)l->g_labels);
+			return -EINVAL;
+		}
+		lo = l->g_labels < lo ? l->g_labels : lo;
+		hi = l->g_labels + 8 > hi ? l->g_labels + 8 : hi;
+	}
 	/* The DWARF comes from the program: a g is a few hundred bytes. */
 	if (hi - lo > MAX_SPAN) {
 		if (note)
@@ -252,6 +276,8 @@ static int set_span(struct goroutines *gs, const struct go_layout *l, char *note
 	gs->span_len = hi - lo;
 	for (int i = 0; i < F_N; i++)
 		gs->rel[i] = gs->off[i] - lo;
+	gs->labels_off = l->g_labels;
+	gs->labels_rel = l->g_labels ? l->g_labels - lo : 0;
 	return 0;
 }
 
@@ -292,6 +318,145 @@ struct goroutines *goroutines__from_layout(pid_t pid, const struct go_layout *l,
 	return gs;
 }
 
+/* ---- the layout, without DWARF (goroutine/golayout.h) ---------------------- */
+
+/* The program's Go version, from its .go.buildinfo section, else from
+ * runtime.buildVersion when .symtab names it.  Returns 0, or -ENOENT. */
+static int go_version(const struct module *main, char *ver, size_t verlen)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+	int r = -ENOENT;
+	elf_version(EV_CURRENT);
+	Elf *elf = elf_memory((char *)main->image, main->image_len);
+	if (elf && elf_kind(elf) == ELF_K_ELF && elf_getshdrstrndx(elf, &shstrndx) == 0) {
+		while (r < 0 && (scn = elf_nextscn(elf, scn))) {
+			GElf_Shdr sh;
+			const char *n;
+			if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
+			    !(n = elf_strptr(elf, shstrndx, sh.sh_name)) || strcmp(n, ".go.buildinfo") != 0 ||
+			    sh.sh_offset > main->image_len || sh.sh_size > main->image_len - sh.sh_offset)
+				continue;
+			uint64_t str, hdr[2];
+			unsigned char buf[VERSION_READ];
+			r = golayout__buildinfo(main->image + sh.sh_offset, sh.sh_size, ver, verlen, &str);
+			/* Before Go 1.18: the address of a string (pointer, length). */
+			if (r == 1)
+				r = module__read(main, str + main->bias, hdr, sizeof(hdr)) == 0 &&
+				    hdr[1] <= sizeof(buf) &&
+				    module__read(main, hdr[0] + main->bias, buf, hdr[1]) == 0 ?
+				    golayout__string(buf, hdr[1], ver, verlen) : -ENOENT;
+		}
+	}
+	if (elf)
+		elf_end(elf);
+	uint64_t at, hdr[2];
+	unsigned char buf[VERSION_READ];
+	if (r < 0 && module__symbol(main, "runtime.buildVersion", &at, NULL) == 0 &&
+	    module__read(main, at, hdr, sizeof(hdr)) == 0 && hdr[1] <= sizeof(buf) &&
+	    module__read(main, hdr[0] + main->bias, buf, hdr[1]) == 0)
+		r = golayout__string(buf, hdr[1], ver, verlen);
+	return r < 0 ? -ENOENT : 0;
+}
+
+/* The code of the functions NAMES[] (link-time [lo, hi) in RANGES), found
+ * by name in .gopclntab in one pass. */
+static void go_funcs(const struct gopclntab *pcln, const char *const *want, size_t n,
+		     uint64_t (*ranges)[2])
+{
+	memset(ranges, 0, n * sizeof(*ranges));
+	for (size_t i = 0, count = gopclntab__count(pcln); i < count; i++) {
+		uint64_t pc, lo, hi;
+		const char *name;
+		if (gopclntab__entry(pcln, i, &pc) < 0 || gopclntab__lookup(pcln, pc, &name, NULL, NULL) < 0)
+			continue;
+		for (size_t k = 0; k < n; k++)
+			if (!ranges[k][1] && strcmp(name, want[k]) == 0 &&
+			    gopclntab__frame(pcln, pc, &lo, &hi, NULL) == 0 && hi > lo)
+				ranges[k][0] = lo, ranges[k][1] = hi;
+	}
+}
+
+/* LEN (at most CODE_READ) bytes of code at link-time [lo, hi) of MAIN. */
+static size_t go_code(const struct module *main, const uint64_t r[2], unsigned char *code)
+{
+	size_t len = r[1] - r[0] < CODE_READ ? (size_t)(r[1] - r[0]) : CODE_READ;
+	return r[1] > r[0] && module__read(main, r[0] + main->bias, code, len) == 0 ? len : 0;
+}
+
+/* The layout of a program without DWARF: the table of its Go version, the
+ * addresses from .symtab or from the runtime's code.  NOTE says why not. */
+static int layout_nodwarf(const struct module *main, const struct gopclntab *pcln,
+			  struct go_layout *l, char *note, size_t notelen)
+{
+	char ver[64], known[96];
+	golayout__known(known, sizeof(known));
+	if (go_version(main, ver, sizeof(ver)) < 0) {
+		snprintf(note, notelen, "it has no DWARF (built with -ldflags=-w?) and no Go version in "
+			 "its build info");
+		return -ENOENT;
+	}
+	if (golayout__table(golayout__minor(ver), l) < 0) {
+		snprintf(note, notelen, "it has no DWARF (built with -ldflags=-w?) and its Go version, "
+			 "%s, has no known layout (known: %s)", ver, known);
+		return -ENOENT;
+	}
+	static const char *const funcs[] = { "runtime.allgadd", "runtime.waitReason.String",
+					     "runtime.newproc1", "runtime.gopark" };
+	uint64_t ranges[4][2], status = UINT64_MAX, size;
+	unsigned char code[CODE_READ];
+	size_t len;
+	go_funcs(pcln, funcs, 4, ranges);
+	/* The table checked by the code that uses its fields. */
+	const struct {
+		int func;
+		const char *field;
+		uint64_t off;
+	} uses[] = {
+		{ 2, "goid", l->g_off[7] }, { 2, "gopc", l->g_off[10] }, { 2, "startpc", l->g_off[9] },
+		{ 2, "labels", l->g_labels }, { 3, "waitreason", l->g_off[8] },
+	};
+	for (size_t i = 0; i < sizeof(uses) / sizeof(uses[0]); i++) {
+		if (!uses[i].off)
+			continue;
+		len = go_code(main, ranges[uses[i].func], code);
+		if (!len || !golayout__uses(code, len, (uint32_t)uses[i].off)) {
+			snprintf(note, notelen, "it has no DWARF, and %s's code %s g.%s at %llu, as %s's "
+				 "layout says", funcs[uses[i].func], len ? "does not use" : "(not found) cannot "
+				 "say it uses", uses[i].field, (unsigned long long)uses[i].off, ver);
+			return -EINVAL;
+		}
+	}
+	len = go_code(main, ranges[0], code);
+	bool decoded = len && golayout__allgadd(code, len, ranges[0][0], &l->allgs, &l->allglen,
+						 &status) == 0;
+	/* .symtab (kept by -w, not by -s) names them surely. */
+	uint64_t a, b;
+	if (module__symbol(main, "runtime.allgs", &a, NULL) == 0 &&
+	    module__symbol(main, "runtime.allglen", &b, NULL) == 0) {
+		l->allgs = a - main->bias;
+		l->allglen = b - main->bias;
+	} else if (!decoded) {
+		snprintf(note, notelen, "it has no DWARF, and runtime.allgadd's code (%s) does not say where "
+			 "runtime.allgs is", ver);
+		return -ENOENT;
+	}
+	if (status != UINT64_MAX && status != l->g_off[6]) {
+		snprintf(note, notelen, "it has no DWARF, and runtime.allgadd reads g.atomicstatus at %llu, "
+			 "not at %llu as %s's layout says", (unsigned long long)status,
+			 (unsigned long long)l->g_off[6], ver);
+		return -EINVAL;
+	}
+	l->reasons = l->nreasons = 0;
+	if (module__symbol(main, "runtime.waitReasonStrings", &a, &size) == 0 && size / 16) {
+		l->reasons = a - main->bias;
+		l->nreasons = size / 16;
+	} else if ((len = go_code(main, ranges[1], code))) {
+		golayout__reasons(code, len, ranges[1][0], &l->reasons, &l->nreasons);
+	}
+	return 0;
+}
+
 struct goroutines *goroutines__new(pid_t pid, const struct module *main, char *note,
 				   size_t notelen)
 {
@@ -309,13 +474,34 @@ struct goroutines *goroutines__new(pid_t pid, const struct module *main, char *n
 	struct go_layout l = { 0 };
 	struct goroutines *gs = NULL;
 	Dwarf *dw = dwarf_begin(main->fd, DWARF_C_READ);
-	if (!dw) {
-		snprintf(note, notelen, "it has no DWARF (built with -ldflags=-w?)");
-	} else {
-		int r = layout(dw, main->bias, &l, note, notelen);
+	int r = -ENOENT;
+	if (dw) {
+		r = layout(dw, &l, note, notelen);
 		dwarf_end(dw);
-		if (r == 0)
-			gs = goroutines__from_layout(pid, &l, note, notelen);
+	}
+	/* Without DWARF (-w, or a distribution's build), or with DWARF that
+	 * lacks the runtime's types: the version's table. */
+	if (!dw) {
+		r = layout_nodwarf(main, pcln, &l, note, notelen);
+	} else if (r < 0) {
+		char other[200];
+		struct go_layout t = { 0 };
+		if (layout_nodwarf(main, pcln, &t, other, sizeof(other)) == 0) {
+			l = t;
+			r = 0;
+		}
+	}
+	/* The label sets' shape is known for some versions only. */
+	char ver[64];
+	if (r == 0 && l.g_labels &&
+	    (go_version(main, ver, sizeof(ver)) < 0 || !golayout__label_sets(golayout__minor(ver))))
+		l.g_labels = 0;
+	if (r == 0) {
+		l.allgs += main->bias;
+		l.allglen += main->bias;
+		if (l.nreasons)
+			l.reasons += main->bias;
+		gs = goroutines__from_layout(pid, &l, note, notelen);
 	}
 	if (!gs) {
 		gopclntab__free(pcln);
@@ -326,12 +512,40 @@ struct goroutines *goroutines__new(pid_t pid, const struct module *main, char *n
 	return gs;
 }
 
+int goroutines__dwarf_layout(int fd, struct go_layout *l, char *note, size_t notelen)
+{
+	Dwarf *dw = dwarf_begin(fd, DWARF_C_READ);
+	if (!dw) {
+		snprintf(note, notelen, "no DWARF");
+		return -ENOENT;
+	}
+	int r = layout(dw, l, note, notelen);
+	dwarf_end(dw);
+	return r;
+}
+
+int goroutines__nodwarf_layout(const struct module *main, struct go_layout *l, char *ver,
+			       size_t verlen, char *note, size_t notelen)
+{
+	struct gopclntab *pcln = gopclntab__from_elf(main->image, main->image_len);
+	int r = -ENOENT;
+	snprintf(ver, verlen, "?");
+	if (pcln) {
+		go_version(main, ver, verlen);
+		r = layout_nodwarf(main, pcln, l, note, notelen);
+	}
+	gopclntab__free(pcln);
+	return r;
+}
+
 void goroutines__free(struct goroutines *gs)
 {
 	if (!gs)
 		return;
 	for (int i = 0; i < MAX_REASONS; i++)
 		free(gs->reasons[i]);
+	for (int i = 0; i < LABEL_SLOTS; i++)
+		free(gs->labels[i].text);
 	gopclntab__free(gs->pcln);
 	free(gs->recs);
 	free(gs->gptrs);
@@ -355,8 +569,16 @@ static uint64_t field(const struct goroutines *gs, const unsigned char *raw, int
 /* Every field a record holds that can change while its goroutine lives,
  * as read: equal keys, equal records. */
 struct key {
-	uint64_t w[F_KEY_N];
+	uint64_t w[F_KEY_N + 1];        /* the last: g.labels, or 0 */
 };
+
+static uint64_t labels_word(const struct goroutines *gs, const unsigned char *raw)
+{
+	uint64_t w = 0;
+	if (gs->labels_off)
+		memcpy(&w, raw + gs->labels_rel, 8);
+	return w;
+}
 
 /* Fixed-size loads (one move each): this runs for every goroutine at every
  * tick.  A field narrower than 8 bytes is masked; the span was checked to
@@ -377,6 +599,7 @@ static void key_of(const struct goroutines *gs, const unsigned char *raw, struct
 {
 	for (int f = 0; f < F_KEY_N; f++)
 		k->w[f] = key_word(gs, raw, f);
+	k->w[F_KEY_N] = labels_word(gs, raw);
 }
 
 /* Whether RAW holds the key K: the common case (a goroutine still waiting
@@ -386,7 +609,7 @@ static bool key_same(const struct goroutines *gs, const unsigned char *raw, cons
 	for (int f = 0; f < F_KEY_N; f++)
 		if (key_word(gs, raw, f) != k->w[f])
 			return false;
-	return true;
+	return labels_word(gs, raw) == k->w[F_KEY_N];
 }
 
 static void decode(const struct goroutines *gs, uint64_t g, const unsigned char *raw,
@@ -404,6 +627,7 @@ static void decode(const struct goroutines *gs, uint64_t g, const unsigned char 
 	r->reason = (uint8_t)field(gs, raw, F_REASON, 1);
 	r->startpc = field(gs, raw, F_STARTPC, 8);
 	r->gopc = field(gs, raw, F_GOPC, 8);
+	r->labels = labels_word(gs, raw);
 }
 
 uint64_t goroutines__duplicates(const struct goroutines *gs)
@@ -643,6 +867,118 @@ pid_t goroutines__m_tid(struct goroutines *gs, uint64_t m)
 		gs->mtid[slot].tid = (pid_t)procid;
 	}
 	return gs->mtid[slot].tid;
+}
+
+/* ---- pprof labels ------------------------------------------------------------
+ * g.labels points to a runtime/pprof labelMap: a map[string]string, i.e. a
+ * pointer to the runtime's hmap (Go 1.19, runtime/map.go): count int at 0,
+ * B uint8 at 9, hash0 uint32 at 12, buckets at 16, oldbuckets at 24.  A
+ * bucket of a map[string]string: tophash [8]uint8, 8 keys and 8 values
+ * (strings: pointer, length), then the overflow bucket: 272 bytes.  A
+ * cell whose tophash is below 5 is empty or was moved to the new buckets. */
+#define HMAP_LEN 48
+#define BUCKET_LEN 272
+#define BUCKETS_MAX 16                  /* buckets read, overflow included */
+#define MIN_TOPHASH 5
+
+struct label_pair {
+	char k[LABEL_LEN + 1], v[LABEL_LEN + 1];
+};
+
+static bool read_str(struct goroutines *gs, const unsigned char *hdr, char *out, bool key)
+{
+	uint64_t p, len;
+	memcpy(&p, hdr, 8);
+	memcpy(&len, hdr + 8, 8);
+	if (len > LABEL_LEN || (len && remote__read(gs->pid, p, out, len) != 0))
+		return false;
+	out[len] = '\0';
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char)out[i] < 0x20 || (unsigned char)out[i] > 0x7e || (key && out[i] == '='))
+			out[i] = key && out[i] == '=' ? '_' : '?';
+	return true;
+}
+
+static int by_key(const void *a, const void *b)
+{
+	return strcmp(((const struct label_pair *)a)->k, ((const struct label_pair *)b)->k);
+}
+
+/* The pairs of the buckets at ADDR (N of them, and their overflows), into
+ * P (*NP so far): false when a read fails. */
+static bool read_buckets(struct goroutines *gs, uint64_t addr, uint64_t n, struct label_pair *p,
+			 size_t *np, unsigned *budget)
+{
+	unsigned char b[BUCKET_LEN];
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t at = addr + i * BUCKET_LEN;
+		while (at) {
+			if (!(*budget)-- || remote__read(gs->pid, at, b, sizeof(b)) != 0)
+				return false;
+			for (int c = 0; c < 8; c++) {
+				if (b[c] < MIN_TOPHASH || *np == GOROUTINE_LABELS_MAX)
+					continue;
+				if (!read_str(gs, b + 8 + 16 * c, p[*np].k, true) ||
+				    !read_str(gs, b + 8 + 128 + 16 * c, p[*np].v, false))
+					return false;
+				++*np;
+			}
+			memcpy(&at, b + BUCKET_LEN - 8, 8);
+		}
+	}
+	return true;
+}
+
+/* The text of set LABELS, read now; NULL when it cannot be.  *HASH0: the
+ * map's seed, which tells this set from a later one at the same address. */
+static char *read_labels(struct goroutines *gs, uint64_t labels, uint64_t *hash0)
+{
+	uint64_t hmap, count, buckets, old;
+	unsigned char h[HMAP_LEN];
+	struct label_pair p[GOROUTINE_LABELS_MAX];
+	size_t np = 0;
+	unsigned budget = BUCKETS_MAX;
+	if (remote__read(gs->pid, labels, &hmap, 8) != 0 || !hmap ||
+	    remote__read(gs->pid, hmap, h, sizeof(h)) != 0)
+		return NULL;
+	memcpy(&count, h, 8);
+	unsigned B = h[9];
+	*hash0 = (uint64_t)h[12] | (uint64_t)h[13] << 8 | (uint64_t)h[14] << 16 | (uint64_t)h[15] << 24;
+	memcpy(&buckets, h + 16, 8);
+	memcpy(&old, h + 24, 8);
+	if (count == 0 || count > 64 || B > 3 || !buckets ||
+	    !read_buckets(gs, buckets, 1ull << B, p, &np, &budget) ||
+	    (old && B && !read_buckets(gs, old, 1ull << (B - 1), p, &np, &budget)) || !np)
+		return NULL;
+	qsort(p, np, sizeof(p[0]), by_key);
+	size_t len = 0;
+	char *text = xmalloc(np * (2 * LABEL_LEN + 2) + 1);
+	for (size_t i = 0; i < np; i++)
+		len += (size_t)sprintf(text + len, "%s%s=%s", i ? "\n" : "", p[i].k, p[i].v);
+	return text;
+}
+
+const char *goroutines__labels(struct goroutines *gs, uint64_t labels)
+{
+	if (!labels || !gs->labels_off)
+		return NULL;
+	unsigned slot = (unsigned)((labels * 0x9e3779b97f4a7c15ull) >> 56) % LABEL_SLOTS;
+	uint64_t hmap, hash0 = 0;
+	unsigned char h[16];
+	/* The seed says whether the set at this address is still the one
+	 * read (a set freed, and another made there, has another). */
+	if (gs->labels[slot].set == labels && remote__read(gs->pid, labels, &hmap, 8) == 0 &&
+	    remote__read(gs->pid, hmap, h, sizeof(h)) == 0) {
+		hash0 = (uint64_t)h[12] | (uint64_t)h[13] << 8 | (uint64_t)h[14] << 16 |
+			(uint64_t)h[15] << 24;
+		if (hash0 == gs->labels[slot].hash0)
+			return gs->labels[slot].text;
+	}
+	free(gs->labels[slot].text);
+	gs->labels[slot].text = read_labels(gs, labels, &hash0);
+	gs->labels[slot].set = labels;
+	gs->labels[slot].hash0 = hash0;
+	return gs->labels[slot].text;
 }
 
 const char *goroutines__reason(const struct goroutines *gs, uint8_t reason)

@@ -6,9 +6,11 @@
  * it will resume from (g.sched: PC, SP, BP).  Where these are in memory is
  * read from the program's own DWARF (types runtime.g, runtime.gobuf,
  * runtime.stack, runtime.m; variables runtime.allgs, runtime.allglen,
- * runtime.waitReasonStrings), so no table of offsets per Go version is
- * needed; a program built with -ldflags=-w has no DWARF and is refused with
- * a note.  Memory is read with process_vm_readv while the program runs:
+ * runtime.waitReasonStrings); a program without DWARF (built with
+ * -ldflags=-w, as distributions and release builds are) gets the table of
+ * its Go version and the addresses its runtime's code says
+ * (goroutine/golayout.h), and is refused with a note only when its
+ * version has no table.  Memory is read with process_vm_readv while the program runs:
  * no thread is stopped.  What is read may change while it is read (the
  * runtime does not stop for us): callers re-read a record after copying a
  * stack and keep the sample only when it did not change. */
@@ -42,6 +44,8 @@ struct go_rec {
 	uint64_t startpc;               /* its function */
 	uint64_t gopc;                  /* after the go statement that made it (a return
 					   address: look up gopc - 1), or 0 */
+	uint64_t labels;                /* g.labels: its pprof label set (pprof.Do,
+					   SetGoroutineLabels), or 0 (none, or not read) */
 	bool read;                      /* goroutines__scan(): read at this scan */
 	bool unchanged;                 /* ... and every byte read is as at the last */
 };
@@ -66,7 +70,19 @@ struct go_layout {
 	uint64_t m_procid;
 	uint64_t allgs, allglen, reasons;
 	uint64_t nreasons;
+	uint64_t g_labels;              /* offset of g.labels, whose set is a
+					   map[string]string as Go 1.17 to 1.23 keep it;
+					   0: labels not read */
 };
+
+/* The layouts goroutines__new() chooses between, for tests and
+ * tests/bin/golayout: the one the DWARF of the file FD says, and the one
+ * without DWARF for program MAIN (its version's table, the addresses from
+ * .symtab or the runtime's code; its Go version in VER).  Addresses are
+ * link-time (no load bias).  Returns 0, or a negative errno with NOTE. */
+int goroutines__dwarf_layout(int fd, struct go_layout *l, char *note, size_t notelen);
+int goroutines__nodwarf_layout(const struct module *main, struct go_layout *l, char *ver,
+			       size_t verlen, char *note, size_t notelen);
 
 /* The reader of process PID with layout L, which may be anything the
  * program says (the DWARF is the program's): NULL when it cannot be right,
@@ -101,6 +117,14 @@ int goroutines__read(struct goroutines *gs, uint64_t g, struct go_rec *r);
 
 /* The TID of the thread behind M (m.procid), or 0 if unknown. */
 pid_t goroutines__m_tid(struct goroutines *gs, uint64_t m);
+
+/* The pprof labels of set LABELS (a record's .labels): "KEY=VALUE" lines
+ * joined by '\n', sorted by key, at most GOROUTINE_LABELS_MAX of them,
+ * each key and value at most 64 bytes, made printable ('=' and '\n' in
+ * a key become '_'), owned by GS (kept while the set is, by address);
+ * NULL for none, or a set that cannot be read. */
+#define GOROUTINE_LABELS_MAX 8
+const char *goroutines__labels(struct goroutines *gs, uint64_t labels);
 
 /* Why a goroutine waits (Go's own words: "chan receive", "sleep",
  * "sync.Mutex.Lock", ...), or NULL for an unknown reason. */

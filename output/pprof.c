@@ -129,15 +129,21 @@ static uint64_t location_id(struct builder *b, uint32_t loc)
 	return l->id;
 }
 
-/* The sample's labels, in LB (10 at most); returns how many. */
+/* A runtime's names for a unit, "KEY=VALUE" lines (a goroutine's pprof
+ * labels; a Python thread's name): at most this many. */
+#define RT_PAIRS_MAX 8
+#define LABELS_MAX (10 + RT_PAIRS_MAX)
+
+/* The sample's labels, in LB (LABELS_MAX at most); returns how many. */
 static size_t labels(struct builder *b, const struct frame_stack *st, Label *lb)
 {
-	struct label_text { const char *key, *s; int64_t num; } l[10];
+	struct label_text { const char *key, *s; int64_t num; } l[LABELS_MAX];
 	size_t n = 0;
 	/* A runtime's word: a state of its own (a goroutine's) or a label
 	 * "KEY=VALUE" besides the thread's state. */
 	const char *rt = st->rt_state, *eq = rt ? strchr(rt, '=') : NULL;
-	char key[64], fn_key[64], rt_key[64];   /* alive until the labels are interned below */
+	char key[64], fn_key[64];               /* alive until the labels are interned below */
+	char rt_key[RT_PAIRS_MAX][64], rt_val[RT_PAIRS_MAX][72];
 	l[n++] = (struct label_text){ "state", rt && !eq ? rt : stacks__state_name(st->state), 0 };
 	if (eq && (size_t)(eq - rt) < sizeof(key)) {
 		memcpy(key, rt, (size_t)(eq - rt));
@@ -153,12 +159,21 @@ static size_t labels(struct builder *b, const struct frame_stack *st, Label *lb)
 		const char *unit = sl->unit ? sl->unit : "goroutine";
 		snprintf(fn_key, sizeof(fn_key), "%s_function", unit);
 		l[n++] = (struct label_text){ sl->unit_id ? fn_key : "thread", sl->thread, 0 };
-		/* A runtime's name for the thread: "python_thread" */
-		const char *rq = sl->rt_thread ? strchr(sl->rt_thread, '=') : NULL;
-		if (rq && (size_t)(rq - sl->rt_thread) < sizeof(rt_key)) {
-			memcpy(rt_key, sl->rt_thread, (size_t)(rq - sl->rt_thread));
-			rt_key[rq - sl->rt_thread] = 0;
-			l[n++] = (struct label_text){ rt_key, rq + 1, 0 };
+		/* A runtime's names for the unit: "python_thread", a
+		 * goroutine's pprof labels, a line each. */
+		const char *line = sl->rt_thread;
+		for (int k = 0; line && *line && k < RT_PAIRS_MAX; k++) {
+			const char *nl = strchr(line, '\n'), *end = nl ? nl : line + strlen(line);
+			const char *rq = memchr(line, '=', (size_t)(end - line));
+			if (rq && (size_t)(rq - line) < sizeof(rt_key[k]) &&
+			    (size_t)(end - rq - 1) < sizeof(rt_val[k])) {
+				memcpy(rt_key[k], line, (size_t)(rq - line));
+				rt_key[k][rq - line] = 0;
+				memcpy(rt_val[k], rq + 1, (size_t)(end - rq - 1));
+				rt_val[k][end - rq - 1] = 0;
+				l[n++] = (struct label_text){ rt_key[k], rt_val[k], 0 };
+			}
+			line = nl ? nl + 1 : NULL;
 		}
 		if (sl->unit_id > 0)
 			l[n++] = (struct label_text){ unit, NULL, sl->unit_id };
@@ -190,8 +205,8 @@ static void pack_sample(struct builder *b, const struct profile_info *info,
 			const struct frame_stack *st, struct strbuf *out)
 {
 	Sample s;
-	Label lb[10];
-	Label *lbp[10];
+	Label lb[LABELS_MAX];
+	Label *lbp[LABELS_MAX];
 	int64_t value[3] = { (int64_t)st->count, (int64_t)(st->count * info->period_ns),
 			     (int64_t)st->cpu_ns };
 	perftools__profiles__sample__init(&s);

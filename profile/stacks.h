@@ -66,7 +66,8 @@ struct stack_label {
 					   the title it set ("nginx: worker process"); or
 					   NULL */
 	const char *unit;               /* with a unit_id: what the unit is ("goroutine") */
-	const char *rt_thread;          /* a runtime's own name for the thread, "KEY=VALUE"
+	const char *rt_thread;          /* a runtime's own names for the thread or unit, "KEY=VALUE"
+					   lines joined by a newline (a goroutine's pprof labels)
 					   ("python_thread=worker-1"), or NULL */
 };
 

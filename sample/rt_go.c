@@ -45,6 +45,7 @@ struct go_entry {
 	int64_t id;                     /* the stack counted last (reusable), or -1 */
 	int rooted;
 	uint32_t slot;
+	uint64_t labels;                /* the pprof label set its slot was made for */
 	uint64_t seen;                  /* the scan that last saw it */
 };
 
@@ -73,7 +74,7 @@ struct goview {
 	struct { pid_t tid; uint32_t slot; uint64_t g; } *running;      /* this tick's */
 	size_t nrunning, running_cap;
 	uint32_t nslots;
-	struct { const char *fn, *creator; uint32_t slot; } pooled[256];
+	struct { const char *fn, *creator; char *labels; uint32_t slot; } pooled[256];
 	size_t npooled;
 	uint32_t go_running;            /* stacks__rt_state("running") */
 	int64_t again_id;               /* this tick's run of reused stacks of one id */
@@ -154,9 +155,11 @@ static bool same_name(const char *a, const char *b)
 	return a == b || (a && b && strcmp(a, b) == 0);
 }
 
-/* The label slot of goroutine E: its own (label: its function, creator
- * and id) for the first GO_MAX_SLOTS, then one per goroutine function and
- * creator.  Names are looked up once per slot, not per sample. */
+/* The label slot of goroutine E: its own (label: its function, creator,
+ * id and pprof labels) for the first GO_MAX_SLOTS, then one per goroutine
+ * function, creator and pprof labels.  Names are looked up once per slot,
+ * not per sample; a goroutine whose pprof labels change (pprof.Do) gets a
+ * slot for each set. */
 static uint32_t go_slot(struct sampler *s, struct goview *v, struct go_entry *e,
 			const struct go_rec *r)
 {
@@ -164,8 +167,10 @@ static uint32_t go_slot(struct sampler *s, struct goview *v, struct go_entry *e,
 		return e->slot;
 	const char *fn = goroutines__func_name(v->gs, r->startpc);
 	const char *creator = go_creator(v, r);
+	const char *labels = goroutines__labels(v->gs, r->labels);
 	fn = fn ? fn : "?";
-	struct stack_label l = { v->pid, 0, e->goid, v->comm, fn, creator, NULL, "goroutine", NULL };
+	struct stack_label l = { v->pid, 0, e->goid, v->comm, fn, creator, NULL, "goroutine", labels };
+	e->labels = r->labels;
 	if (v->nslots < GO_MAX_SLOTS) {
 		e->slot = v->slot_base + v->nslots++;
 		stacks__set_label(s->st, e->slot, &l);
@@ -173,12 +178,15 @@ static uint32_t go_slot(struct sampler *s, struct goview *v, struct go_entry *e,
 	}
 	size_t i = 0;
 	while (i < v->npooled && (strcmp(v->pooled[i].fn, fn) != 0 ||
-				  !same_name(v->pooled[i].creator, creator)))
+				  !same_name(v->pooled[i].creator, creator) ||
+				  !same_name(v->pooled[i].labels, labels)))
 		i++;
 	if (i == v->npooled && v->npooled < 256) {
-		/* Both point into the program's .gopclntab, kept mapped. */
+		/* Both names point into the program's .gopclntab, kept
+		 * mapped; the labels are the view's copy. */
 		v->pooled[i].fn = fn;
 		v->pooled[i].creator = creator;
+		v->pooled[i].labels = labels ? xstrdup(labels) : NULL;
 		v->pooled[i].slot = v->slot_base + GO_MAX_SLOTS + (uint32_t)i;
 		l.unit_id = -1; /* "other goroutines" */
 		stacks__set_label(s->st, v->pooled[i].slot, &l);
@@ -333,8 +341,12 @@ static void go_look(struct sampler *s, struct goview *v, const struct go_rec *r,
 		return;
 	struct go_entry *e = go_find(v, r->goid);
 	e->seen = v->scan;
-	if (e->slot == UINT32_MAX && x->goid == r->goid && x->slot != UINT32_MAX)
+	if (e->slot == UINT32_MAX && x->goid == r->goid && x->slot != UINT32_MAX) {
 		e->slot = x->slot;      /* swept while it did not change */
+		e->labels = r->labels;
+	}
+	if (e->slot != UINT32_MAX && e->labels != r->labels)
+		e->slot = UINT32_MAX;   /* pprof labels set since: a slot of its own */
 	if (x->goid != r->goid)
 		v->seen++;              /* a new goroutine at this g */
 	x->goid = r->goid;
@@ -619,6 +631,8 @@ static void go_free(struct rt_view *rv)
 	if (!v)
 		return;
 	free(v->idx);
+	for (size_t i = 0; i < v->npooled; i++)
+		free(v->pooled[i].labels);
 	goroutines__free(v->gs);
 	free(v->tab);
 	free(v->running);

@@ -17,7 +17,10 @@
 #   timers 10: the target's 10 ms time.Ticker, beside split's goroutines,
 #     keeps >= 80% of its ticks and no gap over 100 ms while profiled
 #     (compared with the target alone when it misses that: a loaded CI);
-#   -w (no DWARF): a one-line note, and the threads are sampled instead;
+#   without DWARF (-w; -s -w; linked by the system linker, with and
+#     without -s -w; a PIE, -s -w): the layout the DWARF gives, and the same goroutines,
+#     functions and states; a Go version with no known layout: a one-line
+#     note, and the threads are sampled instead;
 #   --os-threads: the threads, as before.
 . "$(dirname "$0")/lib.sh"
 
@@ -91,7 +94,7 @@ if start_target goroutines; then
 	raw=$("$GO" tool pprof -raw "$pp" 2>/dev/null)
 	for want in 'state:\[select \(no cases\)\]' 'state:\[sleep\]' 'state:\[(semacquire|sync\.Mutex\.Lock)\]' \
 		'state:\[running\]' 'goroutine:\[1\]' 'goroutine_function:\[main\.compute\]' \
-		'created_by:\[main\.main\]'; do
+		'created_by:\[main\.main\]' 'role:\[sleeper\]' 'tier:\[2\]'; do
 		DETAIL="$(grep -E 'state:|goroutine:|created_by:' <<<"$raw" | sort | uniq -c | head -12 | tr '\n' '|')" \
 			check "split pprof: a label $want" "grep -qE '$want' <<<\"\$raw\""
 	done
@@ -258,18 +261,128 @@ if start_target goroutines timers 10; then
 	stop_target "$pid"
 fi
 
-# --- -w: no DWARF -------------------------------------------------------------------
-if start_target goroutines-w; then
+# --- without DWARF (issue 37): the same goroutines, as shipped Go programs are built --
+# The layout comes from the Go version's table and the runtime's own code
+# (goroutine/golayout.h).  First the layout itself: where the DWARF of the
+# normal build puts each field, and where the layout without DWARF puts it
+# in the -w build (.symtab kept) and the -s -w build (the addresses read
+# from runtime.allgadd's and runtime.waitReason.String's code): the same
+# program links at the same addresses, so every line must agree.
+[ -x "$BIN/golayout" ] || make -C "$ROOT" --no-print-directory -s tests/bin/golayout >/dev/null 2>&1
+nodwarf_bins="goroutines-w goroutines-sw goroutines-ext goroutines-ext-sw goroutines-pie-sw"
+for b in $nodwarf_bins; do
+	[ -x "$BIN/$b" ] || make -C "$ROOT" --no-print-directory -s GO_BIN="$GO" "tests/bin/$b" >/dev/null 2>&1
+done
+if [ -x "$BIN/golayout" ]; then
+	for b in goroutines-w goroutines-sw; do
+		"$BIN/golayout" "$BIN/goroutines" "$BIN/$b" >"$TMP/layout-$b" 2>&1
+		n=$(awk 'NF == 3' "$TMP/layout-$b" | wc -l)
+		diff=$(awk 'NF == 3 && $2 != $3' "$TMP/layout-$b")
+		DETAIL="$(head -1 "$TMP/layout-$b"); $n lines; differ: $(tr '\n' '|' <<<"$diff")" \
+			check "layout: $b's layout without DWARF is what the DWARF of the normal build says (17 of 17)" \
+			"[ '$n' = 17 ] && [ -z \"\$diff\" ]"
+	done
+fi
+
+# Then the profile: the goroutines target built normally, -w, -s -w,
+# linked by the system linker with and without -s -w, and as a PIE with
+# -s -w (loaded at a bias: every address read from the code moves with
+# it) gives the same
+# goroutines (the function each started in), the same states, and the
+# same functions on their stacks; goroutine ids differ from run to run (a
+# P takes them 16 at a time), so each run's ids are checked against the
+# program's own list: its SIGQUIT dump (GOTRACEBACK=all) after the
+# profile, every runtime goroutine included (--go-system).
+# profile_of LABEL TARGET: "goroutines" (the functions they started in,
+# sorted, one per goroutine), "funcs" (main.* on their stacks), "states",
+# and "ids" of the profile and "dumpids" of the dump, under $TMP/LABEL.*.
+profile_of() {
+	local label=$1 target=$2 pid
+	GOTRACEBACK=all start_target "$target" split 2>"$TMP/$label.dump" || return 1
 	pid=$TARGET_PID
-	out=$TMP/nodwarf.folded
-	prof "$TMP/nodwarf" "$pid" --duration 1 --threads -o "$out"
-	check_ran "-w" "$TMP/nodwarf" "$out"
-	DETAIL="$(cat "$TMP/nodwarf.err")" \
-		check "-w: one note that the goroutines cannot be found, naming why" \
-		"[ \$(grep -c 'Go program, but it has no DWARF' '$TMP/nodwarf.err') = 1 ]"
-	check "-w: the threads sampled instead" "grep -qE '^goroutines-w \\([0-9]+\\);' '$out'"
-	check "-w: target alive" alive "$pid"
+	prof "$TMP/$label" "$pid" --duration 1.5 --threads --go-system -o "$TMP/$label.folded"
+	prof "$TMP/$label-p" "$pid" --duration 1 -o "$TMP/$label.pprof"
+	kill -QUIT "$pid"
+	wait_until 10 gone "$pid"
 	stop_target "$pid"
+	grep -oE '^[^;]+' "$TMP/$label.folded" | sort -u >"$TMP/$label.roots"
+	sed -E 's/ \(goroutine [0-9]+\)$//' "$TMP/$label.roots" | sort >"$TMP/$label.goroutines"
+	grep -oE '\(goroutine [0-9]+\)' "$TMP/$label.roots" | grep -oE '[0-9]+' | sort -u >"$TMP/$label.ids"
+	# goroutine 0: the thread that took the signal, on its system stack
+	grep -oE '^goroutine [0-9]+ \[' "$TMP/$label.dump" | grep -oE '[0-9]+' | grep -vx 0 |
+		sort -u >"$TMP/$label.dumpids"
+	cut -d';' -f2- "$TMP/$label.folded" | tr ';' '\n' | sed -E 's/ [0-9]+$//' | grep -E '^main\.' |
+		sort -u >"$TMP/$label.funcs"
+	# runnable and running come and go: the wait states are compared
+	"$GO" tool pprof -raw "$TMP/$label.pprof" 2>/dev/null | grep -oE 'state:\[[^]]*\]' |
+		grep -vE 'running|runnable' | sort -u >"$TMP/$label.states"
+	# main.sleeper's pprof labels (SetGoroutineLabels), with its function
+	"$GO" tool pprof -raw "$TMP/$label.pprof" 2>/dev/null | grep -F 'goroutine_function:[main.sleeper]' |
+		grep -oE '(role|tier):\[[^]]*\]' | sort -u | tr '\n' ' ' >"$TMP/$label.labels"
+	return 0
+}
+if profile_of dwarf goroutines; then
+	for b in dwarf $nodwarf_bins; do
+		[ -x "$BIN/$b" ] || [ $b = dwarf ] || { skip "$b" "could not build tests/bin/$b"; continue; }
+		[ $b = dwarf ] || profile_of "$b" "$b" || continue
+		check_ran "$b" "$TMP/$b" "$TMP/$b.folded"
+		DETAIL="$(grep -i note "$TMP/$b.err")" check "$b: no note (its goroutines are found)" \
+			"! grep -q 'note:' '$TMP/$b.err'"
+		g=$(summary_field "$TMP/$b.err" goroutines)
+		DETAIL="$(summary "$TMP/$b.err" | head -n 1)" \
+			check "$b: the summary counts its 9 goroutines (5 of its own, 4 of the runtime's)" "[ '$g' = 9 ]"
+		DETAIL="profile: $(tr '\n' ' ' <"$TMP/$b.ids"); dump: $(tr '\n' ' ' <"$TMP/$b.dumpids")" \
+			check "$b: the goroutine ids are those of its own SIGQUIT dump" \
+			"[ -s '$TMP/$b.ids' ] && cmp -s '$TMP/$b.ids' '$TMP/$b.dumpids'"
+		[ $b = dwarf ] && continue
+		DETAIL="$(diff "$TMP/dwarf.goroutines" "$TMP/$b.goroutines" | tr '\n' '|')" \
+			check "$b: the same goroutines (the function each started in) as the build with DWARF" \
+			"cmp -s '$TMP/dwarf.goroutines' '$TMP/$b.goroutines'"
+		DETAIL="$(diff "$TMP/dwarf.funcs" "$TMP/$b.funcs" | tr '\n' '|')" \
+			check "$b: the same main.* functions on their stacks" "cmp -s '$TMP/dwarf.funcs' '$TMP/$b.funcs'"
+		DETAIL="$(cat "$TMP/$b.labels")" \
+			check "$b: main.sleeper's pprof labels (role=sleeper, tier=2)" \
+			"[ \"\$(cat '$TMP/$b.labels')\" = 'role:[sleeper] tier:[2] ' ]"
+		DETAIL="$(tr '\n' ' ' <"$TMP/dwarf.states") vs $(tr '\n' ' ' <"$TMP/$b.states")" \
+			check "$b: the same wait states (Go's words: sleep, semacquire, select (no cases))" \
+			"[ -s '$TMP/$b.states' ] && cmp -s '$TMP/dwarf.states' '$TMP/$b.states'"
+	done
+fi
+
+# A Go version with no known layout: the -s -w build with its build info
+# saying go1.99 (the same length as go1.19) is refused with one note, and
+# its threads are sampled.
+if [ -x "$BIN/goroutines-sw" ]; then
+	sed 's/go1\.19\./go1.99./g' "$BIN/goroutines-sw" >"$TMP/goroutines-sw99" 2>/dev/null &&
+		chmod +x "$TMP/goroutines-sw99"
+	if BIN=$TMP start_target goroutines-sw99; then
+		pid=$TARGET_PID
+		out=$TMP/nolayout.folded
+		prof "$TMP/nolayout" "$pid" --duration 1 --threads -o "$out"
+		check_ran "no layout" "$TMP/nolayout" "$out"
+		DETAIL="$(cat "$TMP/nolayout.err")" \
+			check "go1.99 without DWARF: one note that it has no DWARF and its version no known layout" \
+			"[ \$(grep -c 'Go program, but it has no DWARF (built with -ldflags=-w?) and its Go version, go1.99.[0-9]*, has no known layout' '$TMP/nolayout.err') = 1 ]"
+		check "go1.99 without DWARF: the threads sampled instead" "grep -qE '^goroutines-sw99 \\([0-9]+\\);' '$out'"
+		stop_target "$pid"
+	fi
+fi
+
+# A table that is not the runtime's: the -s -w build saying go1.22, whose
+# table puts g.gopc at 280 where 1.19's newproc1 stores it at 296, is
+# refused with a note naming the field.
+if [ -x "$BIN/goroutines-sw" ]; then
+	sed 's/go1\.19\./go1.22./g' "$BIN/goroutines-sw" >"$TMP/goroutines-sw22" 2>/dev/null &&
+		chmod +x "$TMP/goroutines-sw22"
+	if BIN=$TMP start_target goroutines-sw22; then
+		pid=$TARGET_PID
+		prof "$TMP/wronglayout" "$pid" --duration 0.5 --threads -o "$TMP/wronglayout.folded"
+		check_ran "wrong layout" "$TMP/wronglayout" "$TMP/wronglayout.folded"
+		DETAIL="$(cat "$TMP/wronglayout.err")" \
+			check "a 1.19 runtime saying go1.22: refused, the note naming the field its code does not use" \
+			"[ \$(grep -c 'Go program, but it has no DWARF, and runtime.newproc1.s code does not use g.gopc at 280' '$TMP/wronglayout.err') = 1 ]"
+		stop_target "$pid"
+	fi
 fi
 
 # --- a runtime that lies (issue 27, item 7) ----------------------------------------------

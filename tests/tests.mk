@@ -190,6 +190,41 @@ tests/bin/pylayout: tests/targets/pyoffsets/pylayout.c python/layout.c python/la
 	$(Q)$(CC) -std=gnu11 -O2 -Wall -Wextra -I. -o $@ $< python/layout.c
 TEST_BINS += tests/bin/pylayout
 
+# The goroutine view's layout with DWARF and without, side by side
+# (tests/t_goroutines.sh): tests/targets/golayout/golayout.c over the
+# profiler's objects.
+tests/bin/golayout: tests/targets/golayout/golayout.c $(OBJS) tests/tests.mk
+	@mkdir -p tests/bin
+	@echo "  CC      $<"
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(OBJS) $(LDLIBS)
+TEST_BINS += tests/bin/golayout
+
+# The goroutines target as Go programs are shipped: -s -w (no .symtab, no
+# DWARF), and linked by the system linker with cgo, with and without.
+tests/bin/goroutines-sw: tests/targets/goroutines/main.go tests/tests.mk
+	@mkdir -p tests/bin build/go
+	@echo "  GO      $< [-s -w]"
+	$(Q)$(GO_ENV) $(GO_BIN) build -ldflags='-s -w' -o $@ $<
+
+tests/bin/goroutines-ext: tests/targets/goroutines/main.go tests/tests.mk
+	@mkdir -p tests/bin build/go
+	@echo "  GO      $< [-linkmode=external]"
+	$(Q)$(GO_ENV) $(GO_EXT)' -o $@ $<
+
+tests/bin/goroutines-ext-sw: tests/targets/goroutines/main.go tests/tests.mk
+	@mkdir -p tests/bin build/go
+	@echo "  GO      $< [-linkmode=external -s -w]"
+	$(Q)$(GO_ENV) $(GO_EXT) -s -w' -o $@ $<
+# ... and as a position-independent executable (-buildmode=pie), -s -w.
+tests/bin/goroutines-pie-sw: tests/targets/goroutines/main.go tests/tests.mk
+	@mkdir -p tests/bin build/go
+	@echo "  GO      $< [-buildmode=pie -s -w]"
+	$(Q)$(GO_ENV) $(GO_BIN) build -buildmode=pie -ldflags='-s -w' -o $@ $<
+ifneq ($(wildcard $(GO_BIN)),)
+TEST_BINS += tests/bin/goroutines-sw tests/bin/goroutines-ext tests/bin/goroutines-ext-sw \
+	     tests/bin/goroutines-pie-sw
+endif
+
 .PHONY: test-bins
 test-bins: $(TEST_BINS)
 

@@ -15,6 +15,10 @@
 #           (goroutine/goroutines.c, goroutine/curg.c): allgs, each g,
 #           its M, the waitReason strings, a thread's g and m.curg; the
 #           harness is the memory (it links in place of util/remote.c)
+#   golayout  a Go binary without DWARF (goroutine/golayout.c): its
+#           .go.buildinfo, its version, runtime.allgadd's and
+#           runtime.waitReason.String's code; seeds from Go 1.19's
+#           tests/bin/goroutines-sw (tests/fuzz/corpus/golayout/seed-*)
 #   cfi     .eh_frame without .eh_frame_hdr and .debug_frame (compressed or
 #           not) in a small ELF file around the input's bytes: libdw's
 #           reading, our rules (module__cfi_row, unwind/cfi.c) and the
@@ -44,6 +48,7 @@ FUZZ_NAMES  += gopclntab
 FUZZ_NAMES  += cfi
 FUZZ_NAMES  += pylines pyinterp
 FUZZ_NAMES  += goroutines
+FUZZ_NAMES  += golayout
 # FUZZ_OWN_NAME: objects harness NAME replaces with its own definitions
 # (the goroutine reader's memory is the fuzz input, not a process).
 FUZZ_OWN_goroutines := util/remote.o

@@ -20,7 +20,10 @@
  *               any two reads; bit 3 "gone": from read number (byte 1)
  *               on, every read fails with ESRCH (the process has exited)
  *   byte 1      with "gone", how many reads succeed first
- *   bytes 2-7   ignored
+ *   bytes 2-3   the offset of g.labels (struct go_layout's g_labels;
+ *               0: labels not read); each record's set is read as a
+ *               pprof label map (goroutines__labels)
+ *   bytes 4-7   ignored
  *   12 words    the layout (struct go_layout): the offsets in runtime.g
  *               of stack.lo, stack.hi, m, sched.sp, sched.pc, sched.bp,
  *               atomicstatus, goid, waitreason, startpc, gopc; of procid
@@ -250,11 +253,31 @@ static void check_reason(const struct goroutines *gs, uint8_t reason)
 			fail("a control byte in a waitReason string", reason, (uint8_t)s[i]);
 }
 
+/* A label set's text: at most GOROUTINE_LABELS_MAX "KEY=VALUE" lines,
+ * printable, each with its '=' and at most 64 bytes a side. */
+static void check_labels(struct goroutines *gs, uint64_t set)
+{
+	const char *s = goroutines__labels(gs, set);
+	size_t lines = 0;
+	for (const char *line = s; line; lines++) {
+		const char *nl = strchr(line, '\n'), *end = nl ? nl : line + strlen(line);
+		const char *eq = memchr(line, '=', (size_t)(end - line));
+		if (!eq || eq - line > 64 || end - eq - 1 > 64)
+			fail("a label line without its '=', or too long", set, (uint64_t)(end - line));
+		for (const char *c = line; c < end; c++)
+			if (*c < 0x20 || *c > 0x7e)
+				fail("a control byte in a label", set, (uint8_t)*c);
+		line = nl ? nl + 1 : NULL;
+	}
+	if (lines > GOROUTINE_LABELS_MAX)
+		fail("more label lines than GOROUTINE_LABELS_MAX", set, lines);
+}
+
 static bool same_key(const struct go_rec *a, const struct go_rec *b)
 {
 	return a->g == b->g && a->goid == b->goid && a->status == b->status &&
 	       a->reason == b->reason && a->pc == b->pc && a->sp == b->sp && a->bp == b->bp &&
-	       a->lo == b->lo && a->hi == b->hi && a->m == b->m;
+	       a->lo == b->lo && a->hi == b->hi && a->m == b->m && a->labels == b->labels;
 }
 
 /* One scan's records.  EXACT: memory did not change during the scan and
@@ -275,6 +298,7 @@ static void check_recs(struct goroutines *gs, const struct go_rec *recs, size_t 
 			fail("a negative TID for an M", r->m, (uint64_t)tid);
 		goroutines__is_system(gs, r);
 		goroutines__func_name(gs, r->startpc);
+		check_labels(gs, r->labels);
 		struct go_rec again;
 		if (!exact || goroutines__read(gs, r->g, &again) != 0)
 			continue;
@@ -301,10 +325,11 @@ static void report(int s, int e, const struct go_rec *recs, size_t n, const stru
 		if (!recs[i].read)
 			fprintf(stderr, "  [%zu] not read\n", i);
 		else
-			fprintf(stderr, "  [%zu] g %#llx goid %lld status %u reason %u sp %#llx [%#llx, %#llx)\n",
+			fprintf(stderr, "  [%zu] g %#llx goid %lld status %u reason %u sp %#llx [%#llx, %#llx) labels %#llx\n",
 				i, (unsigned long long)recs[i].g, (long long)recs[i].goid,
 				recs[i].status, recs[i].reason, (unsigned long long)recs[i].sp,
-				(unsigned long long)recs[i].lo, (unsigned long long)recs[i].hi);
+				(unsigned long long)recs[i].lo, (unsigned long long)recs[i].hi,
+				(unsigned long long)recs[i].labels);
 }
 
 static int by_value(const void *a, const void *b)
@@ -445,6 +470,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	l.allglen = word_at(h + 104);
 	l.reasons = word_at(h + 112);
 	l.nreasons = word_at(h + 120);
+	l.g_labels = (uint64_t)data[2] | (uint64_t)data[3] << 8;
 	uint64_t code = word_at(h + 128), fs_base = word_at(h + 136);
 	nsegs = 0;
 	tiled = NULL;
@@ -513,6 +539,10 @@ static const uint8_t systemstack[] = {
 #define A_M       0xc100030000ull
 #define A_FS      0x7f0000001000ull
 #define A_G0      0xc100040000ull
+#define A_LSET    0xc000400000ull       /* a pprof label set: a labelMap, */
+#define A_HMAP    0xc000400100ull       /* its hmap, */
+#define A_BKT     0xc000400200ull       /* its bucket, */
+#define A_LTEXT   0xc000400400ull       /* its strings */
 
 struct seed {
 	uint8_t b[1 << 16];
@@ -647,6 +677,20 @@ static void write_seeds(const char *dir)
 	three(&s, 0);
 	runtime_data(&s, A_G + G_SIZE);
 	write_seed(dir, "three", &s);
+
+	/* The same, main's g with a pprof label set (Go 1.19: g.labels at
+	 * 360, a labelMap, an hmap of 2 pairs in one bucket). */
+	s.b[2] = 360 & 0xff;
+	s.b[3] = 360 >> 8;
+	seg_words(&s, A_G + 360, 0, (uint64_t[]){ A_LSET }, 1);
+	seg_words(&s, A_LSET, 0, (uint64_t[]){ A_HMAP }, 1);
+	seg_words(&s, A_HMAP, 0, (uint64_t[]){ 2, 0x1234ull << 32, A_BKT, 0, 0, 0 }, 6);
+	uint64_t bucket[34] = { [0] = 0x0907, [1] = A_LTEXT, [2] = 4, [3] = A_LTEXT + 4, [4] = 4,
+				[17] = A_LTEXT + 8, [18] = 7, [19] = A_LTEXT + 15, [20] = 1 };
+	seg_words(&s, A_BKT, 0, bucket, 34);
+	segment(&s, A_LTEXT, 16, 0, 0, "roletiersleeper2", 16);
+	write_seed(dir, "labels", &s);
+	s.b[2] = s.b[3] = 0;
 
 	/* The same, but the process exits while it is read: from the 9th
 	 * read on (in the first scan: the waitReason table, 4 strings, the

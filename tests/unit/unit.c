@@ -17,6 +17,7 @@
 #include "cli/outfile.h"
 #include "cli/periods.h"
 #include "goroutine/curg.h"
+#include "goroutine/golayout.h"
 #include "module/gopclntab.h"
 #include "dwarf/symbolizer.h"
 #include "dwarf/symcache.h"
@@ -1359,6 +1360,97 @@ static void test_symcache(void)
 	dwfl_end(d);
 }
 
+/* goroutine/golayout.c: the Go version from .go.buildinfo, the tables, and
+ * the addresses read from the runtime's code (Go 1.19's linker's bytes,
+ * amd64, from tests/bin/goroutines: runtime.allgadd's first 0x12e bytes,
+ * runtime.waitReason.String whole). */
+static void test_golayout(void)
+{
+	static const unsigned char allgadd[] =
+		"\x49\x3b\x66\x10\x0f\x86\x4f\x01\x00\x00\x48\x83\xec\x50\x48\x89\x6c\x24\x48\x48\x8d\x6c\x24\x48"
+		"\x8b\x88\x90\x00\x00\x00\x66\x90\x85\xc9\x0f\x84\x1f\x01\x00\x00\x48\x89\x44\x24\x58\x90\x90\x48"
+		"\x8d\x05\xea\xd7\x14\x00\xe8\x85\x4c\xfd\xff\x48\x8b\x35\xa6\xe8\x11\x00\x48\x8d\x4e\x01\x48\x8b"
+		"\x1d\x93\xe8\x11\x00\x48\x8b\x3d\x9c\xe8\x11\x00\x48\x39\xcf\x73\x40\x48\x8d\x05\x40\xa2\x06\x00"
+		"\x48\x89\xca\x48\x89\xf1\x48\x89\xd6\xe8\x32\x3b\x01\x00\x48\x89\x0d\x7b\xe8\x11\x00\x83\x3d\xb4"
+		"\xd9\x14\x00\x00\x75\x09\x48\x89\x05\x5b\xe8\x11\x00\xeb\x0c\x48\x8d\x3d\x52\xe8\x11\x00\xe8\x2d"
+		"\xad\x02\x00\x48\x89\xde\x48\x89\xc3\x48\x8d\x56\x01\x48\x89\x15\x44\xe8\x11\x00\x48\x8d\x3c\xf3"
+		"\x83\x3d\x81\xd9\x14\x00\x00\x75\x0b\x48\x8b\x54\x24\x58\x48\x89\x14\xf3\xeb\x0a\x48\x8b\x54\x24"
+		"\x58\xe8\x1a\xae\x02\x00\x48\x8b\x1d\x13\xe8\x11\x00\x48\x83\x3d\x13\xe8\x11\x00\x00\x76\x66\x66"
+		"\x0f\x1f\x84\x00\x00\x00\x00\x00\x48\x39\x1d\x21\xe3\x11\x00\x74\x2b\x90\x80\x3d\x3f\xd9\x14\x00"
+		"\x00\x74\x17\x48\x89\x5c\x24\x40\x48\x8d\x05\x09\xe3\x11\x00\x90\xe8\xdb\xdf\xfc\xff\x48\x8b\x5c"
+		"\x24\x40\x48\x8d\x0d\xf7\xe2\x11\x00\x48\x87\x19\x48\x8b\x0d\xcd\xe7\x11\x00\x48\x8d\x15\xf6\xd6"
+		"\x14\x00\x48\x87\x0a\x90\x90\x48\x8d\x05\xf2\xd6\x14\x00";
+	static const unsigned char reason[] =
+		"\x3c\x1b\x72\x0d\x48\x8d\x05\xfa\x32\x07\x00\xbb\x13\x00\x00\x00\xc3\x0f\xb6\xc8\x48\xc1\xe1\x04"
+		"\x48\x8d\x15\x41\xd7\x10\x00\x48\x8b\x04\x0a\x48\x8b\x5c\x0a\x08\xc3";
+	uint64_t allgs = 0, allglen = 0, status = 0, table = 0, n = 0, at = 0;
+	check(golayout__allgadd(allgadd, sizeof(allgadd) - 1, 0x435360, &allgs, &allglen, &status) == 0 &&
+	      allgs == 0x553c40 && allglen == 0x582b78 && status == 0x90,
+	      "golayout: runtime.allgadd's code says allgs 0x553c40, allglen 0x582b78, g.atomicstatus 0x90");
+	check(golayout__allgadd(allgadd, 0x50, 0x435360, &allgs, &allglen, &status) == -ENOENT,
+	      "golayout: allgadd cut before the slice's capacity is loaded: no allgs");
+	check(golayout__allgadd(allgadd, 0x108, 0x435360, &allgs, &allglen, &status) == 0 &&
+	      allgs == 0x553c40 && allglen == 0x553c48,
+	      "golayout: allgadd cut before allglen is stored: allglen is the slice's own length");
+	check(golayout__reasons(reason, sizeof(reason) - 1, 0x443200, &table, &n) == 0 && table == 0x550960 &&
+	      n == 27, "golayout: waitReason.String's code says 27 strings at 0x550960");
+	check(golayout__reasons(reason, 4, 0x443200, &table, &n) == -ENOENT, "golayout: no table in 4 bytes");
+	/* newproc1 (1.19): mov %rcx,0x98(%rax); gopark: mov %cl,0xb0(%r8) */
+	static const unsigned char goid[] = { 0x48, 0x89, 0x88, 0x98, 0x00, 0x00, 0x00 },
+				   reason_st[] = { 0x41, 0x88, 0x88, 0xb0, 0x00, 0x00, 0x00 };
+	check(golayout__uses(goid, sizeof(goid), 0x98) && !golayout__uses(goid, sizeof(goid), 0x90) &&
+	      !golayout__uses(goid, sizeof(goid) - 1, 0x98) && golayout__uses(reason_st, sizeof(reason_st), 0xb0),
+	      "golayout: the code that sets g.goid at 0x98 and g.waitreason at 0xb0 uses them, not 0x90");
+
+	/* .go.buildinfo: Go 1.18+ (flags 2: inline), before (a pointer). */
+	unsigned char bi[64] = "\xff Go buildinf:\x08\x02";
+	char ver[32];
+	memcpy(bi + 32, "\x08go1.19.8", 9);
+	check(golayout__buildinfo(bi, sizeof(bi), ver, sizeof(ver), &at) == 0 && strcmp(ver, "go1.19.8") == 0,
+	      "golayout: a 1.18+ build info gives its version inline");
+	check(golayout__buildinfo(bi, 36, ver, sizeof(ver), &at) < 0, "golayout: a version past the section is refused");
+	bi[32] = 0x88;  /* a length that goes on and on */
+	memset(bi + 33, 0xff, 31);
+	check(golayout__buildinfo(bi, sizeof(bi), ver, sizeof(ver), &at) < 0, "golayout: an endless uvarint is refused");
+	memcpy(bi + 32, "\x05go1.\x01", 6);
+	check(golayout__buildinfo(bi, sizeof(bi), ver, sizeof(ver), &at) < 0, "golayout: an unprintable version is refused");
+	bi[15] = 0;
+	memcpy(bi + 16, "\x60\xc2\x54\x00\x00\x00\x00\x00", 8);
+	check(golayout__buildinfo(bi, sizeof(bi), ver, sizeof(ver), &at) == 1 && at == 0x54c260,
+	      "golayout: a build info before 1.18 gives the address of its version");
+	bi[0] = 0;
+	check(golayout__buildinfo(bi, sizeof(bi), ver, sizeof(ver), &at) < 0, "golayout: no magic, no version");
+	check(golayout__minor("go1.19.8") == 19 && golayout__minor("go1.21rc2") == 21 &&
+	      golayout__minor("devel go1.22") == -1 && golayout__minor("go1.") == -1,
+	      "golayout: go1.19.8 is 19, go1.21rc2 21, a devel build none");
+
+	/* The tables, against the numbers counted in each release's
+	 * runtime2.go (see golayout.c; 1.19's also against its DWARF, in
+	 * tests/t_goroutines.sh): goid, atomicstatus, waitreason, gopc,
+	 * startpc; the head of g and m.procid the same in all. */
+	static const struct { int minor; uint64_t status, goid, reason, gopc, startpc; } want[] = {
+		{ 17, 144, 152, 176, 296, 312 }, { 18, 144, 152, 176, 296, 312 },
+		{ 19, 144, 152, 176, 296, 312 }, { 20, 144, 152, 176, 296, 312 },
+		{ 22, 144, 152, 176, 280, 296 },
+	};
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		struct go_layout l = { 0 };
+		char what[96];
+		snprintf(what, sizeof(what), "golayout: go1.%d's table", want[i].minor);
+		check(golayout__table(want[i].minor, &l) == 0 && l.g_off[0] == 0 && l.g_off[1] == 8 &&
+		      l.g_off[2] == 48 && l.g_off[3] == 56 && l.g_off[4] == 64 && l.g_off[5] == 104 &&
+		      l.g_off[6] == want[i].status && l.g_off[7] == want[i].goid &&
+		      l.g_off[8] == want[i].reason && l.g_off[9] == want[i].startpc &&
+		      l.g_off[10] == want[i].gopc && l.m_procid == 72 &&
+		      l.g_labels == (want[i].minor == 19 ? 360u : 0u), what);
+	}
+	struct go_layout none;
+	check(golayout__table(99, &none) == -ENOENT && golayout__table(12, &none) == -ENOENT &&
+	      golayout__table(21, &none) == -ENOENT && golayout__table(23, &none) == -ENOENT,
+	      "golayout: no table for go1.12, go1.21, go1.23 or go1.99");
+}
+
+
 /* build/tests/unit [WORD...]: every group of tests, or those whose name
  * holds one of the WORDs (`make check T=unit:python`). */
 static const struct {
@@ -1382,6 +1474,7 @@ static const struct {
 	{ "outfile", test_outfile },
 	{ "gopclntab", test_gopclntab },
 	{ "gocurg", test_gocurg },
+	{ "golayout", test_golayout },
 	{ "svg", test_svg },
 	{ "cfi", test_cfi },
 	{ "python", test_python },

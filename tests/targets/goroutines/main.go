@@ -1,7 +1,8 @@
 // goroutines READY [split | parked N | churn RATE | timers MS]: a Go program
 // with a known goroutine split, for the goroutine view (tests/t_goroutines.sh).
 //   split (default): 5 user goroutines, each 20% of the wall time:
-//     main in select{}; main.compute computing; main.sleeper in time.Sleep;
+//     main in select{}; main.compute computing; main.sleeper in time.Sleep,
+//     with the pprof labels role=sleeper and tier=2 (SetGoroutineLabels);
 //     two main.locker goroutines contending on one sync.Mutex (each holds it
 //     for 10 ms asleep, then waits for it while the other holds it).
 //   parked N: N goroutines parked on a channel receive (main.parked), plus
@@ -20,11 +21,13 @@
 package main
 
 import (
+	"context"
 	"crypto/sha256"
 	"fmt"
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -52,6 +55,7 @@ func compute() {
 
 //go:noinline
 func sleeper() {
+	pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels("role", "sleeper", "tier", "2")))
 	started.Done()
 	for {
 		time.Sleep(time.Hour)
