@@ -260,6 +260,16 @@ stats_blocked() {
 	[ -n "$b" ] && echo $((b + ${a:-0}))
 }
 
+# capture_counts ERRFILE: "STOPPED BYPERF" from --stats: the threads'
+# samples taken by a ptrace stop, and those from perf events (0 if none).
+capture_counts() {
+	local st stopped byperf
+	st=$(grep -E '^cprof-attach: stats:' "$1" | tail -n 1)
+	stopped=$(sed -nE 's/.* ([0-9]+) stopped,.*/\1/p' <<<"$st")
+	byperf=$(sed -nE 's/.* ([0-9]+) by perf events.*/\1/p' <<<"$st")
+	echo "${stopped:--} ${byperf:-0}"
+}
+
 # summary_field ERRFILE WHAT: one figure from the summary; WHAT is
 # samples | threads | processes | seconds | achieved | requested | missed |
 # partial | rooted (the % of samples whose stack reached its root) |

@@ -85,9 +85,7 @@ if start_target eintr; then
 	# Perf capture (the default where permitted): w-burn, the running
 	# thread, is counted from perf samples, and no thread is stopped.
 	if grep -qE '^cprof-attach: [0-9.]+ of 99 Hz, .*, perf, ' "$TMP/eintr.err"; then
-		st=$(grep -E '^cprof-attach: stats:' "$TMP/eintr.err")
-		stopped=$(sed -nE 's/.* ([0-9]+) stopped,.*/\1/p' <<<"$st")
-		byperf=$(sed -nE 's/.* ([0-9]+) by perf events.*/\1/p' <<<"$st")
+		read -r stopped byperf <<<"$(capture_counts "$TMP/eintr.err")"
 		DETAIL="$stopped stopped, $byperf by perf events; w-burn has $burn" \
 			check "perf capture: no thread stopped; w-burn counted from perf samples" \
 			"[ '$stopped' = 0 ] && [ '${byperf:-0}' -gt 0 ]"

@@ -47,9 +47,7 @@ if start_target timeouts 0 100; then
 		after=$(field "$report" c-loop rounds)
 		DETAIL="$before -> $after rounds" \
 			check "perf capture: the client loop went on meanwhile" "[ '$after' -gt '$((before + 1000))' ]"
-		st=$(grep -E '^cprof-attach: stats:' "$TMP/perf.err")
-		stopped=$(sed -nE 's/.* ([0-9]+) stopped,.*/\1/p' <<<"$st")
-		byperf=$(sed -nE 's/.* ([0-9]+) by perf events.*/\1/p' <<<"$st")
+		read -r stopped byperf <<<"$(capture_counts "$TMP/perf.err")"
 		DETAIL="$stopped stopped, $byperf by perf events" \
 			check "perf capture: no thread stopped, running ones sampled from perf events" \
 			"[ '$stopped' = 0 ] && [ '${byperf:-0}' -gt 0 ]"
