@@ -290,9 +290,16 @@ void target_nostop_settle(struct target *t, struct thread *th, struct capture *c
 
 void target_nostop_exec(struct target *t, struct thread *th)
 {
-	if (th->perf)
-		perf__forget(th->perf, now_ns());       /* the old image's */
+	/* A stream anew, on the task that carries the TID now: when a thread
+	 * other than the leader called exec, it took the leader's TID, and
+	 * the stream opened on that TID was the old leader's, gone with it
+	 * (its samples would never come: every tick owed, then lost).  The
+	 * old image's samples go with the old stream. */
+	perf__free(th->perf);
+	th->perf = NULL;
+	th->perf_failed = 0;
 	th->perf_before = th->perf_after = NULL;
+	target_nostop_born(t, th);
 	t->stats.lost += th->owed;
 	th->owed = 0;
 }

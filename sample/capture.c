@@ -34,7 +34,11 @@ static enum unwind_status unwind(struct sampler *s, const struct capture *c, siz
 	if (!sp->uw)
 		return UNWIND_PARTIAL;
 	enum unwind_status r = unwinder__unwind(sp->uw, &in, s->pcs, max, depth);
-	struct space *again = r == UNWIND_NO_MODULE ? sampler_refresh_space(s, sp, c->space, c->pid) : NULL;
+	/* A capture no stop will follow that needs more registers than it
+	 * has may also stand on a table read while the loader was still
+	 * mapping (a space just made by an exec): read it again too. */
+	int stale = r == UNWIND_NO_MODULE || (r == UNWIND_NEED_REGS && c->no_stop);
+	struct space *again = stale ? sampler_refresh_space(s, sp, c->space, c->pid) : NULL;
 	if (again) {
 		*space = again->index;
 		r = unwinder__unwind(again->uw, &in, s->pcs, max, depth);
