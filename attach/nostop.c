@@ -107,10 +107,11 @@ static void push_sample(struct target *t, struct thread *th, const struct perf_s
 	struct capture *c = target_next_capture(t);
 	/* Read on only for a thread whose samples lately needed more than
 	 * the kernel copies (a thread stack's mapping goes on for megabytes,
-	 * so the copy is nearly always full); a first deep one ends short
-	 * and says how much it needs (target__stack_too_small()). */
+	 * so the copy is nearly always full), or whose need is not known yet
+	 * (its first sample: a ptrace capture's size then, so that a deep
+	 * stack's first sample is as whole as a stop's would be). */
 	int full = s->stack_len == s->stack_asked && s->stack_len >= OVERLAP;
-	int deep = full && th->need_max + OVERLAP > s->stack_len;
+	int deep = full && (th->need_max == 0 || th->need_max + OVERLAP > s->stack_len);
 	size_t ext = deep && th->stack_size > s->stack_len ? th->stack_size - s->stack_len : 0;
 	size_t want = s->stack_len + ext > s->stack_asked ? s->stack_len + ext : s->stack_asked;
 	/* The buffer holds at least stack_want bytes: target.c's capture()

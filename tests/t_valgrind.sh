@@ -25,6 +25,7 @@ if start_target wallclock; then
 	timeout --foreground -k 5 60 valgrind -q --tool=memcheck --error-exitcode=99 \
 		--trace-children=no --leak-check=full --errors-for-leak-kinds=definite \
 		--show-leak-kinds=definite --track-origins=yes --log-file="$base.vg" \
+		--suppressions="$ROOT/tests/valgrind.supp" \
 		"$CPROF" "$pid" --duration 1 -o "$out" >"$base.out" 2>"$base.err"
 	PROF_RC=$?
 	diag "valgrind run took $(($(date +%s) - t0)) s"
