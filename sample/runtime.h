@@ -81,6 +81,11 @@ struct rt_ops {
 	enum unwind_status (*merge)(struct rt_view *v, struct sampler *s, const struct capture *c,
 				    enum unwind_status st, size_t *depth);
 	void (*free)(struct rt_view *v);
+	/* A module table of address space ID (process PID) was read, whether
+	 * or not a view is opened: the runtime may ask the target for reads
+	 * at each capture (Go: the goroutine behind a system stack, so that
+	 * its first such sample is whole).  NULL: none. */
+	void (*space)(struct sampler *s, struct space *sp, uint32_t id, pid_t pid);
 	/* Not per view: a capture whose unwind jumped to another stack
 	 * (unwinder__jumped(): a Go thread on its system stack) is made
 	 * whole, its frames after s->pcs[0 .. *DEPTH); NULL if the runtime

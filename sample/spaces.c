@@ -57,6 +57,9 @@ static struct space *new_space(struct sampler *s, uint32_t id, pid_t pid)
 	sp->uw = unwinder__new(sp->ms);
 	sp->born_ns = sp->last_refresh_ns = sp->last_scan_ns = now_ns();
 	s->gen[id] = index;
+	for (const struct rt_ops *const *o = runtimes; *o; o++)
+		if ((*o)->space)
+			(*o)->space(s, sp, id, pid);
 	return sp;
 }
 
