@@ -146,9 +146,11 @@ else
 			prof "$TMP/$label" "$pid" "${args[@]}" -o "$out"
 			check_ran "$label" "$TMP/$label" "$out"
 			assist=$(samples "$out" ';runtime\.gcAssistAlloc1[; ]')
-			if [ "${assist:-0}" -lt 5 ] && [ $view = os-threads ]; then
+			if [ "${assist:-0}" -lt 20 ] && [ $view = os-threads ]; then
 				# A loaded machine can leave the collector ahead of the
-				# allocating goroutine for 3 s: no assist to look at.
+				# allocating goroutine for 3 s: no assist to look at, or
+				# too few for a share (one sample that lost its
+				# goroutine, a race, is 17% of 6).
 				diag "$label: $assist GC assist samples in 3 s: once more, 6 s"
 				prof "$TMP/$label" "$pid" --duration 6 "${args[@]:2}" -o "$out"
 				assist=$(samples "$out" ';runtime\.gcAssistAlloc1[; ]')
