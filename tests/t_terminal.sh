@@ -23,7 +23,10 @@ trap 'cleanup_tmux; cleanup' EXIT
 
 # pane SESSION [-J]: what the pane shows (-J: wrapped lines joined)
 pane() { tm capture-pane -p "${@:2}" -t "$1" 2>/dev/null; }
-pane_has() { pane "$1" | grep -qE "$2"; }
+# pane_has SESSION ERE: the pane shows a line matching ERE; what it showed
+# then is kept in $TMP/pane.SESSION (a busy machine can take longer to
+# look again than the status line lasts).
+pane_has() { pane "$1" >"$TMP/pane.$1"; grep -qE "$2" "$TMP/pane.$1"; }
 STATUS_RE='^cprof-attach: [0-9]+ s, [0-9]+ samples?, [0-9]+ threads?, [0-9.]+ Hz'
 
 # start SESSION COLUMNS COMMAND...: COMMAND in a new detached session of
@@ -42,13 +45,14 @@ if start_target cpuidle; then
 	# A long output path: it fits in 200 columns, not in 80.
 	w200=$TMP/a-rather-long-directory-name/wide-terminal-profile.folded
 	mkdir -p "$(dirname "$w200")"
-	start wide 200 "$CPROF" "$pid" --duration 3.3 -o "$w200"
+	# Longer than the narrow run: its checks come after that one's.
+	start wide 200 "$CPROF" "$pid" --duration 6 -o "$w200"
 fi
 
 # --- during the run ------------------------------------------------------------
 check "80 columns: the status line shows 2 s (two redraws)" \
 	wait_until 10 pane_has narrow '^cprof-attach: 2 s, '
-p=$(pane narrow)
+p=$(cat "$TMP/pane.narrow")
 status=$(grep -E '^cprof-attach:' <<<"$p")
 n=$(grep -c . <<<"$status")
 DETAIL="$(tr '\n' '|' <<<"$p" | head -c 400)" \
@@ -65,7 +69,7 @@ DETAIL="'$status'" check "80 columns: a one-thread command's status says '1 thre
 
 if [ -n "${pid:-}" ]; then
 	check "200 columns: the status line shows 2 s" wait_until 10 pane_has wide '^cprof-attach: 2 s, '
-	p=$(pane wide)
+	p=$(cat "$TMP/pane.wide")
 	status=$(grep -E '^cprof-attach:' <<<"$p")
 	DETAIL="$(tr '\n' '|' <<<"$p" | head -c 400)" \
 		check "200 columns: one status line, with the whole hint" \
