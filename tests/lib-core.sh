@@ -12,8 +12,11 @@
 # tests/run.sh (CPROF_TEST_WAITING set) the wait is written down while it
 # lasts, so that a file stopped by its time limit says what it waited for.
 wait_until() {
-	local deadline us rc=0 secs=$1
-	us=$(awk -v s="$1" 'BEGIN { printf "%d", s * 1000000 }')
+	local deadline us rc=0 secs=$1 int frac=
+	int=${secs%%.*}
+	[[ $secs == *.* ]] && frac=${secs#*.}
+	frac=${frac}000000
+	us=$((10#${int:-0} * 1000000 + 10#${frac:0:6}))
 	deadline=$((${EPOCHREALTIME/[.,]/} + us))
 	shift
 	[ -z "${CPROF_TEST_WAITING:-}" ] ||
@@ -29,30 +32,57 @@ wait_until() {
 
 file_ready() { [ -s "$1" ]; }
 
-alive() { [ -d "/proc/$1" ] && [ "$(proc_state "$1")" != Z ]; }
+alive() { local _S; [ -d "/proc/$1" ] && _state "$1" && [ -n "$_S" ] && [ "$_S" != Z ]; }
 gone() { ! alive "$1"; }
 
-# proc_state PID [TID]: the one-letter state from /proc/.../stat
-proc_state() {
-	local f=/proc/$1/stat
+# The /proc readers below use bash's builtins only, no sed or awk: they run
+# for every thread of a target in polling loops (after each of t_end's 50
+# kills, in every check_unharmed), where a program started per thread cost
+# seconds of a file's time.  The _-prefixed forms set a variable instead of
+# printing, so that the loops start no subshell either.
+
+# _state PID [TID]: _S = the one-letter state from /proc/.../stat, empty if
+# the process or thread is gone.
+_state() {
+	local f=/proc/$1/stat l=
 	[ -n "${2:-}" ] && f=/proc/$1/task/$2/stat
-	sed -n 's/^.*) \(.\) .*/\1/p' "$f" 2>/dev/null
+	{ read -r l <"$f"; } 2>/dev/null || :
+	l=${l##*) }
+	_S=${l%% *}
 }
+proc_state() { local _S; _state "$@"; [ -z "$_S" ] || echo "$_S"; }
 
-tids() { ls "/proc/$1/task" 2>/dev/null; }
-thread_count() { tids "$1" | wc -l; }
-
-tracer_of() {
-	awk '/^TracerPid:/ { print $2 }' "/proc/$1/task/$2/status" 2>/dev/null
+# _tids PID: _T = the thread ids of PID, in /proc's order (an array).
+_tids() {
+	local t
+	_T=()
+	for t in /proc/"$1"/task/[0-9]*; do
+		[ -e "$t" ] && _T+=("${t##*/}")
+	done
+	return 0
 }
+tids() { local _T; _tids "$1"; [ ${#_T[@]} = 0 ] || printf '%s\n' "${_T[@]}"; }
+thread_count() { local _T; _tids "$1"; echo ${#_T[@]}; }
+
+# _tracer PID TID: _P = the thread's TracerPid, empty if it is gone.
+_tracer() {
+	local k v
+	_P=
+	while read -r k v; do
+		[ "$k" = TracerPid: ] && { _P=$v; break; }
+	done 2>/dev/null <"/proc/$1/task/$2/status" || :
+}
+tracer_of() { local _P; _tracer "$@"; [ -z "$_P" ] || echo "$_P"; }
 
 # live_thread PID: some thread of PID is neither a zombie nor dead.  Unlike
 # alive, true for a process whose main thread has exited while another runs
 # on (its leader shows as a zombie).
 live_thread() {
-	local t
-	for t in $(tids "$1"); do
-		case $(proc_state "$1" "$t") in Z | X | '') ;; *) return 0 ;; esac
+	local t _T _S
+	_tids "$1"
+	for t in "${_T[@]}"; do
+		_state "$1" "$t"
+		case $_S in Z | X | '') ;; *) return 0 ;; esac
 	done
 	return 1
 }
@@ -60,11 +90,12 @@ live_thread() {
 # untraced PID: the process runs (a live thread) and every thread has
 # TracerPid 0.  Sets DETAIL otherwise.
 untraced() {
-	local pid=$1 t tp bad=
+	local pid=$1 t _T _P bad=
 	live_thread "$pid" || { DETAIL="process $pid is gone"; return 1; }
-	for t in $(tids "$pid"); do
-		tp=$(tracer_of "$pid" "$t")
-		[ -z "$tp" ] || [ "$tp" = 0 ] || bad="$bad $t:$tp"
+	_tids "$pid"
+	for t in "${_T[@]}"; do
+		_tracer "$pid" "$t"
+		[ -z "$_P" ] || [ "$_P" = 0 ] || bad="$bad $t:$_P"
 	done
 	[ -z "$bad" ] && return 0
 	DETAIL="traced threads (tid:tracer):$bad"
@@ -76,23 +107,26 @@ untraced() {
 # status, is skipped: with threads coming and going, it would fail every
 # poll.
 all_traced() {
-	local pid=$1 t tp
+	local pid=$1 t _T _S _P
 	alive "$pid" || return 1
-	for t in $(tids "$pid"); do
-		tp=$(tracer_of "$pid" "$t")
-		case $(proc_state "$pid" "$t") in Z | X | '') continue ;; esac
-		[ -n "$tp" ] && [ "$tp" != 0 ] || return 1
+	_tids "$pid"
+	for t in "${_T[@]}"; do
+		_tracer "$pid" "$t"
+		_state "$pid" "$t"
+		case $_S in Z | X | '') continue ;; esac
+		[ -n "$_P" ] && [ "$_P" != 0 ] || return 1
 	done
 	return 0
 }
 
 # not_stopped PID: alive, and no thread stopped (T, t), zombie or dead.
 not_stopped() {
-	local pid=$1 t s bad=
+	local pid=$1 t _T _S bad=
 	alive "$pid" || { DETAIL="process $pid is gone"; return 1; }
-	for t in $(tids "$pid"); do
-		s=$(proc_state "$pid" "$t")
-		case $s in T | t | Z | X) bad="$bad $t:$s" ;; esac
+	_tids "$pid"
+	for t in "${_T[@]}"; do
+		_state "$pid" "$t"
+		case $_S in T | t | Z | X) bad="$bad $t:$_S" ;; esac
 	done
 	[ -z "$bad" ] && return 0
 	DETAIL="threads not running (tid:state):$bad"
@@ -101,10 +135,11 @@ not_stopped() {
 
 # all_stopped PID: every thread in a stop (T or t).
 all_stopped() {
-	local pid=$1 t s
-	for t in $(tids "$pid"); do
-		s=$(proc_state "$pid" "$t")
-		case $s in T | t) ;; *) return 1 ;; esac
+	local pid=$1 t _T _S
+	_tids "$pid"
+	for t in "${_T[@]}"; do
+		_state "$pid" "$t"
+		case $_S in T | t) ;; *) return 1 ;; esac
 	done
 	return 0
 }
@@ -112,7 +147,11 @@ all_stopped() {
 # cpu_ticks PID: utime + stime of the whole process and of its reaped
 # children, in clock ticks.
 cpu_ticks() {
-	sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null | awk '{ print $12 + $13 + $14 + $15 }'
+	local l= a
+	{ read -r l <"/proc/$1/stat"; } 2>/dev/null || :
+	[ -n "$l" ] || return 0
+	read -r -a a <<<"${l##*) }"
+	echo $((a[11] + a[12] + a[13] + a[14]))
 }
 
 # progresses PID: the process uses at least 5 more ticks of CPU within 5 s
