@@ -79,7 +79,41 @@ diag_file() {
 }
 
 done_testing() {
+	wait_beside
 	exit $((FAILED > 0))
+}
+
+# beside NAME FUNCTION ARGS...: run a section of checks beside the rest of
+# the file, for a section that waits on time (a profiler's periods, a
+# memory bound over seconds) rather than the CPU.  Its lines are kept in a
+# file and printed, in order, by wait_beside (done_testing calls it); its
+# "not ok" lines count in FAILED.  It has its own targets: what it started
+# is killed when it ends, however it ends.  It must not share scratch
+# names with the rest of the file.
+BESIDE=()
+beside() {
+	local name=$1
+	shift
+	(
+		PIDS=()
+		MOUNTS=()
+		[ -z "${CPROF_TEST_WAITING:-}" ] || CPROF_TEST_WAITING=$CPROF_TEST_WAITING.$name
+		trap 'for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done; wait 2>/dev/null
+			for m in "${MOUNTS[@]}"; do umount "$m" 2>/dev/null; done' EXIT
+		"$@"
+	) >"$TMP/beside.$name.out" 2>&1 &
+	BESIDE+=("$name:$!")
+}
+
+wait_beside() {
+	local s out
+	for s in "${BESIDE[@]}"; do
+		wait "${s#*:}"
+		out=$TMP/beside.${s%%:*}.out
+		cat "$out"
+		FAILED=$((FAILED + $(grep -c '^not ok' "$out")))
+	done
+	BESIDE=()
 }
 
 # start_target NAME ARGS...: start tests/bin/NAME READY ARGS... in the

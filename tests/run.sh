@@ -111,10 +111,14 @@ record() {
 }
 
 # timeout_context LOG: what a file that ran out of time was doing: the
-# wait it was in (LOG.waiting, written by wait_until) and its last line.
+# wait it was in (LOG.waiting, written by wait_until; LOG.waiting.NAME by a
+# section run beside the rest) and its last line.
 timeout_context() {
-	local w last
+	local w last f
 	w=$(tail -n 1 "$1.waiting" 2>/dev/null)
+	for f in "$1".waiting.*; do     # sections run beside (lib.sh beside)
+		[ -s "$f" ] && w="${w:+$w; }${f##*.waiting.}: $(tail -n 1 "$f")"
+	done
 	last=$(grep -vE '^\s*$' "$1" 2>/dev/null | tail -n 1 | cut -c1-160)
 	printf '%s; its last line: %s' "${w:-not in a wait_until}" "${last:-(none)}"
 }

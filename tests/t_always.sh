@@ -22,7 +22,8 @@
 #      (CPROF_STACK_AGE): the profiler's RSS and open descriptors from its
 #      8th period file to its 23rd stay within a bound (before the stacks
 #      and address-space generations were freed: +1.2 MB and +9 descriptors
-#      a second), and the libraries' code is still named.
+#      a second), and the libraries' code is still named.  It runs beside
+#      sections 1-7 (tests/lib.sh beside): it waits on time, not the CPU.
 . "$(dirname "$0")/lib.sh"
 
 # share FILE FUNC: percent of FILE's samples whose stack holds FUNC.
@@ -32,6 +33,77 @@ share() {
 	part=$(folded_count "$1" "(^|;)$2(;|\$)")
 	pct "$part" "$all"
 }
+
+# --- 8. memory flat under churn -------------------------------------------------------
+# Beside the other sections (it waits on time: 20 s of periods), from the
+# start.
+rss_kib() { awk '/^VmRSS/ { print $2 }' "/proc/$1/status" 2>/dev/null; }
+nfds() { ls "/proc/$1/fd" 2>/dev/null | wc -l; }
+loads_reach() { kill -USR1 "$1"; [ "$(cat "$2" 2>/dev/null || echo 0)" -ge "$3" ]; }
+flat_memory() {
+	local pid ready secs from to rss0 rss1 fds0 fds1 want loads sum f total named lost
+	if start_target churn 200 1 200 10 "$BIN/libswapA.so" "$BIN/libswapB.so"; then
+		pid=$TARGET_PID
+		ready=$TARGET_READY
+		mkdir -p "$TMP/m"
+		# The sanitizer pass checks the aging's memory safety, not RSS (its
+		# quarantine holds what is freed): a shorter run there.
+		secs=20 from=6 to=17
+		[ "${CPROF_SANITIZED:-0}" = 1 ] && secs=10 from=3 to=8
+		export CPROF_STACK_AGE=2
+		prof_bg "$TMP/flat" "$pid" --period 1s --duration "$secs" --hz 99 -o "$TMP/m/m-%n.folded"
+		unset CPROF_STACK_AGE
+		if wait_attached "$pid"; then
+			# From the 7th period on (the first naming done, most of the
+			# first 4,096 threads seen: each has a label), to the 18th.
+			wait_until 20 file_ready "$TMP/m/m-$from.folded"
+			rss0=$(rss_kib "$PROF_PID")
+			fds0=$(nfds "$PROF_PID")
+			wait_until 30 file_ready "$TMP/m/m-$to.folded"
+			rss1=$(rss_kib "$PROF_PID")
+			fds1=$(nfds "$PROF_PID")
+			prof_wait 30
+			DETAIL="exit $PROF_RC: $(head -c 300 "$TMP/flat.err")" check "flat: profiler exits 0" "[ '$PROF_RC' = 0 ]"
+			# churn rewrites READY.loads at each SIGUSR1: 10 a second
+			want=$((secs * 10 * 3 / 4))
+			wait_until 5 loads_reach "$pid" "$ready.loads" "$want"
+			loads=$(cat "$ready.loads" 2>/dev/null)
+			DETAIL="$loads loads" check "flat: the libraries were loaded and unloaded (about 10 a second)" \
+				"[ '${loads:-0}' -ge $want ]"
+			diag "flat: RSS $rss0 -> $rss1 KiB, descriptors $fds0 -> $fds1, $loads loads"
+			DETAIL="$fds0 -> $fds1" check "flat: open descriptors do not grow (at most +16: the threads' /proc files come and go)" \
+				"[ -n '$fds1' ] && [ '$fds1' -le $((${fds0:-0} + 16)) ]"
+			# ASan's quarantine keeps what is freed: RSS only in the plain pass.
+			if [ "${CPROF_SANITIZED:-0}" = 1 ]; then
+				skip "flat: RSS" "the sanitizers' quarantine holds freed memory"
+			else
+				DETAIL="$rss0 -> $rss1 KiB" check "flat: RSS grows by less than 4 MiB in 11 s" \
+					"[ -n '$rss1' ] && [ '$rss1' -lt $((${rss0:-0} + 4096)) ]"
+			fi
+			sum=0
+			for f in "$TMP"/m/m-*.folded; do
+				sum=$((sum + $(folded_total "$f")))
+			done
+			total=$(summary_field "$TMP/flat.err" samples)
+			DETAIL="files $sum, summary $total" check "flat: the files' samples add up to the run's, exactly" \
+				"[ -n '$total' ] && [ '$sum' = '$total' ]"
+			# The libraries' code is named from a library's table (not a freed
+			# one, not [unknown]).  Which of the two is not checked: a library
+			# swapped since the last scan of the maps (every 250 ms) is still
+			# named from the other's table until the next (README, Limits).
+			cat "$TMP"/m/m-*.folded >"$TMP/flat.all"
+			named=$(folded_count "$TMP/flat.all" '(^|;)via_(first|second);inner_[AB](;|$)')
+			lost=$(folded_count "$TMP/flat.all" '(^|;)via_(first|second);[^;]*unknown')
+			DETAIL="named $named, unknown $lost" \
+				check "flat: the libraries' code is named (inner_A, inner_B), never [unknown]" \
+				"[ '$named' -gt 0 ] && [ '$lost' = 0 ]"
+		fi
+		check "flat: target alive" alive "$pid"
+		check "flat: every thread untraced" untraced "$pid"
+		stop_target "$pid"
+	fi
+}
+beside flat flat_memory
 
 # --- 1. period files ------------------------------------------------------------
 if start_target wallclock; then
@@ -236,68 +308,4 @@ else
 	redis-cli -p "$port" shutdown nosave >/dev/null 2>&1
 fi
 
-# --- 8. memory flat under churn -------------------------------------------------------
-rss_kib() { awk '/^VmRSS/ { print $2 }' "/proc/$1/status" 2>/dev/null; }
-nfds() { ls "/proc/$1/fd" 2>/dev/null | wc -l; }
-loads_reach() { kill -USR1 "$1"; [ "$(cat "$2" 2>/dev/null || echo 0)" -ge "$3" ]; }
-if start_target churn 200 1 200 10 "$BIN/libswapA.so" "$BIN/libswapB.so"; then
-	pid=$TARGET_PID
-	ready=$TARGET_READY
-	mkdir -p "$TMP/m"
-	# The sanitizer pass checks the aging's memory safety, not RSS (its
-	# quarantine holds what is freed): a shorter run there.
-	secs=20 from=6 to=17
-	[ "${CPROF_SANITIZED:-0}" = 1 ] && secs=10 from=3 to=8
-	export CPROF_STACK_AGE=2
-	prof_bg "$TMP/flat" "$pid" --period 1s --duration "$secs" --hz 99 -o "$TMP/m/m-%n.folded"
-	unset CPROF_STACK_AGE
-	if wait_attached "$pid"; then
-		# From the 7th period on (the first naming done, most of the
-		# first 4,096 threads seen: each has a label), to the 18th.
-		wait_until 20 file_ready "$TMP/m/m-$from.folded"
-		rss0=$(rss_kib "$PROF_PID")
-		fds0=$(nfds "$PROF_PID")
-		wait_until 30 file_ready "$TMP/m/m-$to.folded"
-		rss1=$(rss_kib "$PROF_PID")
-		fds1=$(nfds "$PROF_PID")
-		prof_wait 30
-		DETAIL="exit $PROF_RC: $(head -c 300 "$TMP/flat.err")" check "flat: profiler exits 0" "[ '$PROF_RC' = 0 ]"
-		# churn rewrites READY.loads at each SIGUSR1: 10 a second
-		want=$((secs * 10 * 3 / 4))
-		wait_until 5 loads_reach "$pid" "$ready.loads" "$want"
-		loads=$(cat "$ready.loads" 2>/dev/null)
-		DETAIL="$loads loads" check "flat: the libraries were loaded and unloaded (about 10 a second)" \
-			"[ '${loads:-0}' -ge $want ]"
-		diag "flat: RSS $rss0 -> $rss1 KiB, descriptors $fds0 -> $fds1, $loads loads"
-		DETAIL="$fds0 -> $fds1" check "flat: open descriptors do not grow (at most +16: the threads' /proc files come and go)" \
-			"[ -n '$fds1' ] && [ '$fds1' -le $((${fds0:-0} + 16)) ]"
-		# ASan's quarantine keeps what is freed: RSS only in the plain pass.
-		if [ "${CPROF_SANITIZED:-0}" = 1 ]; then
-			skip "flat: RSS" "the sanitizers' quarantine holds freed memory"
-		else
-			DETAIL="$rss0 -> $rss1 KiB" check "flat: RSS grows by less than 4 MiB in 11 s" \
-				"[ -n '$rss1' ] && [ '$rss1' -lt $((${rss0:-0} + 4096)) ]"
-		fi
-		sum=0
-		for f in "$TMP"/m/m-*.folded; do
-			sum=$((sum + $(folded_total "$f")))
-		done
-		total=$(summary_field "$TMP/flat.err" samples)
-		DETAIL="files $sum, summary $total" check "flat: the files' samples add up to the run's, exactly" \
-			"[ -n '$total' ] && [ '$sum' = '$total' ]"
-		# The libraries' code is named from a library's table (not a freed
-		# one, not [unknown]).  Which of the two is not checked: a library
-		# swapped since the last scan of the maps (every 250 ms) is still
-		# named from the other's table until the next (README, Limits).
-		cat "$TMP"/m/m-*.folded >"$TMP/flat.all"
-		named=$(folded_count "$TMP/flat.all" '(^|;)via_(first|second);inner_[AB](;|$)')
-		lost=$(folded_count "$TMP/flat.all" '(^|;)via_(first|second);[^;]*unknown')
-		DETAIL="named $named, unknown $lost" \
-			check "flat: the libraries' code is named (inner_A, inner_B), never [unknown]" \
-			"[ '$named' -gt 0 ] && [ '$lost' = 0 ]"
-	fi
-	check "flat: target alive" alive "$pid"
-	check "flat: every thread untraced" untraced "$pid"
-	stop_target "$pid"
-fi
 done_testing
