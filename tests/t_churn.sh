@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Issue 4, the target's view, 3: threads come and go.  tests/bin/churn
 # creates and joins 100 threads a second (each spins 0.5 ms); profiled for
-# 5 s the profiler exits 0 with nothing but its summary on stderr, counts
-# about 500 threads, samples the long-lived threads at every tick, and
+# 6 s the profiler exits 0 with nothing but its summary on stderr, counts
+# about 600 threads, samples the long-lived threads at every tick, and
 # leaves no thread traced.  Its thread table must stay bounded: its RSS
 # and its open files (two /proc files per live thread) early and late in a
 # run.  Then storms of pthread_create
@@ -37,7 +37,7 @@ created_now() {
 if start_target churn 100 1 500; then
 	pid=$TARGET_PID
 	declare -A rss
-	for secs in 5 10; do
+	for secs in 6; do
 		out=$TMP/churn$secs.folded
 		c0=$(created_now)
 		prof_bg "$TMP/churn$secs" "$pid" --hz 99 --duration "$secs" --threads --stats -o "$out"
@@ -84,13 +84,13 @@ if start_target churn 100 1 500; then
 		check "churn ${secs}s: target keeps running" progresses "$pid"
 		rss[$secs]=$(peak_rss "$TMP/churn$secs.err")
 	done
-	diag "peak RSS of the profiler: ${rss[5]:-?} KiB for 5 s of churn, ${rss[10]:-?} KiB for 10 s"
-	# Measured inside the 10 s run, while it samples: the peak at the end
+	diag "peak RSS of the profiler: ${rss[6]:-?} KiB for 6 s of churn"
+	# Measured inside the run, while it samples: the peak at the end
 	# also holds the naming of every stack, which grows with the stacks
 	# the brief threads happened to be caught in (more on a busy machine,
 	# where they live longer), not with the thread table.
-	DETAIL="${rss_early:-?} KiB 1 s in, ${rss_late:-?} KiB 9 s in (~800 threads seen between)" \
-		check "thread table bounded: RSS 9 s into the churn within 1 MiB of 1 s in" \
+	DETAIL="${rss_early:-?} KiB 1 s in, ${rss_late:-?} KiB 5 s in (~400 threads seen between)" \
+		check "thread table bounded: RSS 5 s into the churn within 1 MiB of 1 s in" \
 		"[ -n '$rss_early' ] && [ -n '$rss_late' ] && [ $rss_late -le $((rss_early + 1024)) ]"
 	stop_target "$pid"
 fi
@@ -121,14 +121,14 @@ fi
 # Each creator is on CPU in clone() much of the time.  A stop asked for
 # there can be answered by the clone event stop instead (ptrace_stop():
 # "any trap clears pending STOP trap"); a profiler still waiting for its
-# own stop never samples that thread again.  At 999 Hz, five runs of 2 s:
+# own stop never samples that thread again.  At 999 Hz, five runs of 1 s:
 # each creator must be sampled at >= 90% of the ticks in every run.
 if start_target churn 0 2 0; then
 	pid=$TARGET_PID
 	bad= runs=
 	for i in 1 2 3 4 5; do
 		out=$TMP/storm$i.folded
-		prof "$TMP/storm$i" "$pid" --hz 999 --duration 2 --threads --stats -o "$out"
+		prof "$TMP/storm$i" "$pid" --hz 999 --duration 1 --threads --stats -o "$out"
 		if [ "$PROF_RC" != 0 ]; then
 			bad="$bad run $i: exit $PROF_RC, $(head -c 150 "$TMP/storm$i.err");"
 			continue

@@ -10,7 +10,7 @@
 #      the same words.  Every entry equal (a struct read whole: between the
 #      end of its last field read and its size); a mismatch names the field.
 #   2. the known split (tests/targets/pysplit.py, 6 threads) attached to for
-#      1.5 s with --threads: each thread's Python function in >= 95% of its
+#      1 s with --threads: each thread's Python function in >= 95% of its
 #      samples, its share 1/6 +-5 points; compute's chain complete
 #      (_bootstrap, _bootstrap_inner, run, compute_outer, compute_middle,
 #      compute_inner: its Python frames, root first) in >= 95%; each frame
@@ -269,7 +269,7 @@ known_split() {
 	start_py "$label" "$py" "$PYSPLIT" || return
 	pid=$PY_PID
 	out=$base.folded
-	prof "$base" "$pid" -d 1.5 -t -o "$out"
+	prof "$base" "$pid" -d 1 -t -o "$out"
 	check_ran "$label" "$base" "$out"
 	load_stats "$out"
 	total=$(folded_total "$out")
@@ -344,7 +344,7 @@ known_split() {
 
 	# pprof: functions with their file and line; the gil label
 	if have_pprof; then
-		prof "$base-p" "$pid" -d 0.5 -o "$base.pprof"
+		prof "$base-p" "$pid" -d 0.3 -o "$base.pprof"
 		pprof_raw "$base.pprof" >"$base.raw"
 		check "$label: go tool pprof -raw reads the pprof" "[ '$PROF_RC' = 0 ] && grep -q '^Samples:' '$base.raw'"
 		for k in "sleeper:time.sleep(3600)" "lock_holder:time.sleep(3600)" "lock_waiter:with lock:" \
@@ -507,15 +507,15 @@ fi
 took calls
 
 # --- 3. launch mode -------------------------------------------------------------------
-# launch LABEL PYTHON: -- PYTHON pysplit.py, 1.5 s: the Python frames are there,
+# launch LABEL PYTHON: -- PYTHON pysplit.py, 1 s: the Python frames are there,
 # from before the ready file (main's time.sleep(0.2)).  After --duration
 # the profiler detaches and waits for the command, whose exit status it
 # returns.
 launch() {
 	local label=$1 py=$2 base=$TMP/$1 ready=$TMP/$1.ready child fn n line tid tot
-	prof_bg "$base" -d 1.5 -t -o "$base.folded" -- "$py" "$PYSPLIT" "$ready"
+	prof_bg "$base" -d 1 -t -o "$base.folded" -- "$py" "$PYSPLIT" "$ready"
 	if ! wait_until 20 grep -q ', wrote ' "$base.err" || ! wait_until 10 file_ready "$ready"; then
-		DETAIL="$(head -c 300 "$base.err")" check "$label: the profile is written after 1.5 s" false
+		DETAIL="$(head -c 300 "$base.err")" check "$label: the profile is written after 1 s" false
 		kill -KILL "$PROF_PID" "$(head -n 1 "$ready" 2>/dev/null)" 2>/dev/null
 		return
 	fi
@@ -694,7 +694,7 @@ numpy_mm() {
 	OPENBLAS_NUM_THREADS=1 start_py numpy /usr/bin/python3 "$ROOT/tests/targets/pynumpy.py" || return
 	pid=$PY_PID
 	out=$base.folded
-	prof "$base" "$pid" -d 1.5 -t -o "$out"
+	prof "$base" "$pid" -d 1 -t -o "$out"
 	check_ran numpy "$base" "$out"
 	line=$(line_of "$ROOT/tests/targets/pynumpy.py" multiply "return a @ b")
 	tot=$(root_samples "$out" "$pid")

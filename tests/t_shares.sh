@@ -6,7 +6,7 @@
 #                of the thread's samples within 2 percentage points of the
 #                measured fraction.  Also 7 ms / 3 ms (phases shorter than
 #                the period) and 23 ms / 9 ms asleep, within the statistical
-#                error of N samples: 4 x sqrt(p(1 - p) / N).
+#                error of N samples: 4 x sqrt(p(1 - p) / N), 3 s each.
 #   aliasing     a 10 ms cycle (5 ms each) at --hz 100, the sampling
 #                period itself: near 50/50 thanks to the random phase of
 #                each tick, while the same run with evenly spaced ticks
@@ -100,14 +100,14 @@ fi
 
 # --- duty cycle: phases shorter than the period ----------------------------------
 # Each sample lands anywhere in the 10 ms cycle: the error is the binomial
-# one of N samples (2.1 pp for 495), whatever the profiler does.
-if [ "$VARIANTS" = 1 ] && shares duty7 7000 3000 spin 99 5; then
+# one of N samples (one sigma 2.7 pp for 297), whatever the profiler does.
+if [ "$VARIANTS" = 1 ] && shares duty7 7000 3000 spin 99 3; then
 	tol=$(sigma4 "$SH_MEASURED" "$SH_N")
 	DETAIL="measured $SH_MEASURED%, profiled $SH_PROFILED%" \
 		check "duty 7 ms/3 ms: phase_a within 4 sigma ($tol pp) of the measured share" \
 		within "$SH_PROFILED" "$SH_MEASURED" "$tol"
 fi
-if [ "$VARIANTS" = 1 ] && shares sleep23 23000 9000 sleep 99 5; then
+if [ "$VARIANTS" = 1 ] && shares sleep23 23000 9000 sleep 99 3; then
 	tol=$(sigma4 "$SH_MEASURED" "$SH_N")
 	DETAIL="measured $SH_MEASURED%, profiled $SH_PROFILED%" \
 		check "asleep 23 ms/9 ms: phase_a within 4 sigma ($tol pp) of the measured share" \
