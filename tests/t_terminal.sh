@@ -68,7 +68,10 @@ DETAIL="'$status'" check "80 columns: a one-thread command's status says '1 thre
 	grep -qF ', 1 thread, ' <<<"$status"
 
 if [ -n "${pid:-}" ]; then
-	check "200 columns: the status line shows 2 s" wait_until 10 pane_has wide '^cprof-attach: 2 s, '
+	# (its "2 s" can be over by the time the narrow checks are done, on a
+	# busy machine: any redraw from 2 s on)
+	check "200 columns: the status line shows 2 s or more (redrawn)" \
+		wait_until 10 pane_has wide '^cprof-attach: ([2-9]|[1-9][0-9]+) s, '
 	p=$(cat "$TMP/pane.wide")
 	status=$(grep -E '^cprof-attach:' <<<"$p")
 	DETAIL="$(tr '\n' '|' <<<"$p" | head -c 400)" \
