@@ -97,7 +97,7 @@ wall_vs_cpu() { # LABEL PID SECS BURN_SHARE SLEEP_SHARE
 
 if have_pprof && start_target wallclock; then
 	WALL_PID=$TARGET_PID
-	wall_vs_cpu wallclock "$WALL_PID" 2 33.3 33.3
+	wall_vs_cpu wallclock "$WALL_PID" 1 33.3 33.3
 	top=$(pprof_top "$TMP/wallclock.pprof" -sample_index=wall)
 	j=$(top_col "$top" __pthread_clockjoin_ex 5)
 	DETAIL="cum $j%" check "wallclock -sample_index=wall: pthread join 33.3% +- 5" within "$j" 33.3 5
@@ -121,7 +121,7 @@ CPUIDLE_PID=
 if start_target cpuidle; then
 	CPUIDLE_PID=$TARGET_PID
 	if have_pprof; then
-		wall_vs_cpu cpuidle "$CPUIDLE_PID" 2 50 50
+		wall_vs_cpu cpuidle "$CPUIDLE_PID" 1 50 50
 	fi
 fi
 
