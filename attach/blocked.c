@@ -93,6 +93,7 @@ void target_again_capture(struct capture *c, const struct thread *th, uint32_t t
 	c->no_stop = 0;
 	c->nkernel = 0;
 	c->stack_len = c->rt_len = 0;
+	c->nfar = 0;
 	c->pause_ns = 0;
 	c->ticks = ticks;
 	c->state = th->last_state;
@@ -224,6 +225,7 @@ static int capture_blocked(struct target *t, struct thread *th, const struct sna
 	c->unchanged = c->uncertain = 0;
 	c->cookie = 0;
 	c->stack_want = th->stack_size;
+	c->nfar = 0;
 	c->stack_addr = before->sp - TARGET_RED_ZONE;
 	struct iovec local = { c->stack, th->stack_size };
 	struct iovec remote = { (void *)c->stack_addr, th->stack_size };
@@ -236,6 +238,7 @@ static int capture_blocked(struct target *t, struct thread *th, const struct sna
 	c->pause_ns = 0;
 	if (n <= 0)
 		return -1;
+	target_read_far(t, th, c, 0);
 	target_read_runtime(th, c);
 	int r = blocked_snapshot(t, th, &after);
 	if (r == -1)

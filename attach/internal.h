@@ -64,6 +64,14 @@ struct thread {
 	size_t stack_size;              /* bytes its stack copy takes */
 	size_t need_max;                /* most stack its samples needed in this window */
 	unsigned need_samples;          /* samples in the window */
+	/* Its far stack segments (TARGET_FAR_MAX), where its unwinds asked;
+	 * far_sum: a running thread's segment's bytes at its last read (a
+	 * segment is used only while they do not change); far_idle: samples
+	 * since one was used (they are dropped after a window of none). */
+	int nfar;
+	uint64_t far[TARGET_FAR_MAX];
+	uint64_t far_sum[TARGET_FAR_MAX];
+	unsigned far_idle;
 	uint64_t interrupt_ns;
 	uint64_t name_read_ns;
 	unsigned name_reads;
@@ -203,6 +211,13 @@ void target_again_capture(struct capture *c, const struct thread *th, uint32_t t
 void target_keep_fp(struct thread *th, const struct capture *c);
 /* The process's runtime reader (target__set_reader) over TH, into C. */
 void target_read_runtime(const struct thread *th, struct capture *c);
+
+/* Copies TH's far stack segments (TARGET_FAR_MAX) into C, those above its
+ * copy.  With CHECK (a running thread, read after its sample), a segment
+ * is used only if its bytes are those of its last read: a part of the
+ * stack that changes between two samples holds live data, not a caller's
+ * frames.  The thread must be stopped, blocked, or CHECK given. */
+void target_read_far(struct target *t, struct thread *th, struct capture *c, int check);
 /* The caller took the last blocked capture as it was. */
 void target_blocked_taken(struct target *t);
 

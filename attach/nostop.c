@@ -106,11 +106,14 @@ static void push_sample(struct target *t, struct thread *th, const struct perf_s
 {
 	struct capture *c = target_next_capture(t);
 	/* Read on only for a thread whose samples lately needed more than
-	 * the kernel copies (a thread stack's mapping goes on for megabytes,
-	 * so the copy is nearly always full), or whose need is not known yet
-	 * (its first sample: a ptrace capture's size then, so that a deep
-	 * stack's first sample is as whole as a stop's would be). */
-	int full = s->stack_len == s->stack_asked && s->stack_len >= OVERLAP;
+	 * the kernel copied, or whose need is not known yet (its first
+	 * sample: a ptrace capture's size then, so that a deep stack's first
+	 * sample is as whole as a stop's would be).  The kernel's copy ends
+	 * short of what was asked where the mapping ends, but also where a
+	 * page of the stack is not present (it copies without faulting:
+	 * Ruby's VM stack, alloca'd and touched only in part): the read on
+	 * tells the two apart (it ends at the mapping's end). */
+	int full = s->stack_len >= OVERLAP;
 	int deep = full && (th->need_max == 0 || th->need_max + OVERLAP > s->stack_len);
 	size_t ext = deep && th->stack_size > s->stack_len ? th->stack_size - s->stack_len : 0;
 	size_t want = s->stack_len + ext > s->stack_asked ? s->stack_len + ext : s->stack_asked;
@@ -129,8 +132,14 @@ static void push_sample(struct target *t, struct thread *th, const struct perf_s
 	memcpy(c->stack, s->stack, s->stack_len);
 	c->stack_len = s->stack_len;
 	c->stack_want = full ? s->stack_len : s->stack_asked;
+	uint64_t cut = t->stats.perf_cut;
 	if (ext)
 		read_on(t, th, c, s->stack_len, ext);
+	/* Far segments, but not past a seam that changed: the frames beyond
+	 * it are not those of the sample. */
+	c->nfar = 0;
+	if (t->stats.perf_cut == cut)
+		target_read_far(t, th, c, 1);
 	c->pid = th->proc->pid;
 	c->tid = th->tid;
 	c->slot = th->slot;
@@ -263,10 +272,16 @@ void target_nostop_need_regs(struct target *t, struct thread *th, const struct c
 	struct capture *c = target_next_capture(t);
 	unsigned char *stack = c->stack;
 	size_t cap = c->stack_want;
-	unsigned char *rt = c->rt_data, *ps = c->probe_stack;
+	unsigned char *rt = c->rt_data, *ps = c->probe_stack, *far = c->far;
 	*c = *b;
 	c->rt_data = rt;
 	c->probe_stack = ps;
+	c->far = far;
+	if (b->nfar) {
+		if (!c->far)
+			c->far = xmalloc((size_t)TARGET_FAR_MAX * TARGET_FAR_LEN);
+		memcpy(c->far, b->far, (size_t)b->nfar * TARGET_FAR_LEN);
+	}
 	c->rt_len = c->probe_len = c->probe_stack_len = 0;
 	if (!stack || cap < b->stack_want) {
 		free(stack);

@@ -428,6 +428,7 @@ void target__free(struct target *t)
 	for (size_t i = 0; i < t->caps_cap; i++) {
 		free(t->caps[i].stack);
 		free(t->caps[i].probe_stack);
+		free(t->caps[i].far);
 		free(t->caps[i].rt_data);
 	}
 	for (size_t i = 0; i < t->nnotes; i++)
@@ -435,6 +436,7 @@ void target__free(struct target *t)
 	free(t->notes);
 	free(t->caps);
 	free(t->blocked.stack);
+	free(t->blocked.far);
 	free(t->blocked.rt_data);
 	free(t->visit);
 	free(t->stoplist);

@@ -18,6 +18,7 @@
 #include "attach/internal.h"
 #include "attach/proc.h"
 #include "util/hist.h"
+#include "util/intern.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"
 
@@ -111,10 +112,42 @@ static int capture(struct target *t, struct thread *th)
 	c->pause_ns = th->interrupt_ns;  /* turned into the pause once resumed */
 	c->probe_len = c->probe_stack_len = 0;
 	c->probe_ptrs = 0;
+	target_read_far(t, th, c, 0);
 	if (th->proc->probe.len && th->proc->probe_space == th->proc->space)
 		read_probe(th, c, &th->proc->probe);
 	target_read_runtime(th, c);
 	return 0;
+}
+
+void target_read_far(struct target *t, struct thread *th, struct capture *c, int check)
+{
+	c->nfar = 0;
+	if (!th->nfar)
+		return;
+	if (!c->far)
+		c->far = xmalloc((size_t)TARGET_FAR_MAX * TARGET_FAR_LEN);
+	uint64_t end = c->stack_addr + c->stack_len;
+	for (int i = 0; i < th->nfar; i++) {
+		uint64_t a = th->far[i];
+		if (a + TARGET_FAR_LEN <= end || a < c->stack_addr ||
+		    a - c->stack_addr > TARGET_FAR_SPAN)
+			continue;       /* in the copy, below SP, or beyond the cap */
+		unsigned char *buf = c->far + (size_t)c->nfar * TARGET_FAR_LEN;
+		struct iovec local = { buf, TARGET_FAR_LEN }, remote = { (void *)a, TARGET_FAR_LEN };
+		ssize_t n = process_vm_readv(th->tid, &local, 1, &remote, 1, 0);
+		size_t len = n > 0 ? (size_t)n : 0;
+		uint64_t sum = len ? hash_bytes(buf, len) : 0;
+		if (check && sum != th->far_sum[i]) {
+			t->stats.far_changed++;
+			len = 0;
+		}
+		th->far_sum[i] = sum;
+		c->far_addr[c->nfar] = a;
+		c->far_len[c->nfar] = len;
+		c->nfar++;
+	}
+	if (c->nfar)
+		t->stats.far_read++;
 }
 
 static void resume(struct thread *th, int sig)
@@ -551,7 +584,8 @@ static void size_stack(struct thread *th, size_t used)
 	}
 }
 
-void target__counted(struct target *t, const struct capture *c, uint64_t cookie, size_t stack_used)
+void target__counted(struct target *t, const struct capture *c, uint64_t cookie, size_t stack_used,
+		     int far_used)
 {
 	if (c->unchanged)
 		return;
@@ -561,6 +595,11 @@ void target__counted(struct target *t, const struct capture *c, uint64_t cookie,
 		return;
 	if (stack_used)
 		size_stack(th, stack_used);
+	/* Far segments no unwind of a window used: the stack has moved on. */
+	if (far_used)
+		th->far_idle = 0;
+	else if (th->nfar && ++th->far_idle > STACK_WINDOW)
+		th->nfar = 0;
 	if (!blocked || !cookie)
 		return;
 	th->cookie = cookie;
@@ -638,9 +677,29 @@ int target__set_reader(struct target *t, pid_t pid, uint32_t space, target_reade
 	return 0;
 }
 
-void target__stack_too_small(struct target *t, pid_t tid, size_t need)
+void target__stack_too_small(struct target *t, pid_t tid, size_t need, uint64_t far)
 {
 	struct thread *th = target_thread_find(t, tid);
+	if (th && far) {
+		/* A segment from a little below the word asked for (a frame's
+		 * saved registers sit just below its return address; further
+		 * below, the frame's own data may change all the time: Ruby's
+		 * control frames), unless one holds it; the oldest goes when
+		 * all are taken. */
+		uint64_t a = (far & ~(uint64_t)7) - 256;
+		for (int i = 0; i < th->nfar; i++)
+			if (far >= th->far[i] && far - th->far[i] < TARGET_FAR_LEN)
+				return;         /* it is there: read, not trusted */
+		if (th->nfar == TARGET_FAR_MAX) {
+			memmove(th->far, th->far + 1, (TARGET_FAR_MAX - 1) * sizeof(*th->far));
+			memmove(th->far_sum, th->far_sum + 1, (TARGET_FAR_MAX - 1) * sizeof(*th->far_sum));
+			th->nfar--;
+		}
+		th->far[th->nfar] = a;
+		th->far_sum[th->nfar++] = 0;
+		th->far_idle = 0;
+		return;
+	}
 	if (!th || th->stack_size >= TARGET_STACK_COPY_MAX)
 		return;
 	size_t want = need > TARGET_STACK_COPY_MAX ? TARGET_STACK_COPY_MAX : need;

@@ -52,6 +52,17 @@ struct target;
 #define TARGET_PROBE_MAX 192
 #define TARGET_PROBE_STACK_MAX (64 * 1024)
 
+/* Far parts of a stack: a frame of megabytes (Ruby up to 3.2 puts each
+ * thread's VM stack, 1 MiB, on its native stack; alloca; big locals) puts
+ * its callers' frames further above SP than a copy should reach.  Those
+ * frames are copied as a few segments, where the thread's unwinds asked
+ * for them (target__stack_too_small), each TARGET_FAR_LEN bytes, at most
+ * TARGET_FAR_SPAN above SP (the stated cap: beyond, a stack is cut and
+ * counted as short). */
+#define TARGET_FAR_MAX 4
+#define TARGET_FAR_LEN (8 * 1024)
+#define TARGET_FAR_SPAN (64ull << 20)
+
 /* A read made while a stopped thread is captured, for state of a runtime
  * that changes as soon as the thread runs again (a Go thread on its system
  * stack: the goroutine it works for, sample/goroutines.c): the word at the
@@ -98,6 +109,14 @@ struct capture {
 	size_t stack_len;               /* bytes copied */
 	size_t stack_want;              /* bytes asked for; len < want: end of mapping */
 	unsigned char *stack;
+	/* The far segments (see TARGET_FAR_MAX) copied with the stack:
+	 * far_len[i] bytes at far_addr[i], held in far + i * TARGET_FAR_LEN;
+	 * far_len 0: not read, or not to be trusted (a running thread's
+	 * segment that changed since its last sample). */
+	int nfar;
+	uint64_t far_addr[TARGET_FAR_MAX];
+	size_t far_len[TARGET_FAR_MAX];
+	unsigned char *far;             /* made on first use */
 	uint64_t pause_ns;              /* stop requested -> thread resumed; 0 if not stopped */
 	uint32_t ticks;                 /* ticks this capture stands for (see above) */
 	char state;                     /* /proc state: R running, S sleeping, D disk wait, T stopped */
@@ -143,6 +162,9 @@ struct target_stats {
 	uint64_t perf_cut;              /* stacks cut where the kernel's copy ended: the
 					   memory read on did not match it any more */
 	uint64_t perf_extended;         /* stacks read on past the kernel's copy */
+	uint64_t far_read;              /* captures with far stack segments (TARGET_FAR_MAX) */
+	uint64_t far_changed;           /* ... of running threads, a segment that changed
+					   since the last sample, not used */
 	uint64_t perf_dropped;          /* samples the kernel dropped (ring full) */
 	uint64_t perf_unavailable;      /* running threads stopped: no perf stream */
 	uint64_t need_regs_partial;     /* blocked captures that needed registers /proc
@@ -245,8 +267,10 @@ int target__set_reader(struct target *t, pid_t pid, uint32_t space, target_reade
 
 /* The stack copy of TID ran out before its root: copy more next time, at
  * once as much as NEED bytes (the unwind's furthest read) and half as much
- * again for the frames beyond, at least twice the copy; 0: twice. */
-void target__stack_too_small(struct target *t, pid_t tid, size_t need);
+ * again for the frames beyond, at least twice the copy; 0: twice.  FAR
+ * (not 0): the unwind asked for the word at FAR, far beyond the copy (a
+ * frame of megabytes between): a far segment there instead. */
+void target__stack_too_small(struct target *t, pid_t tid, size_t need, uint64_t far);
 
 /* Forgets what was counted for the threads of process PID (their cookies):
  * their next captures are taken and counted anew (the caller counts them
@@ -255,12 +279,13 @@ void target__forget(struct target *t, pid_t pid);
 
 /* The caller counted capture C (the last one it was given; not an
  * unchanged one) and its unwind read STACK_USED bytes of the copy (0:
- * unknown): the next copies of that thread are sized from what its
- * samples need.  COOKIE (not 0) names the stack it was counted as, if
+ * unknown), and its far segments if FAR_USED: the next copies of that
+ * thread are sized from what its samples need.  COOKIE (not 0) names the stack it was counted as, if
  * counting it again is exact (0: it is not, e.g. the unwind stopped
  * early): a blocked thread that has not run since is handed out as an
  * unchanged capture carrying it. */
-void target__counted(struct target *t, const struct capture *c, uint64_t cookie, size_t stack_used);
+void target__counted(struct target *t, const struct capture *c, uint64_t cookie, size_t stack_used,
+		     int far_used);
 
 /* Calls FN(ARG, COOKIE) for every cookie the target holds (threads'
  * last counted stacks, and captures not yet handed out that carry one):

@@ -670,6 +670,10 @@ static void print_stats(const struct sampler_stats *ss)
 			(unsigned long long)ts->perf_extended, (unsigned long long)ts->perf_cut,
 			(unsigned long long)ts->perf_dropped, (unsigned long long)ts->perf_unavailable,
 			(unsigned long long)ts->need_regs_partial);
+	if (ts->far_read)
+		fprintf(stderr, "; %llu captures with far parts of a stack (%llu parts that "
+			"changed since a running thread's last sample, not used)",
+			(unsigned long long)ts->far_read, (unsigned long long)ts->far_changed);
 	if (ts->execs)
 		fprintf(stderr, "; %llu exec %s followed", (unsigned long long)ts->execs,
 			plural(ts->execs, "call", "calls"));

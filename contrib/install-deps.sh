@@ -40,6 +40,7 @@ tests=(
 	musl-tools                         # t_static: musl-gcc
 	tmux                               # t_terminal: the status line
 	valgrind                           # t_valgrind
+	ruby                               # t_bigframe: threads with VM stacks on their native stacks
 )
 packages=("${build[@]}")
 [ "$group" = all ] && packages+=("${tests[@]}")

@@ -27,8 +27,12 @@ static enum unwind_status unwind(struct sampler *s, const struct capture *c, siz
 	struct space *sp = sampler_due_scan(s, sampler_space_for(s, c->space, c->pid), c->space, c->pid);
 	if (!sp->uw)
 		s->failure = "cannot make libunwind's address space (out of memory?)";
+	struct unwind_far far[TARGET_FAR_MAX];
+	for (int i = 0; i < c->nfar; i++)
+		far[i] = (struct unwind_far){ c->far_addr[i], c->far + (size_t)i * TARGET_FAR_LEN,
+					      c->far_len[i] };
 	struct unwind_input in = { &c->regs, c->partial_regs, c->stack_addr, c->stack,
-				   c->stack_len, c->stack_want };
+				   c->stack_len, c->stack_want, far, (size_t)c->nfar };
 	size_t max = (size_t)s->cfg.max_depth;
 	*space = sp->index;
 	if (!sp->uw)
@@ -135,7 +139,7 @@ int sampler_capture(struct sampler *s, const struct capture *c)
 		slot = vw->ops->thread(vw->v, c, &rt_state);
 		if (slot == UINT32_MAX) {
 			if (!c->unchanged)
-				target__counted(s->t, c, cookie(-1, COOKIE_DROPPED), 0);
+				target__counted(s->t, c, cookie(-1, COOKIE_DROPPED), 0, 0);
 			s->stats.threads_left_out += c->ticks;
 			return 0;
 		}
@@ -146,7 +150,7 @@ int sampler_capture(struct sampler *s, const struct capture *c)
 	}
 	if (s->cfg.no_idle && c->state != 'R' && c->state != 'D') {
 		s->stats.idle_dropped += c->ticks;      /* sleeping or stopped: not wanted */
-		target__counted(s->t, c, cookie(-1, COOKIE_DROPPED), 0);
+		target__counted(s->t, c, cookie(-1, COOKIE_DROPPED), 0, 0);
 		return 0;
 	}
 	uint32_t space;
@@ -156,6 +160,8 @@ int sampler_capture(struct sampler *s, const struct capture *c)
 	if (uw && unwinder__rbp_found(uw))
 		s->stats.rbp_found += c->ticks;
 	size_t need = uw && r == UNWIND_STACK_SHORT ? unwinder__stack_need(uw) : 0;
+	uint64_t far = uw && r == UNWIND_STACK_SHORT ? unwinder__far_need(uw) : 0;
+	int far_used = uw && unwinder__far_used(uw);
 	uint64_t jump_sp;
 	if (r == UNWIND_COMPLETE && uw && unwinder__jumped(uw, &jump_sp)) {
 		/* Its stack jumped to another (a Go thread on its system
@@ -190,7 +196,7 @@ int sampler_capture(struct sampler *s, const struct capture *c)
 		s->pcs[depth++] = STACKS_PC_TRUNCATED;
 	if (r == UNWIND_STACK_SHORT) {
 		s->stats.short_copies++;
-		target__stack_too_small(s->t, c->tid, need);
+		target__stack_too_small(s->t, c->tid, need, far);
 	}
 	if (s->cfg.kernel_stacks && c->nkernel)
 		depth = add_sampled_kernel_frames(s, c, depth);
@@ -205,7 +211,7 @@ int sampler_capture(struct sampler *s, const struct capture *c)
 	 * better once the maps are re-read, a short copy once it is larger. */
 	uint64_t ck = id < 0 ? 0 : r == UNWIND_COMPLETE ? cookie(id, COOKIE_ROOTED) :
 		      r == UNWIND_TRUNCATED ? cookie(id, COOKIE_TRUNCATED) : 0;
-	target__counted(s->t, c, ck, used);
+	target__counted(s->t, c, ck, used, far_used);
 	return 0;
 }
 

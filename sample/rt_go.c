@@ -568,7 +568,7 @@ static enum unwind_status go_jumped(struct sampler *s, const struct capture *c, 
 	regs.rip = r.pc;
 	regs.rsp = r.sp;
 	regs.rbp = r.bp;
-	struct unwind_input in = { &regs, false, r.sp, stack, len, want };
+	struct unwind_input in = { &regs, false, r.sp, stack, len, want, NULL, 0 };
 	enum unwind_status st = unwinder__unwind(sp->uw, &in, s->pcs + *depth, max - *depth, &n);
 	*depth += n;
 	if (st == UNWIND_STACK_SHORT && c->probe_stack_len && sp->curg_probe < TARGET_PROBE_STACK_MAX)

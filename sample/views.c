@@ -227,7 +227,7 @@ enum unwind_status sampler_unwind_saved(struct sampler *s, pid_t pid, uint32_t i
 					uint32_t *space)
 {
 	struct space *sp = sampler_due_scan(s, sampler_space_for(s, id, pid), id, pid);
-	struct unwind_input in = { regs, false, regs->rsp, stack, len, want };
+	struct unwind_input in = { regs, false, regs->rsp, stack, len, want, NULL, 0 };
 	*pcs = s->pcs;
 	*depth = 0;
 	*space = sp->index;

@@ -56,7 +56,7 @@ SUITE_BUDGET=${SUITE_BUDGET:-3600}
 AWK_PASS=${AWK_PASS:-1}
 AWK_FILES=${AWK_FILES:-"t_folded t_symbols t_signals t_launch t_eintr"}
 SAN_FILES=${SAN_FILES:-"t_attach t_always t_errors t_folded t_pprof t_flamegraph t_dump t_subprocesses
-	t_forkexec t_hostile t_outfile t_unwind t_gounwind t_signals t_fuzz t_serve t_push t_container"}
+	t_forkexec t_hostile t_outfile t_unwind t_gounwind t_signals t_fuzz t_serve t_push t_container t_bigframe"}
 if [ -z "${JOBS:-}" ]; then
 	JOBS=$(printf '%s\n' "${MAKEFLAGS:-}" | grep -oE '(^| )-j *[0-9]+' | grep -oE '[0-9]+' | tail -n 1)
 	[ -n "$JOBS" ] || JOBS=$(nproc 2>/dev/null || echo 2)

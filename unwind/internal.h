@@ -23,6 +23,8 @@ struct unwinder {
 	const struct modules *ms;
 	size_t stack_used;      /* bytes of the last unwind's stack copy it read */
 	size_t stack_need;      /* ... and how many it wanted, if more (0: no more) */
+	uint64_t far_need;      /* the word it wanted far past the copy (0: none) */
+	bool far_used;          /* it read a far part of the stack */
 	bool rbp_found;         /* it found a blocked frame's RBP on the stack */
 	bool jumped;            /* it ended at a MODULE_ROOT_JUMP function */
 	uint64_t jump_sp;       /* ... whose SP this was (0: unknown) */

@@ -43,6 +43,16 @@ size_t unwinder__stack_need(const struct unwinder *u)
 	return u->stack_need;
 }
 
+uint64_t unwinder__far_need(const struct unwinder *u)
+{
+	return u->far_need;
+}
+
+bool unwinder__far_used(const struct unwinder *u)
+{
+	return u->far_used;
+}
+
 bool unwinder__rbp_found(const struct unwinder *u)
 {
 	return u->rbp_found;
@@ -517,6 +527,8 @@ static enum unwind_status unwind(struct unwinder *u, const struct unwind_input *
 	uregs_from_user(&w.r, c->regs,
 			c->partial_regs ? UREG_BIT(UREG_RSP) | UREG_BIT(UREG_RIP) : UREG_ALL);
 	u->stack_used = u->stack_need = 0;
+	u->far_need = 0;
+	u->far_used = false;
 	u->rbp_found = false;
 	u->jumped = false;
 	u->jump_sp = 0;

@@ -30,6 +30,14 @@
 #include "module/modules.h"
 
 /* What is unwound: a neutral sample, registers plus stack bytes. */
+/* A far part of the stack, copied apart from the rest (a frame of
+ * megabytes between: see attach/target.h, TARGET_FAR_MAX). */
+struct unwind_far {
+	uint64_t addr;
+	const unsigned char *bytes;
+	size_t len;                     /* 0: none */
+};
+
 struct unwind_input {
 	const struct user_regs_struct *regs;
 	bool partial_regs;              /* only rsp and rip are valid (a thread
@@ -38,6 +46,8 @@ struct unwind_input {
 	const unsigned char *stack;
 	size_t stack_len;               /* bytes copied */
 	size_t stack_want;              /* bytes asked for; len < want: end of mapping */
+	const struct unwind_far *far;   /* NFAR far parts, beyond the copy */
+	size_t nfar;
 };
 
 enum unwind_status {
@@ -75,6 +85,14 @@ size_t unwinder__stack_used(const struct unwinder *u);
  * asked for (the furthest word it wanted past the copy's end): the least
  * copy that would have gone one frame further.  0 otherwise. */
 size_t unwinder__stack_need(const struct unwinder *u);
+
+/* After UNWIND_STACK_SHORT: the address of the word the last unwind
+ * asked for, when it lay far beyond the copy (UNWIND_FAR_GAP: a frame of
+ * megabytes between, whose callers a far part would hold); 0 otherwise.
+ * And whether the last unwind read a far part at all. */
+#define UNWIND_FAR_GAP (64 * 1024)
+uint64_t unwinder__far_need(const struct unwinder *u);
+bool unwinder__far_used(const struct unwinder *u);
 
 /* Whether the last unwind (of partial_regs) found a frame-pointer frame's
  * RBP on the stack, checked by the call that made the frame (see

@@ -182,7 +182,7 @@ static void unwind_all(const struct module *m, const uint8_t *data, size_t size,
 		struct user_regs_struct regs = { .rip = code + k * (CODE_SIZE / 16) + k,
 						 .rsp = FAKE_STACK + 64, .rbp = decode(rbp, code) };
 		struct unwind_input in = { &regs, data[0] & FLAG_PARTIAL, FAKE_STACK, stack, len,
-					   len + 4096 };
+					   len + 4096, NULL, 0 };
 		enum unwind_status st = unwinder__unwind(uw, &in, pcs, 64, &depth);
 		if (depth > 64 || (st == UNWIND_TRUNCATED && depth != 64)) {
 			fprintf(stderr, "fuzz_cfi: status %d, depth %zu\n", (int)st, depth);

@@ -135,7 +135,7 @@ static void try_unwinds(const uint64_t *addrs, size_t n)
 	unwinder__flush(uw);            /* the previous input was at the same addresses */
 	for (size_t i = 0; i < n && i < 8; i++) {
 		struct user_regs_struct regs = { .rip = addrs[i], .rsp = FAKE_STACK + 128 };
-		struct unwind_input c = { &regs, false, FAKE_STACK, stack, STACK_BYTES, STACK_BYTES };
+		struct unwind_input c = { &regs, false, FAKE_STACK, stack, STACK_BYTES, STACK_BYTES, NULL, 0 };
 		unwinder__unwind(uw, &c, pcs, 64, &depth);
 	}
 }

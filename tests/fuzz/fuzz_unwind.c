@@ -117,7 +117,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memcpy(bytes + off, &w, sizeof(w));
 	}
 	struct unwind_input c = { &uregs, data[0] & 1, FAKE_STACK, bytes, len,
-				  data[0] & 2 ? len : len + 4096 };
+				  data[0] & 2 ? len : len + 4096, NULL, 0 };
 	size_t max = data[0] >> 2 ? (size_t)(data[0] >> 2) * 4 + 2 : 1025;
 	enum unwind_status st = unwinder__unwind(uw, &c, pcs, max, &depth);
 	if (depth > max || (st == UNWIND_TRUNCATED && depth != max)) {
