@@ -90,7 +90,7 @@ struct target_probe {
  * find it blocked at the same place (a thread that moved is read again
  * with its stack): its cost is paid in the pause, so it must be a few
  * small reads. */
-#define TARGET_RT_MAX 4096
+#define TARGET_RT_MAX (24 * 1024 + 64)       /* CPython: 1,024 frames of 24 bytes */
 #define TARGET_KSTACK_MAX 32
 typedef size_t (*target_reader_fn)(void *arg, pid_t pid, pid_t tid, void *out, size_t cap);
 

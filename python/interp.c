@@ -63,13 +63,40 @@ static struct py_interp *alloc(const struct py_layout *l, py_read_fn read, void 
 	return p;
 }
 
+/* A CPython older than 3.7 (no _PyRuntime): its version from the module
+ * that has the interpreter (python2.7, libpython3.6m.so.1.0), into WHY as
+ * a note; nothing if no module is CPython's. */
+static void older_python(const struct modules *ms, char *why, size_t whylen)
+{
+	for (size_t i = 0; i < modules__count(ms); i++) {
+		const struct module *m = modules__at(ms, i);
+		const char *s = m->name ? strstr(m->name, "python") : NULL;
+		uint64_t a;
+		if (!s || module__symbol(m, "Py_Initialize", &a, NULL) < 0)
+			continue;
+		char *end;
+		long major = strtol(s + 6, &end, 10), minor = -1;
+		if (end != s + 6 && *end == '.')
+			minor = strtol(end + 1, &end, 10);
+		if (major >= 2 && major <= 3 && minor >= 0 && minor < 100)
+			snprintf(why, whylen, "Python %ld.%ld is not supported (3.8 to 3.13 are): no "
+				 "Python frames", major, minor);
+		else
+			snprintf(why, whylen, "its Python (%s) is older than 3.7, not supported "
+				 "(3.8 to 3.13 are): no Python frames", m->name);
+		return;
+	}
+}
+
 struct py_interp *py_interp__new(pid_t pid, const struct modules *ms, char *why, size_t whylen)
 {
 	*why = 0;
 	uint64_t runtime, eval, eval_size = 0, code_type = 0, vaddr;
 	const struct module *m = runtime_module(ms, &runtime);
-	if (!m)
+	if (!m) {
+		older_python(ms, why, whylen);
 		return NULL;
+	}
 	int minor = minor_from_name(m->name);
 	uint32_t hex;
 	if (module__symbol(m, "Py_Version", &vaddr, NULL) == 0 &&
@@ -458,7 +485,7 @@ size_t py_interp__frames_hinted(const struct py_interp *p, uint64_t tstate, stru
 	if (hint)
 		hint->n = (uint32_t)(steps < PY_HINT_FRAMES ? steps : PY_HINT_FRAMES);
 	if (n)
-		out[n - 1].ends = f ? 1 : PY_ENDS_WHOLE;
+		out[n - 1].ends = f ? PY_ENDS_CUT : PY_ENDS_WHOLE;
 	return n;
 }
 

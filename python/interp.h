@@ -28,8 +28,10 @@ struct py_interp;
  * frame out belongs to another _PyEval_EvalFrameDefault).  The last frame
  * read always ENDS its call; PY_ENDS_WHOLE there says that the chain
  * ended with it (it is the thread's outermost frame: none was left
- * unread). */
+ * unread), PY_ENDS_CUT that more were left (PY_MAX_FRAMES read, or a
+ * frame that could not be read): the stack is cut there. */
 #define PY_ENDS_WHOLE 2
+#define PY_ENDS_CUT 3
 struct py_frame_raw {
 	uint64_t code, instr;
 	uint32_t ends;
@@ -45,7 +47,7 @@ struct py_thread {
 
 /* How many threads and frames are read at most. */
 #define PY_MAX_THREADS 4096
-#define PY_MAX_FRAMES 128
+#define PY_MAX_FRAMES 1024
 /* What a name or file is cut to, in bytes; a line table read, at most. */
 #define PY_MAX_STR 512
 #define PY_MAX_TABLE (64u << 10)

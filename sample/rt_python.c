@@ -45,7 +45,7 @@ struct pyview {
 	/* (code, instruction) -> its symbolic frame, direct-mapped */
 	struct { uint64_t code, instr, pc; uint32_t serial; } *pcs;
 	uint64_t epoch;                 /* ticks: code objects are checked once per tick */
-	uint64_t seen, merged, unmatched, partial_frames, entering;
+	uint64_t seen, merged, unmatched, partial_frames, entering, deep;
 	struct sampler *s;
 	/* each thread's frame addresses at its last capture, by thread state,
 	 * direct-mapped (a thread that loses its place reads its frames one
@@ -221,6 +221,10 @@ static enum unwind_status py_merge(struct rt_view *rv, struct sampler *s, const 
 			v->entering += c->ticks;
 	}
 	struct unwinder *uw = sampler_space_for(s, c->space, c->pid)->uw;
+	/* A chain read in part (deeper than PY_MAX_FRAMES, or a frame that
+	 * could not be read): its frames go to the innermost eval loops, and
+	 * the stack ends, [truncated], after the last one read, rather than
+	 * go on with native frames whose Python calls were not read. */
 	for (size_t i = 0; i < n && !cut; i++) {
 		if (extra && py_interp__in_eval(v->py, v->native[i])) {
 			extra--;
@@ -233,6 +237,11 @@ static enum unwind_status py_merge(struct rt_view *rv, struct sampler *s, const 
 					break;
 				}
 				s->pcs[out++] = frame_pc(v, s, &v->frames[f]);
+				if (v->frames[f].ends == PY_ENDS_CUT) {
+					cut = true;
+					v->deep += c->ticks;
+					break;
+				}
 			} while (!v->frames[f++].ends && f < nf);
 			continue;
 		}
@@ -300,6 +309,8 @@ static size_t py_stats(const struct rt_view *rv, struct rt_stat *out)
 	out[n++] = (struct rt_stat){ "code", "code objects named", codes };
 	out[n++] = (struct rt_stat){ "unknown", "frames not read ([unknown python frame])",
 				     v->partial_frames };
+	out[n++] = (struct rt_stat){ "deep", "samples whose Python frames went on past the "
+				     "1024 read ([truncated])", v->deep };
 	return n;
 }
 
