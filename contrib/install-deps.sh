@@ -41,6 +41,7 @@ tests=(
 	tmux                               # t_terminal: the status line
 	valgrind                           # t_valgrind
 	ruby                               # t_bigframe: threads with VM stacks on their native stacks
+	uwsgi-core uwsgi-plugin-python3    # t_python: Python embedded, workers forked
 )
 packages=("${build[@]}")
 [ "$group" = all ] && packages+=("${tests[@]}")

@@ -66,7 +66,7 @@ struct py_interp {
 	uint64_t named, bad, renamed;
 	uint32_t serials;
 	/* < 3.11: thread states whose OS thread was found (tstate, thread_id, tid) */
-	struct { uint64_t tstate, thread_id; pid_t tid; } *known;
+	struct { uint64_t tstate, thread_id; pid_t native, tid; } *known;   /* by position */
 	size_t nknown, known_cap;
 	struct py_names names;
 };

@@ -202,11 +202,8 @@ static bool is_task(pid_t pid, pid_t tid)
  * usual offset does not hold a thread of the process).  A search costs up
  * to 448 lookups in /proc: a few a call, not one per thread state of a
  * list that has no OS thread in it. */
-static pid_t tid_of_pthread(struct py_interp *p, uint64_t tstate, uint64_t thread_id)
+static pid_t tid_of_pthread(struct py_interp *p, uint64_t thread_id)
 {
-	for (size_t i = 0; i < p->nknown; i++)
-		if (p->known[i].tstate == tstate && p->known[i].thread_id == thread_id)
-			return p->known[i].tid;
 	int32_t tid = 0;
 	if (py_rd(p, thread_id + p->tid_off, &tid, 4) < 0 || !is_task(p->pid, tid)) {
 		unsigned char blk[0x800];
@@ -225,28 +222,38 @@ static pid_t tid_of_pthread(struct py_interp *p, uint64_t tstate, uint64_t threa
 		if (!tid)
 			return 0;
 	}
-	if (p->nknown == p->known_cap) {
-		p->known_cap = p->known_cap ? 2 * p->known_cap : 16;
-		p->known = xrealloc(p->known, p->known_cap * sizeof(*p->known));
-	}
-	p->known[p->nknown].tstate = tstate;
-	p->known[p->nknown].thread_id = thread_id;
-	p->known[p->nknown++].tid = tid;
 	return tid;
 }
 
-/* Forgets thread states no longer listed (OUT[0 .. N)). */
-static void prune_known(struct py_interp *p, const struct py_thread *out, size_t n)
+/* The OS thread of thread state TS, the I-th listed: from 3.11 its
+ * native_thread_id NATIVE where that is a thread of this process; else
+ * (and before 3.11) the tid in its pthread_t's block.  An interpreter that
+ * forked keeps the parent's native ids in the child's thread states
+ * (uwsgi's workers, forked once the master loaded the app): their
+ * pthread_t is the child's own.  Kept by position in the list (a tick
+ * lists the same threads in the same order as the last), so /proc is
+ * asked again only where the list changed. */
+static pid_t tid_at(struct py_interp *p, size_t i, uint64_t ts, uint64_t thread_id, pid_t native)
 {
-	for (size_t i = 0; i < p->nknown;) {
-		size_t k = 0;
-		while (k < n && out[k].tstate != p->known[i].tstate)
-			k++;
-		if (k == n)
-			p->known[i] = p->known[--p->nknown];
-		else
-			i++;
+	if (i < p->nknown && p->known[i].tstate == ts && p->known[i].thread_id == thread_id &&
+	    p->known[i].native == native && p->known[i].tid > 0)
+		return p->known[i].tid;
+	pid_t tid = native > 0 && is_task(p->pid, native) ? native : tid_of_pthread(p, thread_id);
+	if (i >= p->known_cap) {
+		size_t cap = p->known_cap ? 2 * p->known_cap : 16;
+		while (cap <= i)
+			cap *= 2;
+		p->known = xrealloc(p->known, cap * sizeof(*p->known));
+		memset(p->known + p->known_cap, 0, (cap - p->known_cap) * sizeof(*p->known));
+		p->known_cap = cap;
 	}
+	p->known[i].tstate = ts;
+	p->known[i].thread_id = thread_id;
+	p->known[i].native = native;
+	p->known[i].tid = tid;
+	if (i >= p->nknown)
+		p->nknown = i + 1;
+	return tid;
 }
 
 /* Where the GIL's state is (3.12+: the interpreter points to it). */
@@ -320,9 +327,9 @@ int py_interp__threads(struct py_interp *p, struct py_thread *out, size_t max, u
 		}
 		unsigned char buf[PY_TS_MAX];
 		size_t len = p->l.ts_size;
-		while (ts && n < max && steps++ < 2 * max && py_rd(p, ts, buf, len) == 0) {
-			pid_t tid = p->l.ts_native_id ? (pid_t)py_word32(buf, p->l.ts_native_id) :
-				    tid_of_pthread(p, ts, py_word(buf, p->l.ts_thread_id));
+		while (ts && n < max && steps < 2 * max && py_rd(p, ts, buf, len) == 0) {
+			pid_t native = p->l.ts_native_id ? (pid_t)py_word32(buf, p->l.ts_native_id) : 0;
+			pid_t tid = tid_at(p, steps++, ts, py_word(buf, p->l.ts_thread_id), native);
 			if (tid > 0)
 				out[n++] = (struct py_thread){ ts, py_word(buf, p->l.ts_thread_id), tid };
 			ts = py_word(buf, p->l.ts_next);
@@ -330,8 +337,8 @@ int py_interp__threads(struct py_interp *p, struct py_thread *out, size_t max, u
 		if (py_rd_ptr(p, interp + p->l.is_next, &interp) < 0)
 			break;
 	}
-	if (!p->l.ts_native_id)
-		prune_known(p, out, n);
+	if (p->nknown > steps)
+		p->nknown = steps;      /* threads gone since */
 	return (int)n;
 }
 

@@ -733,6 +733,59 @@ fi
 
 took "gunicorn"
 
+# uwsgi (Debian's, its python3 plugin: Python embedded, the app loaded by
+# the master, then the workers forked): the workers' thread states keep
+# the master's native thread ids; each worker's own thread is found from
+# its pthread_t (python/interp.c tid_at).  Before: no Python frame in the
+# workers, their eval loops left in.
+uwsgi_app() {
+	local base=$TMP/uwsgi sock=$TMP/uwsgi.sock master load out workers w n tot handler
+	uwsgi --plugin python3 --master --processes 2 --http-socket "$sock" \
+		--chdir "$ROOT/tests/targets" --wsgi-file pywsgi.py >"$base.log" 2>&1 </dev/null &
+	master=$!
+	PIDS+=("$master")
+	if ! wait_until 15 curl -sf -o /dev/null --unix-socket "$sock" http://localhost/; then
+		DETAIL="$(tail -c 300 "$base.log")" check "uwsgi: serves on $sock" false
+		return
+	fi
+	wait_until 10 _children_are "$master" 2
+	workers=$(ps -o pid= --ppid "$master" | tr -d ' ')
+	PIDS+=($workers)
+	timeout 10 bash -c "while :; do curl -s -o /dev/null --unix-socket '$sock' http://localhost/; done" &
+	load=$!
+	PIDS+=("$load")
+	out=$base.folded
+	prof "$base" "$master" --subprocesses --processes -d 1.5 -o "$out"
+	kill "$load" 2>/dev/null
+	check_ran uwsgi "$base" "$out"
+	handler=$(folded_count "$out" ';app_handler \(pywsgi\.py:[0-9]+\)(;|$)')
+	n=0
+	for w in $workers; do
+		n=$((n + $(root_samples "$out" "$w" "app_handler (pywsgi.py:")))
+	done
+	DETAIL="$handler samples, $n in the workers; $(grep -F 'pywsgi' "$out" | head -n 1 | cut -c1-300)" \
+		check "uwsgi: the app's handler, 'app_handler (pywsgi.py:N)', in the forked workers (>= 10 samples)" \
+		"[ '$handler' -ge 10 ] && [ '$n' = '$handler' ]"
+	for w in $workers; do
+		tot=$(root_samples "$out" "$w")
+		n=$(folded_count "$out" "^[^;]* \\($w\\);.*_PyEval_EvalFrameDefault")
+		DETAIL="$n of $tot" check "uwsgi: worker $w: no eval loop left (each replaced by its Python frames)" \
+			"[ '$tot' -gt 0 ] && [ '$n' = 0 ]"
+	done
+	for w in $master $workers; do
+		check "uwsgi: $w left running, untraced" untraced "$w"
+	done
+	kill -INT "$master"
+	wait_until 10 gone "$master"
+	for w in $workers; do wait_until 5 gone "$w"; done
+}
+if ! command -v uwsgi >/dev/null || [ ! -e /usr/lib/uwsgi/plugins/python3_plugin.so ] || ! command -v curl >/dev/null; then
+	skip "uwsgi" "uwsgi, its python3 plugin or curl is not installed (Debian packages uwsgi-core, uwsgi-plugin-python3, curl: make deps installs them)"
+else
+	uwsgi_app
+fi
+took "uwsgi"
+
 # --- 5. numpy ------------------------------------------------------------------------
 # multiply() calls a @ b: numpy's matmul and BLAS's gemm under it, on one
 # thread (OPENBLAS_NUM_THREADS=1 where OpenBLAS is BLAS).
