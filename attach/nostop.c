@@ -58,9 +58,11 @@ void target_nostop_init(struct target *t)
 	int r = perf__permitted(every(t), PERF_STACK_BYTES);
 	if (r < 0) {
 		t->perf_refused = -r;
+		char why[200];
 		if (t->cfg.capture == TARGET_CAPTURE_AUTO)
 			target_note(t, "capturing by ptrace stops: a thread in a call with a timeout "
-				    "can see EINTR (perf events not permitted here: %s)", strerror(-r));
+				    "can see EINTR (perf events not permitted here: %s)",
+				    proc__perf_refusal(-r, why, sizeof(why)));
 		return;
 	}
 	t->capture = TARGET_CAPTURE_PERF;
