@@ -164,6 +164,7 @@ void target_nostop_look(struct target *t, struct thread *th)
 		}
 	}
 	perf__read(th->perf, t->tick_ns, &th->perf_before, &th->perf_after);
+	t->stats.perf_nostack += perf__nostack(th->perf);
 	/* A newborn at its first tick: from now on, the usual period. */
 	if (th->perf_newborn && perf__every(th->perf, every(t)) == 0)
 		th->perf_newborn = 0;

@@ -144,6 +144,8 @@ struct target_stats {
 					   memory read on did not match it any more */
 	uint64_t perf_extended;         /* stacks read on past the kernel's copy */
 	uint64_t perf_dropped;          /* samples the kernel dropped (ring full) */
+	uint64_t perf_nostack;          /* samples left out: no stack copied (taken
+					   inside execve(), the old memory gone) */
 	uint64_t perf_unavailable;      /* running threads stopped: no perf stream */
 	uint64_t need_regs_partial;     /* blocked captures that needed registers /proc
 					   does not give: partial stacks, no stop */
