@@ -12,7 +12,8 @@
 #   record-g      perf record -e task-clock -F RATE -g -p PID (the peer:
 #                 frame-pointer call chains, nothing copied)
 #   record-dwarf  perf record -e task-clock -F RATE --call-graph dwarf
-#                 (8 KiB of stack copied per sample, unwound later)
+#                 (8 KiB of stack copied per sample, unwound later;
+#                 "record" says the same)
 # (record-* where perf is installed and runs.)  A slowdown is the median
 # over repetitions of (wall time profiled / wall time alone, in the same
 # repetition); beside it the same ratio of the work's CPU time.  The
@@ -82,6 +83,8 @@ one() {
 	echo "$(awk '{ print $2, $8 }' "$TMP/out") ${per:--} ${cpu:--}"
 }
 
+# "record", as this script first named perf record --call-graph dwarf
+CAPTURES=$(echo " $CAPTURES " | sed 's/ record / record-dwarf /; s/^ //; s/ $//')
 for c in $CAPTURES; do
 	case $c in
 	record-*)
