@@ -74,6 +74,10 @@ one() {
 		# Samples: perf record's closing line, or cprof-attach's --stats.
 		n=$(sed -nE 's/.*\(([0-9]+) samples\).*/\1/p; s/.*; ([0-9]+) thread-samples: .*/\1/p' \
 			"$TMP/prof.err" | awk '{ n += $1 } END { print n + 0 }')
+		# perf record leaves its count out with many threads' buffers
+		[ "$n" = 0 ] && [[ $cap == record-* ]] &&
+			n=$(perf report -i "$TMP/perf.data" --stats 2>/dev/null |
+				sed -nE 's/^ *SAMPLE events: *([0-9]+).*/\1/p' | head -n 1)
 		read -r per cpu <<<"$(awk -v n="$n" -v w="$(awk '{ print $2 }' "$TMP/out")" '
 			NR == 1 && NF == 2 { c = ($1 + $2) * 1000; p = "-"
 				if (n > 0) p = sprintf("%.1f", c * 1000 / n)
