@@ -58,9 +58,11 @@ void target_nostop_init(struct target *t)
 	int r = perf__permitted(every(t), PERF_STACK_BYTES);
 	if (r < 0) {
 		t->perf_refused = -r;
+		char why[200];
 		if (t->cfg.capture == TARGET_CAPTURE_AUTO)
 			target_note(t, "capturing by ptrace stops: a thread in a call with a timeout "
-				    "can see EINTR (perf events not permitted here: %s)", strerror(-r));
+				    "can see EINTR (perf events not permitted here: %s)",
+				    proc__perf_refusal(-r, why, sizeof(why)));
 		return;
 	}
 	t->capture = TARGET_CAPTURE_PERF;
@@ -171,6 +173,7 @@ void target_nostop_look(struct target *t, struct thread *th)
 		}
 	}
 	perf__read(th->perf, t->tick_ns, &th->perf_before, &th->perf_after);
+	t->stats.perf_nostack += perf__nostack(th->perf);
 	/* A newborn at its first tick: from now on, the usual period. */
 	if (th->perf_newborn && perf__every(th->perf, every(t)) == 0)
 		th->perf_newborn = 0;

@@ -36,6 +36,8 @@ struct perf_stream {
 	uint64_t since_ns;              /* samples before this are forgotten */
 	int kchain;                     /* PERF_SAMPLE_CALLCHAIN is in the records */
 	unsigned char *stack[2];
+	uint64_t nostack;               /* samples left out with no stack (perf__nostack) */
+	uint64_t nostack_ns;            /* the newest of them counted */
 };
 
 static size_t page_size(void)
@@ -161,7 +163,13 @@ static uint64_t ring_u64(const struct perf_stream *p, uint64_t pos)
 }
 
 /* The sample record at POS (SIZE bytes) into slot I.  Returns 0, or -1
- * if it has no user registers (the kernel's ABI_NONE) or makes no sense. */
+ * if it has no user registers (the kernel's ABI_NONE) or makes no sense,
+ * -2 if the kernel could copy none of the stack asked for.  That is a
+ * sample taken inside execve() after the old memory was replaced: the
+ * registers are still the old image's at its entry into the call, but
+ * its stack is gone (the copy faults), and unwound they gave a lone
+ * innermost frame (libc's execve).  Measured with a 20 us task clock on
+ * a program that execs itself 300 times: 5,392 of 28,109 samples. */
 static int parse_sample(struct perf_stream *p, uint64_t pos, size_t size, int i)
 {
 	struct perf_sample *s = &p->s[i];
@@ -211,6 +219,8 @@ static int parse_sample(struct perf_stream *p, uint64_t pos, size_t size, int i)
 		dyn = ring_u64(p, at + asked);
 	if (dyn > asked)
 		dyn = asked;
+	if (asked && !dyn)
+		return -2;
 	ring_copy(p, at, p->stack[i], (size_t)dyn);
 	s->stack = p->stack[i];
 	s->stack_len = (size_t)dyn;
@@ -249,9 +259,25 @@ void perf__read(struct perf_stream *p, uint64_t at_ns, const struct perf_sample 
 		}
 		pos += h.size;
 	}
-	if (bsize && parse_sample(p, bpos, bsize, 0) == 0)
+	int rb = bsize ? parse_sample(p, bpos, bsize, 0) : -1;
+	int ra = asize ? parse_sample(p, apos, asize, 1) : -1;
+	if (rb == 0)
 		*before = &p->s[0];
-	if (asize && parse_sample(p, apos, asize, 1) == 0)
+	if (ra == 0)
 		*after = &p->s[1];
+	/* Each sample left out counted once, though read at many ticks. */
+	uint64_t tb = rb == -2 ? ring_u64(p, bpos + sizeof(struct perf_event_header) + 8) : 0;
+	uint64_t ta = ra == -2 ? ring_u64(p, apos + sizeof(struct perf_event_header) + 8) : 0;
+	if (tb > p->nostack_ns)
+		p->nostack++, p->nostack_ns = tb;
+	if (ta > p->nostack_ns)
+		p->nostack++, p->nostack_ns = ta;
 	ioctl(p->fd, PERF_EVENT_IOC_PAUSE_OUTPUT, 0);
+}
+
+uint64_t perf__nostack(struct perf_stream *p)
+{
+	uint64_t n = p->nostack;
+	p->nostack = 0;
+	return n;
 }

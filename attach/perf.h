@@ -80,6 +80,10 @@ void perf__free(struct perf_stream *p);          /* accepts NULL */
  * thread and closed.  0, or the negative errno of perf__open(). */
 int perf__permitted(uint64_t every_ns, size_t stack);
 
+/* Samples perf__read() left out since the last call because the kernel
+ * copied none of their stack (taken inside execve(), see perf.c). */
+uint64_t perf__nostack(struct perf_stream *p);
+
 /* Reads the ring, which keeps the newest samples (a few periods' worth):
  * *BEFORE is the latest sample taken at or before AT_NS (CLOCK_MONOTONIC),
  * *AFTER the earliest one still there taken after it (NULL: none; it may

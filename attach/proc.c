@@ -262,6 +262,32 @@ int proc__perf_paranoid(void)
 	return v;
 }
 
+/* Seccomp: in /proc/self/status (0 none, 1 strict, 2 filter; -1 unknown). */
+static int seccomp_mode(void)
+{
+	int v = -1;
+	char line[256];
+	FILE *f = fopen("/proc/self/status", "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Seccomp: %d", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+const char *proc__perf_refusal(int err, char *buf, size_t size)
+{
+	if (seccomp_mode() == 2)
+		snprintf(buf, size, "%s: this process runs under a seccomp filter, as in a "
+			 "container", strerror(err));
+	else
+		snprintf(buf, size, "%s: kernel.perf_event_paranoid is %d, which needs root or "
+			 "CAP_PERFMON", strerror(err), proc__perf_paranoid());
+	return buf;
+}
+
 int proc__in_initial_pid_ns(void)
 {
 	char link[64];

@@ -81,6 +81,12 @@ int proc__kernel_symbol(uint64_t addr, char *name, size_t size);
 /* kernel.perf_event_paranoid (2 if it cannot be read). */
 int proc__perf_paranoid(void);
 
+/* Why perf_event_open(2) was refused with errno ERR, and what to do,
+ * into BUF: a seccomp filter on this process (a container's: Docker's
+ * default profile answers EPERM), else perf_event_paranoid and the
+ * privilege it asks.  Returns BUF. */
+const char *proc__perf_refusal(int err, char *buf, size_t size);
+
 /* Is this process in the host's PID namespace (not in a container's)? */
 int proc__in_initial_pid_ns(void);
 

@@ -241,9 +241,9 @@ static int check_capture(const struct target *t, char *err, size_t errlen)
 {
 	if (t->cfg.capture != TARGET_CAPTURE_PERF || t->capture == TARGET_CAPTURE_PERF)
 		return 0;
-	snprintf(err, errlen, "cannot capture by perf events: %s (kernel.perf_event_paranoid is %d: "
-		 "run as root or with CAP_PERFMON, or use --capture ptrace)",
-		 strerror(t->perf_refused), proc__perf_paranoid());
+	char why[200];
+	snprintf(err, errlen, "cannot capture by perf events (%s): use --capture ptrace, or leave "
+		 "--capture out to fall back to it", proc__perf_refusal(t->perf_refused, why, sizeof(why)));
 	return -t->perf_refused;
 }
 

@@ -166,6 +166,8 @@ struct target_stats {
 	uint64_t far_changed;           /* ... of running threads, a segment that changed
 					   since the last sample, not used */
 	uint64_t perf_dropped;          /* samples the kernel dropped (ring full) */
+	uint64_t perf_nostack;          /* samples left out: no stack copied (taken
+					   inside execve(), the old memory gone) */
 	uint64_t perf_unavailable;      /* running threads stopped: no perf stream */
 	uint64_t need_regs_partial;     /* blocked captures that needed registers /proc
 					   does not give: partial stacks, no stop */

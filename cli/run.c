@@ -664,12 +664,13 @@ static void print_stats(const struct sampler_stats *ss)
 	if (ts->capture_perf)
 		fprintf(stderr, "; perf: %llu running ticks owed to the next sample (%llu of them "
 			"counted by a later capture), %llu stacks read on past the kernel's copy, %llu "
-			"cut there, %llu samples dropped (ring full), %llu threads stopped (no stream), "
+			"cut there, %llu samples dropped (ring full), %llu left out with no stack "
+			"(inside an exec), %llu threads stopped (no stream), "
 			"%llu partial stacks where a blocked thread's unwind needed registers",
 			(unsigned long long)ts->perf_owed, (unsigned long long)ts->perf_owed_carried,
 			(unsigned long long)ts->perf_extended, (unsigned long long)ts->perf_cut,
-			(unsigned long long)ts->perf_dropped, (unsigned long long)ts->perf_unavailable,
-			(unsigned long long)ts->need_regs_partial);
+			(unsigned long long)ts->perf_dropped, (unsigned long long)ts->perf_nostack,
+			(unsigned long long)ts->perf_unavailable, (unsigned long long)ts->need_regs_partial);
 	if (ts->far_read)
 		fprintf(stderr, "; %llu captures with far parts of a stack (%llu parts that "
 			"changed since a running thread's last sample, not used)",

@@ -19,6 +19,7 @@ TEST_NAMES += eintr-fp
 TEST_NAMES += renamer
 TEST_NAMES += timeouts syscaller
 TEST_NAMES += bigframe
+TEST_NAMES += noperf
 TEST_BINS  := $(TEST_NAMES:%=tests/bin/%)
 TEST_BINS  += tests/bin/libhostile.so tests/bin/libhostile-s.so
 TEST_BINS  += tests/bin/libswapA.so tests/bin/libswapB.so
