@@ -67,6 +67,7 @@ struct py_interp {
 	uint32_t serials;
 	/* < 3.11: thread states whose OS thread was found (tstate, thread_id, tid) */
 	struct { uint64_t tstate, thread_id; pid_t native, tid; } *known;   /* by position */
+	size_t listed;                  /* thread states the last py_interp__threads read */
 	size_t nknown, known_cap;
 	struct py_names names;
 };

@@ -339,7 +339,13 @@ int py_interp__threads(struct py_interp *p, struct py_thread *out, size_t max, u
 	}
 	if (p->nknown > steps)
 		p->nknown = steps;      /* threads gone since */
+	p->listed = steps;
 	return (int)n;
+}
+
+size_t py_interp__listed(const struct py_interp *p)
+{
+	return p->listed;
 }
 
 /* ---- frames ----------------------------------------------------------------------- */

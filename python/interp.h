@@ -69,6 +69,10 @@ struct py_interp *py_interp__fake(const struct py_layout *l, py_read_fn read, vo
 /* "3.11" */
 const char *py_interp__version(const struct py_interp *p);
 
+/* How many thread states the last py_interp__threads() read, those with
+ * no thread of the process too. */
+size_t py_interp__listed(const struct py_interp *p);
+
 /* Whether PC (as a stack holds it: a caller's is its return address - 1)
  * is in the eval loop's C function, _PyEval_EvalFrameDefault. */
 bool py_interp__in_eval(const struct py_interp *p, uint64_t pc);

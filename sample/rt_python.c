@@ -54,7 +54,13 @@ struct pyview {
 	uint64_t names_due_ns, names_read_ns;   /* when names are read again; were read */
 	uint64_t tstates;               /* the thread states of the last tick, summed */
 	uint64_t named;                 /* threads named at the last read */
+	unsigned unmatched_ticks;       /* ticks in a row with thread states but no thread */
+	bool said_unmatched;
 };
+
+/* Ticks with thread states none of which is a thread of the process,
+ * before the view says so (once). */
+#define UNMATCHED_TICKS 10
 
 /* Threads whose frames' addresses are kept (py_read()). */
 #define HINTS 64
@@ -117,9 +123,15 @@ static int py_tick(struct rt_view *rv, struct sampler *s, char *note, size_t not
 		v->nthreads = 0;        /* not started, or finalizing: try again */
 		return 0;
 	}
-	(void)note;
-	(void)notelen;
 	v->nthreads = (size_t)n;
+	size_t listed = py_interp__listed(v->py);
+	v->unmatched_ticks = n == 0 && listed ? v->unmatched_ticks + 1 : 0;
+	if (v->unmatched_ticks == UNMATCHED_TICKS && !v->said_unmatched) {
+		v->said_unmatched = true;
+		snprintf(note, notelen, "PID %d runs Python %s, but none of its %zu thread states "
+			 "is a thread of it: its native frames only", (int)v->pid,
+			 py_interp__version(v->py), listed);
+	}
 	qsort(v->threads, v->nthreads, sizeof(*v->threads), by_tid);
 	if (v->nthreads > v->seen)
 		v->seen = v->nthreads;
