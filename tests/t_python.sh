@@ -668,40 +668,62 @@ _children_are() { [ "$(ps -o pid= --ppid "$1" | wc -l)" = "$2" ]; }
 
 # gunicorn (Debian's, on Debian's python3): 2 sync workers forked by the
 # master, under one client's requests one after another (10 s at most).
+# serve_profile LABEL BASE MASTER SECS CURL_ARGS...: once MASTER (a
+# pre-forking server, 2 workers) answers curl CURL_ARGS, profiles it and
+# its workers for SECS under a bounded curl loop into BASE.folded; sets
+# WORKERS.  Non-zero (a failed check said why) if it never served.
+serve_profile() {
+	local label=$1 base=$2 master=$3 secs=$4 load q
+	shift 4
+	PIDS+=("$master")
+	if ! wait_until 15 curl -sf -o /dev/null "$@"; then
+		DETAIL="$(tail -c 300 "$base.log")" check "$label: serves ($*)" false
+		return 1
+	fi
+	wait_until 10 _children_are "$master" 2
+	WORKERS=$(ps -o pid= --ppid "$master" | tr -d ' ')
+	PIDS+=($WORKERS)
+	q=$(printf '%q ' "$@")
+	timeout 10 bash -c "while :; do curl -s -o /dev/null $q; done" &
+	load=$!
+	PIDS+=("$load")
+	prof "$base" "$master" --subprocesses --processes -d "$secs" -o "$base.folded"
+	kill "$load" 2>/dev/null
+	check_ran "$label" "$base" "$base.folded"
+}
+
+# handler_in_workers LABEL FOLDED WORKER...: checks that pywsgi.py's
+# app_handler is in FOLDED (>= 10 samples), in the workers only; sets
+# HANDLER to its samples.
+handler_in_workers() {
+	local label=$1 out=$2 handler n=0 w
+	shift 2
+	handler=$(folded_count "$out" ';app_handler \(pywsgi\.py:[0-9]+\)(;|$)')
+	for w in "$@"; do
+		n=$((n + $(root_samples "$out" "$w" "app_handler (pywsgi.py:")))
+	done
+	DETAIL="$handler samples, $n in the workers; $(grep -F 'pywsgi' "$out" | head -n 1 | cut -c1-300)" \
+		check "$label: the app's handler, 'app_handler (pywsgi.py:N)', in the workers (>= 10 samples)" \
+		"[ '$handler' -ge 10 ] && [ '$n' = '$handler' ]"
+	HANDLER=$handler
+}
+
 gunicorn_app() {
-	local base=$TMP/gunicorn app=$ROOT/tests/targets/pywsgi.py port url master out load
+	local base=$TMP/gunicorn app=$ROOT/tests/targets/pywsgi.py port url master out
 	local workers w n tot handler lines line
 	port=$((20000 + RANDOM % 20000))
 	url=http://127.0.0.1:$port/
 	gunicorn --chdir "$ROOT/tests/targets" --workers 2 --bind "127.0.0.1:$port" \
 		pywsgi:application >"$base.log" 2>&1 &
 	master=$!
-	PIDS+=("$master")
-	if ! wait_until 15 curl -sf -o /dev/null "$url"; then
-		DETAIL="$(tail -c 300 "$base.log")" check "gunicorn: serves on 127.0.0.1:$port" false
-		return
-	fi
-	wait_until 10 _children_are "$master" 2
-	workers=$(ps -o pid= --ppid "$master" | tr -d ' ')
-	PIDS+=($workers)
-	timeout 10 bash -c "while :; do curl -s -o /dev/null '$url'; done" &
-	load=$!
-	PIDS+=("$load")
+	serve_profile gunicorn "$base" "$master" 2 "$url" || return
+	workers=$WORKERS
 	out=$base.folded
-	prof "$base" "$master" --subprocesses --processes -d 2 -o "$out"
-	kill "$load" 2>/dev/null
-	check_ran gunicorn "$base" "$out"
 	n=$(summary_field "$base.err" processes)
 	DETAIL="workers: $(echo $workers); $(summary "$base.err" | head -n 1)" \
 		check "gunicorn: the master and its 2 workers sampled" "[ '$n' = 3 ] && [ \$(wc -w <<<'$workers') = 2 ]"
-	handler=$(folded_count "$out" ';app_handler \(pywsgi\.py:[0-9]+\)(;|$)')
-	n=0
-	for w in $workers; do
-		n=$((n + $(root_samples "$out" "$w" "app_handler (pywsgi.py:")))
-	done
-	DETAIL="$handler samples, $n in the workers; $(cut -c1-300 "$out" | head -n 3 | tr '\n' '|')" \
-		check "gunicorn: the app's handler, 'app_handler (pywsgi.py:N)', in the workers (>= 10 samples)" \
-		"[ '$handler' -ge 10 ] && [ '$n' = '$handler' ]"
+	handler_in_workers gunicorn "$out" $workers
+	handler=$HANDLER
 	lines=0
 	for text in "for _ in" "hashlib.sha256("; do
 		line=$(line_of "$app" app_handler "$text")
@@ -739,33 +761,14 @@ took "gunicorn"
 # its pthread_t (python/interp.c tid_at).  Before: no Python frame in the
 # workers, their eval loops left in.
 uwsgi_app() {
-	local base=$TMP/uwsgi sock=$TMP/uwsgi.sock master load out workers w n tot handler
+	local base=$TMP/uwsgi sock=$TMP/uwsgi.sock master out workers w n tot handler
 	uwsgi --plugin python3 --master --processes 2 --http-socket "$sock" \
 		--chdir "$ROOT/tests/targets" --wsgi-file pywsgi.py >"$base.log" 2>&1 </dev/null &
 	master=$!
-	PIDS+=("$master")
-	if ! wait_until 15 curl -sf -o /dev/null --unix-socket "$sock" http://localhost/; then
-		DETAIL="$(tail -c 300 "$base.log")" check "uwsgi: serves on $sock" false
-		return
-	fi
-	wait_until 10 _children_are "$master" 2
-	workers=$(ps -o pid= --ppid "$master" | tr -d ' ')
-	PIDS+=($workers)
-	timeout 10 bash -c "while :; do curl -s -o /dev/null --unix-socket '$sock' http://localhost/; done" &
-	load=$!
-	PIDS+=("$load")
+	serve_profile uwsgi "$base" "$master" 1.5 --unix-socket "$sock" http://localhost/ || return
+	workers=$WORKERS
 	out=$base.folded
-	prof "$base" "$master" --subprocesses --processes -d 1.5 -o "$out"
-	kill "$load" 2>/dev/null
-	check_ran uwsgi "$base" "$out"
-	handler=$(folded_count "$out" ';app_handler \(pywsgi\.py:[0-9]+\)(;|$)')
-	n=0
-	for w in $workers; do
-		n=$((n + $(root_samples "$out" "$w" "app_handler (pywsgi.py:")))
-	done
-	DETAIL="$handler samples, $n in the workers; $(grep -F 'pywsgi' "$out" | head -n 1 | cut -c1-300)" \
-		check "uwsgi: the app's handler, 'app_handler (pywsgi.py:N)', in the forked workers (>= 10 samples)" \
-		"[ '$handler' -ge 10 ] && [ '$n' = '$handler' ]"
+	handler_in_workers uwsgi "$out" $workers
 	for w in $workers; do
 		tot=$(root_samples "$out" "$w")
 		n=$(folded_count "$out" "^[^;]* \\($w\\);.*_PyEval_EvalFrameDefault")
