@@ -34,6 +34,19 @@ share() {
 	pct "$part" "$all"
 }
 
+# add_up LABEL ERRFILE FILE...: the files' samples are the run's (its
+# summary's), exactly: counts taken and zeroed between two ticks.
+add_up() {
+	local label=$1 err=$2 sum=0 f total
+	shift 2
+	for f in "$@"; do
+		sum=$((sum + $(folded_total "$f")))
+	done
+	total=$(summary_field "$err" samples)
+	DETAIL="files $sum, summary $total" check "$label: the files' samples add up to the run's, exactly" \
+		"[ -n '$total' ] && [ '$sum' = '$total' ]"
+}
+
 # --- 8. memory flat under churn -------------------------------------------------------
 # Beside the other sections (it waits on time: 20 s of periods), from the
 # start.
@@ -41,7 +54,7 @@ rss_kib() { awk '/^VmRSS/ { print $2 }' "/proc/$1/status" 2>/dev/null; }
 nfds() { ls "/proc/$1/fd" 2>/dev/null | wc -l; }
 loads_reach() { kill -USR1 "$1"; [ "$(cat "$2" 2>/dev/null || echo 0)" -ge "$3" ]; }
 flat_memory() {
-	local pid ready secs from to rss0 rss1 fds0 fds1 want loads sum f total named lost
+	local pid ready secs from to rss0 rss1 fds0 fds1 want loads named lost
 	if start_target churn 200 1 200 10 "$BIN/libswapA.so" "$BIN/libswapB.so"; then
 		pid=$TARGET_PID
 		ready=$TARGET_READY
@@ -80,13 +93,7 @@ flat_memory() {
 				DETAIL="$rss0 -> $rss1 KiB" check "flat: RSS grows by less than 4 MiB in 11 s" \
 					"[ -n '$rss1' ] && [ '$rss1' -lt $((${rss0:-0} + 4096)) ]"
 			fi
-			sum=0
-			for f in "$TMP"/m/m-*.folded; do
-				sum=$((sum + $(folded_total "$f")))
-			done
-			total=$(summary_field "$TMP/flat.err" samples)
-			DETAIL="files $sum, summary $total" check "flat: the files' samples add up to the run's, exactly" \
-				"[ -n '$total' ] && [ '$sum' = '$total' ]"
+			add_up flat "$TMP/flat.err" "$TMP"/m/m-*.folded
 			# The libraries' code is named from a library's table (not a freed
 			# one, not [unknown]).  Which of the two is not checked: a library
 			# swapped since the last scan of the maps (every 250 ms) is still
@@ -116,13 +123,7 @@ if start_target wallclock; then
 		"grep -qE '^cprof-attach: [0-9.]+ of 19 Hz' '$TMP/periods.err'"
 	files=$(ls "$TMP/p" | grep -c '^w-[0-9]*\.folded$')
 	DETAIL="$(ls "$TMP/p" | tr '\n' ' ')" check "periods: 4.5 s at --period 1s: 5 files (4 periods and the last part)" "[ '$files' = 5 ]"
-	sum=0
-	for f in "$TMP"/p/w-*.folded; do
-		sum=$((sum + $(folded_total "$f")))
-	done
-	total=$(summary_field "$TMP/periods.err" samples)
-	DETAIL="files $sum, summary $total" check "periods: the files' samples add up to the run's, exactly" \
-		"[ -n '$total' ] && [ '$sum' = '$total' ]"
+	add_up periods "$TMP/periods.err" "$TMP"/p/w-*.folded
 	bad=
 	for i in 0 1 2 3; do
 		f=$TMP/p/w-$i.folded
