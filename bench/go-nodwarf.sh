@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # bench/go-nodwarf.sh CPROF TAG: Debian's Go programs (no DWARF), each
 # profiled by goroutine and compared with its own goroutine dump.  As root,
-# with prometheus, restic, rclone, hugo, etcd-server and caddy installed.
+# with prometheus, restic, rclone, hugo, etcd-server, caddy,
+# prometheus-alertmanager, containerd, influxdb, git-lfs and podman
+# installed (a program that is not is left out).
 # Steps, per program:
 #   1. start it (servers: until they say they are ready) with GOTRACEBACK=all;
 #   2. CPROF PID --go-system --threads --period 1s (a file a second);
@@ -17,7 +19,9 @@ W=$(mktemp -d); cd "$W" || exit 1
 wait_file() { for i in $(seq 300); do [ -s "$1" ] && return 0; sleep 0.1; done; return 1; }
 own_of() { case $1 in prometheus) echo 'github\.com/prometheus/';; restic) echo 'github\.com/restic/';;
 	rclone) echo 'github\.com/rclone/';; hugo) echo 'github\.com/gohugoio/';; etcd) echo 'go\.etcd\.io/';;
-	caddy) echo 'github\.com/caddyserver/';; esac; }
+	caddy) echo 'github\.com/caddyserver/';; alertmanager) echo 'github\.com/prometheus/';;
+	containerd) echo 'github\.com/containerd/';; influxd) echo 'github\.com/influxdata/';;
+	git-lfs) echo 'github\.com/git-lfs/';; podman) echo 'github\.com/containers/';; esac; }
 run() {
 	local name=$1 pid=$2 dump=$3 sig=${4:-QUIT} own; own=$(own_of "$name")
 	"$CPROF" "$pid" --go-system --threads --period 1s -o "$name.%n.folded" 2>"$name.err" & local cp=$!
@@ -54,3 +58,33 @@ GOTRACEBACK=all etcd --data-dir etcd.d --listen-client-urls http://127.0.0.1:$((
 for i in $(seq 300); do grep -q 'ready to serve client requests' etcd.dump && break; sleep 0.1; done; run etcd $p etcd.dump
 GOTRACEBACK=all HOME=$W XDG_DATA_HOME=$W XDG_CONFIG_HOME=$W caddy file-server --listen 127.0.0.1:$((port+4)) --root $W > caddy.dump 2>&1 & p=$!
 for i in $(seq 300); do grep -qi 'server running\|serving' caddy.dump && break; sleep 0.1; done; run caddy $p caddy.dump ABRT
+# Servers that Debian ships too, each on its own ports and directories.
+if command -v prometheus-alertmanager >/dev/null; then
+	GOTRACEBACK=all prometheus-alertmanager --config.file=/etc/prometheus/alertmanager.yml --storage.path=am \
+		--web.listen-address=127.0.0.1:$((port+5)) --cluster.listen-address= > am.dump 2>&1 & p=$!
+	for i in $(seq 300); do grep -q 'Listening on' am.dump && break; sleep 0.1; done; run alertmanager $p am.dump
+fi
+if command -v containerd >/dev/null; then
+	containerd config default | sed "s#^root = .*#root = \"$W/ctd/root\"#; s#^state = .*#state = \"$W/ctd/state\"#" > ctd.toml
+	GOTRACEBACK=all containerd --config ctd.toml --address "$W/ctd.sock" > ctd.dump 2>&1 & p=$!
+	for i in $(seq 300); do grep -q 'containerd successfully booted' ctd.dump && break; sleep 0.1; done; run containerd $p ctd.dump
+fi
+if command -v influxd >/dev/null; then
+	influxd config 2>/dev/null | sed "s#/var/lib/influxdb#$W/influx#g; s#\"127.0.0.1:8088\"#\"127.0.0.1:$((port+6))\"#;
+		s#\":8086\"#\"127.0.0.1:$((port+7))\"#; s#\":8082\"#\"127.0.0.1:$((port+8))\"#" > influx.toml
+	GOTRACEBACK=all influxd run -config influx.toml > influx.dump 2>&1 & p=$!
+	for i in $(seq 300); do grep -q 'Listening on HTTP' influx.dump && break; sleep 0.1; done; run influxd $p influx.dump
+fi
+if command -v git-lfs >/dev/null; then
+	# no server: the long-running filter git starts, waiting for git's
+	# handshake on its stdin (a FIFO held open)
+	git init -q lfsrepo; mkfifo lfs.in; exec 8<>lfs.in
+	(cd lfsrepo && GOTRACEBACK=all exec git-lfs filter-process) < lfs.in > /dev/null 2> lfs.dump & p=$!
+	for i in $(seq 300); do [ "$(ls /proc/$p/task 2>/dev/null | wc -l)" -ge 4 ] && break; sleep 0.1; done; run git-lfs $p lfs.dump
+	exec 8>&-
+fi
+if command -v podman >/dev/null; then
+	GOTRACEBACK=all podman --root "$W/pod/root" --runroot "$W/pod/run" system service --time=0 "unix://$W/pod.sock" \
+		> /dev/null 2> pod.dump & p=$!
+	for i in $(seq 300); do [ -S pod.sock ] && break; sleep 0.1; done; run podman $p pod.dump
+fi

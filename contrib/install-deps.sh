@@ -6,6 +6,12 @@
 # installs anything in its own time.  As root: apt-get installs what is
 # missing, with no service started (policy-rc.d).  Otherwise: names the
 # missing packages and exits 1.
+# all also fetches Go programs built by other Go releases than Debian's
+# 1.19 (tests/t_goversions.sh): release binaries that npm packages carry
+# (esbuild, lefthook), one per Go minor version, into GO_VERSIONS_DIR
+# (default /var/cache/cprof-attach/go-versions), each as NAME-VERSION; npm
+# checks each tarball against the registry's integrity hash.  What is there
+# already is kept; nothing is printed unless something is fetched.
 set -euo pipefail
 
 group=${1:-all}
@@ -43,6 +49,9 @@ tests=(
 	ruby                               # t_bigframe: threads with VM stacks on their native stacks
 	uwsgi-core uwsgi-plugin-python3    # t_python: Python embedded, workers forked
 )
+# npm fetches t_goversions' Go programs; Debian's package only where no npm
+# is (a nodejs from elsewhere brings its own, which Debian's would conflict with)
+command -v npm >/dev/null || tests+=(npm)
 packages=("${build[@]}")
 [ "$group" = all ] && packages+=("${tests[@]}")
 
@@ -53,8 +62,59 @@ for p in "${packages[@]}"; do
 	fi
 done
 
+# The Go programs of other Go releases (tests/t_goversions.sh): npm
+# package, its version, the binary in the tarball, and the Go it was
+# built with (as its own build info or runtime.buildVersion says).
+go_bins=(
+	"esbuild-linux-64 0.11.23 package/bin/esbuild"        # go1.16.3
+	"esbuild-linux-64 0.14.10 package/bin/esbuild"        # go1.17.5
+	"esbuild-linux-64 0.14.39 package/bin/esbuild"        # go1.18.1
+	"@esbuild/linux-x64 0.19.12 package/bin/esbuild"      # go1.20.12
+	"lefthook-linux-x64 1.6.10 package/bin/lefthook"      # go1.21.9
+	"@esbuild/linux-x64 0.23.1 package/bin/esbuild"       # go1.22.5
+	"@esbuild/linux-x64 0.25.12 package/bin/esbuild"      # go1.23.12
+	"lefthook-linux-x64 1.11.10 package/bin/lefthook"     # go1.24.2
+	"@esbuild/linux-x64 0.27.7 package/bin/esbuild"       # go1.25.7
+	"@esbuild/linux-x64 0.28.2 package/bin/esbuild"       # go1.26.5
+)
+go_dir=${GO_VERSIONS_DIR:-/var/cache/cprof-attach/go-versions}
+
+# fetch_go_bins: the go_bins not in go_dir yet, with npm pack.
+fetch_go_bins() {
+	local spec pkg ver path name tmp fetched=()
+	for spec in "${go_bins[@]}"; do
+		read -r pkg ver path <<<"$spec"
+		name=$(basename "$path")-$ver
+		[ -x "$go_dir/$name" ] && continue
+		if ! command -v npm >/dev/null; then
+			echo "cprof-attach: no npm to fetch $pkg@$ver (tests/t_goversions.sh skips it)" >&2
+			return 1
+		fi
+		if [ ! -w "$go_dir" ] && ! mkdir -p "$go_dir" 2>/dev/null; then
+			echo "cprof-attach: $go_dir is not writable: run as root, or set GO_VERSIONS_DIR" >&2
+			return 1
+		fi
+		tmp=$(mktemp -d)
+		if (cd "$tmp" && npm pack --silent "$pkg@$ver" >/dev/null 2>&1) &&
+			tar -xzf "$tmp"/*.tgz -C "$tmp" "$path" 2>/dev/null && [ -f "$tmp/$path" ]; then
+			chmod 755 "$tmp/$path"
+			mv "$tmp/$path" "$go_dir/$name"
+			fetched+=("$name")
+		else
+			echo "cprof-attach: could not fetch $pkg@$ver with npm" >&2
+		fi
+		rm -rf "$tmp"
+	done
+	[ ${#fetched[@]} -eq 0 ] || echo "fetched into $go_dir: ${fetched[*]}"
+}
+
+go_rc=0
+if [ "$group" = all ]; then
+	fetch_go_bins || go_rc=1
+fi
+
 if [ ${#missing[@]} -eq 0 ]; then
-	exit 0
+	exit $go_rc
 fi
 
 if [ "$(id -u)" -ne 0 ]; then

@@ -31,7 +31,8 @@ static int32_t le32(const unsigned char *p)
  *     mov G_M(%rax), %rbx        48 8b 58 <G_M>
  *     ...
  *     cmp M_CURG(%rbx), %rax     48 3b 83 <M_CURG>
- *     call gosave_systemstack_switch
+ *     jne ...                    75 XX
+ *     call gosave_systemstack_switch   e8 <REL32>
  *     mov %rdx, %fs:TLS_G        (g = g0)
  *     mov %rdx, %r14
  *     mov G_SCHED(%rdx), %rbx    48 8b 5a <G_SCHED> (g0.sched.sp)  */
@@ -58,6 +59,15 @@ int gocurg__layout(const unsigned char *code, size_t len, struct gocurg *l)
 	int32_t m_curg = le32(code + c + 3);
 	if (m_curg <= 0 || m_curg > 4096 || m_curg % 8)
 		return -ENOENT;
+	/* the call after the cmp and its jne */
+	size_t e = (size_t)c + 7 + 2;
+	if (code[c + 7] != 0x75 || e + 5 > (size_t)d || code[e] != 0xe8)
+		return -ENOENT;
+	int64_t save = (int64_t)e + 5 + le32(code + e + 1);
+	if (save < INT32_MIN || save > INT32_MAX)
+		return -ENOENT;
+	l->save_at = (int32_t)save;
+	l->gobuf_bp = 0;
 	l->tls_g = le32(code + a + 5);
 	l->g_m = code[b + 3];
 	l->m_curg = (uint32_t)m_curg;
@@ -65,6 +75,18 @@ int gocurg__layout(const unsigned char *code, size_t len, struct gocurg *l)
 	if (l->tls_g >= 0 || l->tls_g % 8 || l->g_m % 8 || l->g_sched % 8 || l->g_m > 0x78 ||
 	    l->g_sched > 0x78)
 		return -ENOENT;
+	return 0;
+}
+
+int gocurg__save(const unsigned char *code, size_t len, struct gocurg *l)
+{
+	/* mov %rbp, disp8(%r14): 49 89 6e DISP */
+	static const unsigned char bp[] = { 0x49, 0x89, 0x6e }, all[] = { 0xff, 0xff, 0xff };
+	long a = find(code, len, bp, all, 3);
+	if (a < 0 || (size_t)a + 4 > len || code[a + 3] <= l->g_sched ||
+	    code[a + 3] - l->g_sched < 40 || code[a + 3] - l->g_sched > 48 || code[a + 3] % 8)
+		return -ENOENT;
+	l->gobuf_bp = code[a + 3] - l->g_sched;
 	return 0;
 }
 
@@ -103,7 +125,7 @@ int gocurg__parse(const struct gocurg *l, uint64_t g, uint64_t m, uint64_t curg,
 	r->hi = hi;
 	r->sp = sp;
 	r->pc = at(gbytes, l->g_sched + 8);
-	r->bp = at(gbytes, l->g_sched + 48);
+	r->bp = l->gobuf_bp ? at(gbytes, l->g_sched + l->gobuf_bp) : 0;
 	r->m = m;
 	return 0;
 }

@@ -27,12 +27,23 @@ struct gocurg {
 	uint32_t g_m;                   /* offset of g.m */
 	uint32_t m_curg;                /* offset of m.curg */
 	uint32_t g_sched;               /* offset of g.sched (gobuf: sp, pc, g, ctxt,
-					   ret, lr, bp) */
+					   ret, lr, bp; no ret since Go 1.25) */
+	uint32_t gobuf_bp;              /* offset of bp in a gobuf: 48, 40 since 1.25 */
+	int32_t save_at;                /* where systemstack's call to
+					   gosave_systemstack_switch goes, from the
+					   start of its code (before it, as Go links) */
 };
 
 /* Reads the layout from the LEN bytes of runtime.systemstack's code at
- * CODE.  Returns 0, or -ENOENT when the code is not as expected. */
+ * CODE (all but gobuf_bp, which is 0 until gocurg__save() says it).
+ * Returns 0, or -ENOENT when the code is not as expected. */
 int gocurg__layout(const unsigned char *code, size_t len, struct gocurg *l);
+
+/* Reads gobuf_bp from the LEN bytes of gosave_systemstack_switch's code
+ * (l->save_at past systemstack's start), which saves the goroutine's
+ * frame pointer in g.sched.bp: mov %rbp, G_SCHED_BP(%r14).  Returns 0, or
+ * -ENOENT. */
+int gocurg__save(const unsigned char *code, size_t len, struct gocurg *l);
 
 /* How many bytes of a g hold what gocurg__parse() needs: its stack
  * bounds, g.m and g.sched. */

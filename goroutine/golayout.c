@@ -75,24 +75,33 @@ int golayout__minor(const char *ver)
  * Offsets on amd64, from each release's src/runtime/runtime2.go, counted
  * field by field (pointers, uintptr, int64, uint64: 8; uint32,
  * atomic.Uint32: 4; bool, uint8, int8, waitReason, atomic.Bool: 1; a
- * slice: 24; each field aligned to its size, up to 8).  The head of g is
- * the same in every version since 1.4: stack {lo, hi} at 0, stackguard0,
- * stackguard1, _panic, _defer, m at 48, sched (gobuf: sp, pc, g, ctxt,
- * ret, lr, bp) at 56.  runtime.m starts g0, morebuf (a gobuf), divmod
- * uint32, so procid (uint64) is at 72.  Go 1.19's were checked against
- * its DWARF (tests/t_goroutines.sh, tests/bin/golayout); the others could
- * not be: this machine has one Go; the code checks (golayout__allgadd()'s
- * atomicstatus, golayout__uses()) guard them.  Go 1.16 (no sched latency
- * fields yet), 1.21 (parentGoid, inMarkAssist, the old tracer's fields)
- * and 1.23 on (syscallbp, ...) have no table: their runtime2.go was not at
- * hand to count, and a guessed offset would read the wrong field; such a
- * program is refused with a note. */
+ * slice: 24; each field aligned to its size, up to 8), and read again in
+ * the runtime's machine code of a real binary of that version (the
+ * binaries named below; tests/t_goversions.sh profiles them).  The head of
+ * g is the same in every version since 1.4: stack {lo, hi} at 0,
+ * stackguard0, stackguard1, _panic, _defer, m at 48, sched (a gobuf: sp,
+ * pc, g, ctxt, ret, lr, bp) at 56.  Go 1.25 took gobuf.ret out: g.sched.bp
+ * moved from 104 to 96 (runtime.gogo loads it from 0x30 of the gobuf up to
+ * 1.24, from 0x28 since), and runtime.m (g0, morebuf a gobuf, divmod
+ * uint32) has procid at 64, not 72 (runtime.minit stores gettid() there).
+ * Go 1.19's were checked against its DWARF too (tests/t_goroutines.sh,
+ * tests/bin/golayout).  At run time the code checks each table
+ * (golayout__allgadd()'s atomicstatus, golayout__uses() on newproc1,
+ * gopark, gogo and minit). */
 struct version_offsets {
 	int minor;
-	uint16_t status, goid, reason, gopc, startpc;
+	uint16_t status, goid, reason, gopc, startpc, sched_bp, m_procid;
 };
 
 static const struct version_offsets versions[] = {
+	/* go1.16 (esbuild 0.11.23's go1.16.3): as 1.17 but for the sched
+	 * latency fields 1.17 added (tracking, trackingSeq, runnableStamp,
+	 * runnableTime): after parkingOnChan (185), raceignore int8,
+	 * sysblocktraced, sysexitticks (192), traceseq, tracelastp, lockedm,
+	 * sig (224), writebuf (232), sigcode0, sigcode1, sigpc, gopc (280),
+	 * ancestors, startpc (296).  newproc1 stores gopc at 0x118, startpc at
+	 * 0x128, goid at 0x98; allgadd reads the status at 0x90. */
+	{ 16, 144, 152, 176, 280, 296, 104, 72 },
 	/* go1.17.13 runtime2.go: param unsafe.Pointer (136), atomicstatus
 	 * uint32 (144), stackLock uint32, goid int64 (152), schedlink,
 	 * waitsince int64, waitreason (176), 11 one-byte fields (preempt ..
@@ -101,16 +110,21 @@ static const struct version_offsets versions[] = {
 	 * tracelastp, lockedm (192 .. 232), sig uint32 (240), writebuf []byte
 	 * (248), sigcode0, sigcode1, sigpc, gopc (296), ancestors, startpc
 	 * (312). */
-	{ 17, 144, 152, 176, 296, 312 },
+	{ 17, 144, 152, 176, 296, 312, 104, 72 },
 	/* go1.18 runtime2.go: the same fields as 1.17, of the same types. */
-	{ 18, 144, 152, 176, 296, 312 },
+	{ 18, 144, 152, 176, 296, 312, 104, 72 },
 	/* go1.19 (/usr/lib/go-1.19/src/runtime/runtime2.go; and its DWARF):
 	 * as 1.17, parkingOnChan still a uint8. */
-	{ 19, 144, 152, 176, 296, 312 },
+	{ 19, 144, 152, 176, 296, 312, 104, 72 },
 	/* go1.20.6 runtime2.go: atomicstatus atomic.Uint32, goid uint64,
 	 * parkingOnChan atomic.Bool, runnableStamp renamed trackingStamp:
 	 * same sizes, same offsets. */
-	{ 20, 144, 152, 176, 296, 312 },
+	{ 20, 144, 152, 176, 296, 312, 104, 72 },
+	/* go1.21 (buf 1.28.1's go1.21.4; its runtime2.go was not at hand):
+	 * its newproc1 stores parentGoid at 0x110, gopc at 0x118, startpc at
+	 * 0x128 and goid at 0x98, allgadd reads the status at 0x90, gopark
+	 * stores the reason at 0xb0: 1.22's offsets, in 1.22's instructions. */
+	{ 21, 144, 152, 176, 280, 296, 104, 72 },
 	/* go1.22.2 runtime2.go (read in a godoc rendering of that release's
 	 * source): after parkingOnChan atomic.Bool (185), inMarkAssist and
 	 * coroexit; raceignore, nocgocallback, tracking, trackingSeq (188 ..
@@ -119,7 +133,27 @@ static const struct version_offsets versions[] = {
 	 * (now gTraceState, after labels); sig (216), writebuf (224),
 	 * sigcode0, sigcode1, sigpc, parentGoid (272), gopc (280), ancestors,
 	 * startpc (296).  runtime.m: divmod, _ uint32, procid at 72. */
-	{ 22, 144, 152, 176, 280, 296 },
+	{ 22, 144, 152, 176, 280, 296, 104, 72 },
+	/* go1.23 (esbuild 0.25.12's go1.23.12): syscallbp after syscallpc, so
+	 * everything from param on is 8 further: atomicstatus 152 (allgadd's
+	 * load), goid 160, waitreason 184 (gopark's store), parentGoid 280,
+	 * gopc 288, startpc 304 (newproc1's stores). */
+	{ 23, 152, 160, 184, 288, 304, 104, 72 },
+	/* go1.24 (lefthook 1.11.10's go1.24.2): the same offsets as 1.23, in
+	 * the same instructions (a one-byte fipsIndicator after lockedm fits
+	 * in what sig's alignment left). */
+	{ 24, 152, 160, 184, 288, 304, 104, 72 },
+	/* go1.25 (esbuild 0.27.7's go1.25.7): gobuf without ret (48 bytes),
+	 * so the syscallbp that 1.23 added is paid for: atomicstatus 144,
+	 * goid 152, waitreason 176, parentGoid 272, gopc 280, startpc 296 as
+	 * in 1.22; g.sched.bp 96 and m.procid 64. */
+	{ 25, 144, 152, 176, 280, 296, 96, 64 },
+	/* go1.26 (esbuild 0.28.2's go1.26.5; counted from its code only):
+	 * 8 bytes more before parentGoid: newproc1 stores parentGoid (the
+	 * creator's goid) at 0x118, gopc at 0x120, startpc at 0x130; status
+	 * 0x90, goid 0x98, waitreason 0xb0, gogo's bp 0x28, minit's procid
+	 * 0x40, as 1.25. */
+	{ 26, 144, 152, 176, 288, 304, 96, 64 },
 };
 
 int golayout__label_sets(int minor)
@@ -142,12 +176,12 @@ int golayout__table(int minor, struct go_layout *l)
 		if (v->minor != minor)
 			continue;
 		/* struct go_layout's g_off[] order (goroutines.h) */
-		const uint64_t g[GO_G_FIELDS] = { 0, 8, 48, 56, 64, 104, v->status, v->goid,
+		const uint64_t g[GO_G_FIELDS] = { 0, 8, 48, 56, 64, v->sched_bp, v->status, v->goid,
 						  v->reason, v->startpc, v->gopc };
 		memcpy(l->g_off, g, sizeof(g));
-		l->m_procid = 72;
+		l->m_procid = v->m_procid;
 		/* startpc, racectx, waiting, cgoCtxt ([]uintptr: 24), labels:
-		 * 48 bytes after startpc (360 up to 1.20, 344 in 1.22) */
+		 * 48 bytes after startpc (360 in 1.19; read for 1.19 only) */
 		l->g_labels = golayout__label_sets(minor) ? v->startpc + 48 : 0;
 		return 0;
 	}
@@ -254,12 +288,40 @@ int golayout__reasons(const unsigned char *code, size_t len, uint64_t addr, uint
 
 int golayout__uses(const unsigned char *code, size_t len, uint32_t disp)
 {
-	for (size_t i = 0; i + 6 <= len; i++) {
+	for (size_t i = 0; i + 3 <= len; i++) {
 		unsigned char op = code[i], modrm = code[i + 1];
 		size_t at = i + 2 + ((modrm & 7) == 4);         /* past a SIB byte */
-		if ((op == 0x88 || op == 0x89 || op == 0x8b || op == 0x8d) && (modrm & 0xc0) == 0x80 &&
-		    at + 4 <= len && le(code + at, 4) == disp)
+		if (op != 0x88 && op != 0x89 && op != 0x8b && op != 0x8d)
+			continue;
+		if ((modrm & 0xc0) == 0x80 && at + 4 <= len && le(code + at, 4) == disp)
+			return 1;
+		/* an 8-bit displacement: offsets up to 127 (gobuf.bp, m.procid) */
+		if ((modrm & 0xc0) == 0x40 && disp < 0x80 && at + 1 <= len && code[at] == disp)
 			return 1;
 	}
 	return 0;
+}
+
+int golayout__buildversion(const unsigned char *code, size_t len, uint64_t addr, uint64_t *str)
+{
+	uint64_t cmp, store;
+	for (size_t i = 0; i + 8 <= len; i++) {
+		/* cmpq $0, buildVersion+8(%rip): 48 83 3d REL32 00 */
+		if (code[i] != 0x48 || code[i + 1] != 0x83 || code[i + 2] != 0x3d || code[i + 7] != 0)
+			continue;
+		cmp = addr + i + 8 + (uint64_t)(int64_t)(int32_t)le(code + i + 3, 4);
+		/* movq $7, buildVersion+8(%rip): 48 c7 05 REL32 07 00 00 00,
+		 * among the next instructions ("unknown" is 7 bytes long) */
+		for (size_t j = i + 8; j + 11 <= len && j < i + 8 + 32; j++) {
+			if (code[j] != 0x48 || code[j + 1] != 0xc7 || code[j + 2] != 0x05 ||
+			    le(code + j + 7, 4) != 7)
+				continue;
+			store = addr + j + 11 + (uint64_t)(int64_t)(int32_t)le(code + j + 3, 4);
+			if (store == cmp && cmp >= 8) {
+				*str = cmp - 8;
+				return 0;
+			}
+		}
+	}
+	return -ENOENT;
 }

@@ -73,10 +73,20 @@ int golayout__reasons(const unsigned char *code, size_t len, uint64_t addr, uint
 		      uint64_t *n);
 
 /* Whether the LEN bytes of code at CODE read or write a field at offset
- * DISP of a pointer (mov, lea: a ModRM with a 32-bit displacement, 8- to
- * 64-bit): runtime.newproc1 sets g.goid, g.gopc, g.startpc and copies
- * g.labels, runtime.gopark sets g.waitreason, so a table whose offsets
- * their code does not use is not this runtime's. */
+ * DISP of a pointer (mov, lea: a ModRM with a 32-bit displacement, or an
+ * 8-bit one for DISP < 128; 8- to 64-bit): runtime.newproc1 sets g.goid,
+ * g.gopc, g.startpc and copies g.labels, runtime.gopark sets g.waitreason,
+ * runtime.gogo loads gobuf.bp, runtime.minit stores m.procid, so a table
+ * whose offsets their code does not use is not this runtime's. */
 int golayout__uses(const unsigned char *code, size_t len, uint32_t disp);
+
+/* From the LEN bytes of runtime.schedinit's code at ADDR: the address of
+ * runtime.buildVersion's string header (pointer, length), for a program
+ * with neither .go.buildinfo nor .symtab (esbuild's releases since 0.27).
+ * schedinit keeps the variable in the binary with
+ *     if buildVersion == "" { buildVersion = "unknown" }
+ * a cmpq $0 of its length and a movq $7 to the same word.  Returns 0 with
+ * the address in *STR, or -ENOENT. */
+int golayout__buildversion(const unsigned char *code, size_t len, uint64_t addr, uint64_t *str);
 
 #endif

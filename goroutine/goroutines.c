@@ -320,9 +320,16 @@ struct goroutines *goroutines__from_layout(pid_t pid, const struct go_layout *l,
 
 /* ---- the layout, without DWARF (goroutine/golayout.h) ---------------------- */
 
+static void go_funcs(const struct gopclntab *pcln, const char *const *want, size_t n,
+		     uint64_t (*ranges)[2]);
+static size_t go_code(const struct module *main, const uint64_t r[2], unsigned char *code);
+
 /* The program's Go version, from its .go.buildinfo section, else from
- * runtime.buildVersion when .symtab names it.  Returns 0, or -ENOENT. */
-static int go_version(const struct module *main, char *ver, size_t verlen)
+ * runtime.buildVersion where .symtab names it, or where
+ * runtime.schedinit's code says it is (PCLN: the program's .gopclntab).
+ * Returns 0, or -ENOENT. */
+static int go_version(const struct module *main, const struct gopclntab *pcln, char *ver,
+		      size_t verlen)
 {
 	size_t shstrndx;
 	Elf_Scn *scn = NULL;
@@ -352,8 +359,21 @@ static int go_version(const struct module *main, char *ver, size_t verlen)
 		elf_end(elf);
 	uint64_t at, hdr[2];
 	unsigned char buf[VERSION_READ];
-	if (r < 0 && module__symbol(main, "runtime.buildVersion", &at, NULL) == 0 &&
-	    module__read(main, at, hdr, sizeof(hdr)) == 0 && hdr[1] <= sizeof(buf) &&
+	bool found = r < 0 && module__symbol(main, "runtime.buildVersion", &at, NULL) == 0;
+	if (r < 0 && !found && pcln) {
+		/* Neither .go.buildinfo nor .symtab (esbuild 0.27 on). */
+		static const char *const schedinit[] = { "runtime.schedinit" };
+		uint64_t range[1][2];
+		unsigned char code[CODE_READ];
+		size_t len;
+		go_funcs(pcln, schedinit, 1, range);
+		if ((len = go_code(main, range[0], code)) &&
+		    golayout__buildversion(code, len, range[0][0], &at) == 0) {
+			at += main->bias;
+			found = true;
+		}
+	}
+	if (found && module__read(main, at, hdr, sizeof(hdr)) == 0 && hdr[1] <= sizeof(buf) &&
 	    module__read(main, hdr[0] + main->bias, buf, hdr[1]) == 0)
 		r = golayout__string(buf, hdr[1], ver, verlen);
 	return r < 0 ? -ENOENT : 0;
@@ -391,7 +411,7 @@ static int layout_nodwarf(const struct module *main, const struct gopclntab *pcl
 {
 	char ver[64], known[96];
 	golayout__known(known, sizeof(known));
-	if (go_version(main, ver, sizeof(ver)) < 0) {
+	if (go_version(main, pcln, ver, sizeof(ver)) < 0) {
 		snprintf(note, notelen, "it has no DWARF (built with -ldflags=-w?) and no Go version in "
 			 "its build info");
 		return -ENOENT;
@@ -401,27 +421,35 @@ static int layout_nodwarf(const struct module *main, const struct gopclntab *pcl
 			 "%s, has no known layout (known: %s)", ver, known);
 		return -ENOENT;
 	}
+	/* gogo: Go 1.17 on name the assembly that loads a gobuf "gogo"
+	 * (runtime.gogo jumps to it), 1.16 "runtime.gogo". */
 	static const char *const funcs[] = { "runtime.allgadd", "runtime.waitReason.String",
-					     "runtime.newproc1", "runtime.gopark" };
-	uint64_t ranges[4][2], status = UINT64_MAX, size;
+					     "runtime.newproc1", "runtime.gopark", "gogo",
+					     "runtime.minit", "runtime.gogo" };
+	uint64_t ranges[7][2], status = UINT64_MAX, size;
 	unsigned char code[CODE_READ];
 	size_t len;
-	go_funcs(pcln, funcs, 4, ranges);
+	go_funcs(pcln, funcs, 7, ranges);
+	if (!ranges[4][1])
+		memcpy(ranges[4], ranges[6], sizeof(ranges[4]));
 	/* The table checked by the code that uses its fields. */
 	const struct {
 		int func;
 		const char *field;
 		uint64_t off;
 	} uses[] = {
-		{ 2, "goid", l->g_off[7] }, { 2, "gopc", l->g_off[10] }, { 2, "startpc", l->g_off[9] },
-		{ 2, "labels", l->g_labels }, { 3, "waitreason", l->g_off[8] },
+		{ 2, "g.goid", l->g_off[7] }, { 2, "g.gopc", l->g_off[10] },
+		{ 2, "g.startpc", l->g_off[9] }, { 2, "g.labels", l->g_labels },
+		{ 3, "g.waitreason", l->g_off[8] },
+		/* gobuf.bp (g.sched.bp less g.sched), m.procid */
+		{ 4, "gobuf.bp", l->g_off[5] - l->g_off[3] }, { 5, "m.procid", l->m_procid },
 	};
 	for (size_t i = 0; i < sizeof(uses) / sizeof(uses[0]); i++) {
 		if (!uses[i].off)
 			continue;
 		len = go_code(main, ranges[uses[i].func], code);
 		if (!len || !golayout__uses(code, len, (uint32_t)uses[i].off)) {
-			snprintf(note, notelen, "it has no DWARF, and %s's code %s g.%s at %llu, as %s's "
+			snprintf(note, notelen, "it has no DWARF, and %s's code %s %s at %llu, as %s's "
 				 "layout says", funcs[uses[i].func], len ? "does not use" : "(not found) cannot "
 				 "say it uses", uses[i].field, (unsigned long long)uses[i].off, ver);
 			return -EINVAL;
@@ -494,7 +522,8 @@ struct goroutines *goroutines__new(pid_t pid, const struct module *main, char *n
 	/* The label sets' shape is known for some versions only. */
 	char ver[64];
 	if (r == 0 && l.g_labels &&
-	    (go_version(main, ver, sizeof(ver)) < 0 || !golayout__label_sets(golayout__minor(ver))))
+	    (go_version(main, pcln, ver, sizeof(ver)) < 0 ||
+	     !golayout__label_sets(golayout__minor(ver))))
 		l.g_labels = 0;
 	if (r == 0) {
 		l.allgs += main->bias;
@@ -531,7 +560,7 @@ int goroutines__nodwarf_layout(const struct module *main, struct go_layout *l, c
 	int r = -ENOENT;
 	snprintf(ver, verlen, "?");
 	if (pcln) {
-		go_version(main, ver, verlen);
+		go_version(main, pcln, ver, verlen);
 		r = layout_nodwarf(main, pcln, l, note, notelen);
 	}
 	gopclntab__free(pcln);

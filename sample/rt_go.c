@@ -446,9 +446,13 @@ static const struct gocurg *curg_layout(struct sampler *s, struct space *sp, uin
 		uint64_t lo, hi;
 		size_t len;
 		sp->curg_known = -1;
+		/* and gosave_systemstack_switch's, where systemstack calls it:
+		 * where the goroutine's frame pointer is saved (gobuf.bp) */
 		if (m && module__go_systemstack(m, &lo, &hi) == 0 &&
 		    (len = hi - lo < sizeof(code) ? (size_t)(hi - lo) : sizeof(code)) &&
-		    module__read(m, lo, code, len) == 0 && gocurg__layout(code, len, &sp->curg) == 0)
+		    module__read(m, lo, code, len) == 0 && gocurg__layout(code, len, &sp->curg) == 0 &&
+		    module__read(m, lo + (uint64_t)(int64_t)sp->curg.save_at, code, 32) == 0 &&
+		    gocurg__save(code, 32, &sp->curg) == 0)
 			sp->curg_known = 1;
 	}
 	return sp->curg_known > 0 ? &sp->curg : NULL;

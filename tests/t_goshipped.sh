@@ -77,6 +77,19 @@ syscall_leaves() {
 		END { print c + 0, r + 0 }' "$1"
 }
 
+# restic's repository, made while sections 1 and 2 run: its key derivation
+# (scrypt) takes about 3 s of one CPU.
+if command -v restic >/dev/null; then
+	export RESTIC_PASSWORD=cprof-test
+	restic init --repo "$TMP/repo" -q >/dev/null 2>&1 &
+	restic_init=$!
+	PIDS+=("$restic_init")
+fi
+
+# started PID BINARY: PID (started with &) runs BINARY now, not the shell
+# that forked it.
+started() { [ "$(readlink "/proc/$1/exe" 2>/dev/null)" = "$(readlink -f "$2")" ]; }
+
 have_go=1
 for b in gounwind-ext gounwind-ext-sw goalloc goalloc-sw; do
 	[ -x "$BIN/$b" ] || have_go=0
@@ -305,17 +318,17 @@ fi
 if ! command -v restic >/dev/null; then
 	skip "restic" "not installed (Debian package restic: make deps installs it)"
 else
-	export RESTIC_PASSWORD=cprof-test
-	restic init --repo "$TMP/repo" -q >/dev/null 2>&1
-	out=$TMP/restic.folded
-	# /usr/share/locale and /usr/share/doc: about 3 s of work (all of
-	# /usr/share took 15 s, every second of it waited for)
-	prof "$TMP/restic" --duration 3 -o "$out" -- restic --repo "$TMP/repo" backup /usr/share/locale /usr/share/doc -q
-	shipped restic "$(command -v restic)" "$out" "$TMP/restic"
-	# a backup long enough to be stopped in the middle (all of /usr/share)
+	wait "$restic_init"
+	# One backup of all of /usr/share (about 15 s of work): sampled for 3 s
+	# (a run of the profiler with `-- restic ...` waits for the command to
+	# end), then by goroutine until it is stopped for its dump.
 	GOTRACEBACK=all restic --repo "$TMP/repo" backup /usr/share -q 2>"$TMP/restic.dump" >/dev/null &
 	rpid=$!
 	PIDS+=("$rpid")
+	out=$TMP/restic.folded
+	wait_until 10 started "$rpid" "$(command -v restic)"
+	prof "$TMP/restic" "$rpid" --duration 3 -o "$out"
+	shipped restic "$(command -v restic)" "$out" "$TMP/restic"
 	by_goroutine restic "$rpid" "$TMP/restic.dump" 'github\.com/restic/'
 	stop_target "$rpid"
 fi
@@ -323,15 +336,23 @@ fi
 if ! command -v rclone >/dev/null; then
 	skip "rclone" "not installed (Debian package rclone: make deps installs it)"
 else
+	# md5sum of all of /usr/share (about 10 s of work), sampled 3 s, then
+	# 2 s for the pprof file (a run with `-- rclone ...` would wait for all
+	# of it each time)
+	rclone --config /dev/null md5sum /usr/share >/dev/null 2>&1 &
+	wpid=$!
+	PIDS+=("$wpid")
 	out=$TMP/rclone.folded
-	prof "$TMP/rclone" --duration 3 -o "$out" -- rclone --config /dev/null md5sum /usr/share
+	wait_until 10 started "$wpid" "$(command -v rclone)"
+	prof "$TMP/rclone" "$wpid" --duration 3 -o "$out"
 	shipped rclone "$(command -v rclone)" "$out" "$TMP/rclone"
 	if have_pprof; then
-		prof "$TMP/rclone-p" --duration 2 -o "$TMP/rclone.pprof" -- rclone --config /dev/null md5sum /usr/share
+		prof "$TMP/rclone-p" "$wpid" --duration 2 -o "$TMP/rclone.pprof"
 		read -r n ok <<<"$(NM_FLAGS=-D names_match "$(command -v rclone)" "$TMP/rclone.pprof")"
 		DETAIL="$ok of $n" check "rclone: >= 95% of frames named as its .dynsym names them" \
 			"[ '$n' -ge 20 ] && [ $((ok * 100)) -ge $((n * 95)) ]"
 	fi
+	stop_target "$wpid"
 	GOTRACEBACK=all rclone --config /dev/null md5sum /usr/share 2>"$TMP/rclone.dump" >/dev/null &
 	rpid=$!
 	PIDS+=("$rpid")
@@ -348,9 +369,9 @@ else
 	printf '<html><body>{{ .Content }}{{ range .Site.RegularPages }}{{ .Title }}{{ end }}</body></html>\n' \
 		>"$site/layouts/_default/single.html"
 	printf '<html><body>{{ range .Pages }}{{ .Title }}{{ end }}</body></html>\n' >"$site/layouts/_default/list.html"
+	text=$(printf 'Some *text* and a [link](http://127.0.0.1/) %.0s' $(seq 1 40))
 	for i in $(seq 1 400); do
-		printf -- '---\ntitle: "post %d"\n---\n# Post %d\n\n%s\n' "$i" "$i" \
-			"$(printf 'Some *text* and a [link](http://127.0.0.1/) %.0s' $(seq 1 40))" >"$site/content/posts/p$i.md"
+		printf -- '---\ntitle: "post %d"\n---\n# Post %d\n\n%s\n' "$i" "$i" "$text" >"$site/content/posts/p$i.md"
 	done
 	out=$TMP/hugo.folded
 	prof "$TMP/hugo" --duration 3 -o "$out" -- sh -c \

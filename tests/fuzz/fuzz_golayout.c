@@ -4,7 +4,8 @@
  * which the addresses of runtime.allgs, allglen and the waitReason strings
  * and the offset of g.atomicstatus are read.  All of it is the file's.
  *
- * Input: byte 0 chooses the parser (mod 4): 0 .go.buildinfo, 1 allgadd,
+ * Input: byte 0 chooses the parser (mod 4): 0 .go.buildinfo, 1 allgadd
+ * (and schedinit's golayout__buildversion),
  * 2 waitReason.String (and golayout__uses), 3 a version string (golayout__string, then
  * golayout__minor and golayout__table); the rest is its bytes.  The code's
  * address is fixed (0x435360), so that the same bytes give the same
@@ -55,6 +56,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		break;
 	}
 	case 1:
+		golayout__buildversion(in, len, ADDR, &a);
 		golayout__allgadd(in, len, ADDR, &a, &b, &c);
 		if (c != UINT64_MAX && (c < 0x80 || c >= 0x400 || c % 4))
 			abort();

@@ -912,6 +912,18 @@ static void test_gocurg(void)
 	check(gocurg__layout(code, sizeof(code) - 4, &l) == -ENOENT, "gocurg: code cut short has no layout");
 	check(gocurg__layout(code + 20, sizeof(code) - 20, &l) == -ENOENT, "gocurg: code without the TLS load has no layout");
 	gocurg__layout(code, sizeof(code), &l);
+	/* gosave_systemstack_switch, Go 1.19 (mov %rbp,0x68(%r14)) and 1.25
+	 * (gobuf without ret: mov %rbp,0x60(%r14)) */
+	static const unsigned char save19[] = {
+		0x4c, 0x8d, 0x0d, 0xd9, 0x0d, 0x00, 0x00, 0x4d, 0x89, 0x4e, 0x40, 0x4c, 0x8d, 0x4c, 0x24, 0x08,
+		0x4d, 0x89, 0x4e, 0x38, 0x49, 0xc7, 0x46, 0x58, 0x00, 0x00, 0x00, 0x00, 0x49, 0x89, 0x6e, 0x68,
+	}, save25[] = {
+		0x4c, 0x8d, 0x0d, 0x01, 0x0d, 0x00, 0x00, 0x4d, 0x89, 0x4e, 0x40, 0x4c, 0x8d, 0x4c, 0x24, 0x08,
+		0x4d, 0x89, 0x4e, 0x38, 0x49, 0x89, 0x6e, 0x60, 0x4d, 0x8b, 0x4e, 0x50,
+	};
+	check(l.save_at == 0x2e - 0xe2e && gocurg__save(save25, sizeof(save25), &l) == 0 && l.gobuf_bp == 40 &&
+	      gocurg__save(save19, sizeof(save19) - 1, &l) == -ENOENT && gocurg__save(save19, sizeof(save19), &l) == 0 &&
+	      l.gobuf_bp == 48, "gocurg: systemstack's call goes to gosave_systemstack_switch, whose code gives gobuf.bp 48 (1.19), 40 (1.25)");
 	unsigned char g[192] = { 0 };
 	uint64_t lo = 0xc000100000, hi = 0xc000108000, m = 0xc000050000, sp = 0xc000107f00, pc = 0x45ad8e, bp = 0xc000107f40;
 	memcpy(g + 0, &lo, 8);
@@ -1425,31 +1437,59 @@ static void test_golayout(void)
 	      "golayout: go1.19.8 is 19, go1.21rc2 21, a devel build none");
 
 	/* The tables, against the numbers counted in each release's
-	 * runtime2.go (see golayout.c; 1.19's also against its DWARF, in
-	 * tests/t_goroutines.sh): goid, atomicstatus, waitreason, gopc,
-	 * startpc; the head of g and m.procid the same in all. */
-	static const struct { int minor; uint64_t status, goid, reason, gopc, startpc; } want[] = {
-		{ 17, 144, 152, 176, 296, 312 }, { 18, 144, 152, 176, 296, 312 },
-		{ 19, 144, 152, 176, 296, 312 }, { 20, 144, 152, 176, 296, 312 },
-		{ 22, 144, 152, 176, 280, 296 },
+	 * runtime2.go and read in its code (see golayout.c; 1.19's also
+	 * against its DWARF, in tests/t_goroutines.sh; each against a real
+	 * binary in tests/t_goversions.sh): atomicstatus, goid, waitreason,
+	 * gopc, startpc, g.sched.bp, m.procid. */
+	static const struct {
+		int minor;
+		uint64_t status, goid, reason, gopc, startpc, bp, procid;
+	} want[] = {
+		{ 16, 144, 152, 176, 280, 296, 104, 72 }, { 17, 144, 152, 176, 296, 312, 104, 72 },
+		{ 18, 144, 152, 176, 296, 312, 104, 72 }, { 19, 144, 152, 176, 296, 312, 104, 72 },
+		{ 20, 144, 152, 176, 296, 312, 104, 72 }, { 21, 144, 152, 176, 280, 296, 104, 72 },
+		{ 22, 144, 152, 176, 280, 296, 104, 72 }, { 23, 152, 160, 184, 288, 304, 104, 72 },
+		{ 24, 152, 160, 184, 288, 304, 104, 72 }, { 25, 144, 152, 176, 280, 296, 96, 64 },
+		{ 26, 144, 152, 176, 288, 304, 96, 64 },
 	};
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
 		struct go_layout l = { 0 };
 		char what[96];
 		snprintf(what, sizeof(what), "golayout: go1.%d's table", want[i].minor);
 		check(golayout__table(want[i].minor, &l) == 0 && l.g_off[0] == 0 && l.g_off[1] == 8 &&
-		      l.g_off[2] == 48 && l.g_off[3] == 56 && l.g_off[4] == 64 && l.g_off[5] == 104 &&
+		      l.g_off[2] == 48 && l.g_off[3] == 56 && l.g_off[4] == 64 && l.g_off[5] == want[i].bp &&
 		      l.g_off[6] == want[i].status && l.g_off[7] == want[i].goid &&
 		      l.g_off[8] == want[i].reason && l.g_off[9] == want[i].startpc &&
-		      l.g_off[10] == want[i].gopc && l.m_procid == 72 &&
+		      l.g_off[10] == want[i].gopc && l.m_procid == want[i].procid &&
 		      l.g_labels == (want[i].minor == 19 ? 360u : 0u), what);
 	}
 	struct go_layout none;
 	check(golayout__table(99, &none) == -ENOENT && golayout__table(12, &none) == -ENOENT &&
-	      golayout__table(21, &none) == -ENOENT && golayout__table(23, &none) == -ENOENT,
-	      "golayout: no table for go1.12, go1.21, go1.23 or go1.99");
-}
+	      golayout__table(15, &none) == -ENOENT && golayout__table(27, &none) == -ENOENT,
+	      "golayout: no table for go1.12, go1.15, go1.27 or go1.99");
 
+	/* gogo (1.25): mov 0x28(%rbx),%rbp; minit (1.25): mov %rcx,0x40(%rax) */
+	static const unsigned char gogo[] = { 0x48, 0x8b, 0x6b, 0x28 }, minit[] = { 0x48, 0x89, 0x48, 0x40 };
+	check(golayout__uses(gogo, sizeof(gogo), 0x28) && !golayout__uses(gogo, sizeof(gogo), 0x30) &&
+	      !golayout__uses(gogo, sizeof(gogo) - 1, 0x28) && golayout__uses(minit, sizeof(minit), 0x40) &&
+	      !golayout__uses(minit, sizeof(minit), 0x48),
+	      "golayout: 8-bit displacements: gogo loads gobuf.bp at 0x28, minit stores m.procid at 0x40");
+	/* schedinit (1.25, esbuild 0.27.7 at 0x4451eb): cmpq $0,0xa3dbf5(%rip);
+	 * jne; movq $7,0xa3dbe8(%rip): buildVersion's length at 0xe82de8 */
+	static const unsigned char sched[] = {
+		0x48, 0x83, 0x3d, 0xf5, 0xdb, 0xa3, 0x00, 0x00, 0x75, 0x31,
+		0x48, 0xc7, 0x05, 0xe8, 0xdb, 0xa3, 0x00, 0x07, 0x00, 0x00, 0x00,
+	};
+	check(golayout__buildversion(sched, sizeof(sched), 0x4451eb, &at) == 0 && at == 0xe82de0,
+	      "golayout: schedinit's code says runtime.buildVersion is at 0xe82de0");
+	check(golayout__buildversion(sched, sizeof(sched) - 1, 0x4451eb, &at) == -ENOENT,
+	      "golayout: schedinit cut before its store: no buildVersion");
+	unsigned char other[sizeof(sched)];
+	memcpy(other, sched, sizeof(sched));
+	other[17] = 8;
+	check(golayout__buildversion(other, sizeof(other), 0x4451eb, &at) == -ENOENT,
+	      "golayout: a store of 8, not len(\"unknown\"), is not buildVersion's");
+}
 
 /* build/tests/unit [WORD...]: every group of tests, or those whose name
  * holds one of the WORDs (`make check T=unit:python`). */
