@@ -141,13 +141,28 @@ fi
 # capture takes the thread's sample nearest the tick, up to a sixteenth
 # of a period away, which blurs the fixed phase (35.9% in a CI run) but
 # is no jitter the ticks had.
-for try in 1 2; do
+# It proves something only where the ticks and the target's 5 ms phases
+# keep time: on a machine busy with other work both slip (the target
+# measured 54-57% in phase_a in a CI run beside other sessions' builds,
+# and the ticks fell on both phases): up to three tries, then, if the
+# machine has more runnable work than CPUs, a skip saying so; on a machine
+# that is not, a failure.
+aliased= tries=
+for try in 1 2 3; do
 	SH_CAPTURE=ptrace shares fixed$try 5000 5000 spin 100 3 CPROF_TICK_JITTER=0 || break
-	ge "$SH_PROFILED" 15 && ge 85 "$SH_PROFILED" || break
+	if ge 15 "$SH_PROFILED" || ge "$SH_PROFILED" 85; then
+		aliased=1
+		break
+	fi
+	tries="$tries try $try: profiled $SH_PROFILED%, the target measured $SH_MEASURED%, $(summary_field "$SH_BASE.err" missed) missed ticks, load $(cut -d' ' -f1 /proc/loadavg);"
 done
-DETAIL="profiled $SH_PROFILED%" \
-	check "aliasing: evenly spaced ticks see one phase only (<15% or >85%)" \
-	"ge 15 '$SH_PROFILED' || ge '$SH_PROFILED' 85"
+load=$(cut -d' ' -f1 /proc/loadavg)
+if [ -n "$aliased" ] || ! ge "$load" "$(nproc)"; then
+	DETAIL="$tries" check "aliasing: evenly spaced ticks see one phase only (<15% or >85%)" "[ -n '$aliased' ]"
+else
+	skip "aliasing: evenly spaced ticks see one phase only" \
+		"a busy machine (load $load on $(nproc) CPUs) moved the ticks and the target's phases:$tries"
+fi
 if [ "$VARIANTS" = 1 ] && shares alias10 10000 10000 spin 100 3; then
 	DETAIL="profiled $SH_PROFILED% (measured $SH_MEASURED%)" \
 		check "aliasing, 10 ms in each (20 ms cycle) at 100 Hz: phase_a 40-60%" \
