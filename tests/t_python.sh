@@ -554,15 +554,15 @@ fi
 took calls
 
 # --- 3. launch mode -------------------------------------------------------------------
-# launch LABEL PYTHON: -- PYTHON pysplit.py, 1 s: the Python frames are there,
+# launch LABEL PYTHON: -- PYTHON pysplit.py, 1.5 s: the Python frames are there,
 # from before the ready file (main's time.sleep(0.2)).  After --duration
 # the profiler detaches and waits for the command, whose exit status it
 # returns.
 launch() {
 	local label=$1 py=$2 base=$TMP/$1 ready=$TMP/$1.ready child fn n line tid tot
-	prof_bg "$base" -d 1 -t -o "$base.folded" -- "$py" "$PYSPLIT" "$ready"
+	prof_bg "$base" -d 1.5 -t -o "$base.folded" -- "$py" "$PYSPLIT" "$ready"
 	if ! wait_until 20 grep -q ', wrote ' "$base.err" || ! wait_until 10 file_ready "$ready"; then
-		DETAIL="$(head -c 300 "$base.err")" check "$label: the profile is written after 1 s" false
+		DETAIL="$(head -c 300 "$base.err")" check "$label: the profile is written after 1.5 s" false
 		kill -KILL "$PROF_PID" "$(head -n 1 "$ready" 2>/dev/null)" 2>/dev/null
 		return
 	fi
