@@ -35,12 +35,14 @@ static int32_t le32(const unsigned char *p)
  *     call gosave_systemstack_switch   e8 <REL32>
  *     mov %rdx, %fs:TLS_G        (g = g0)
  *     mov %rdx, %r14
- *     mov G_SCHED(%rdx), %rbx    48 8b 5a <G_SCHED> (g0.sched.sp)  */
+ *     mov G_SCHED(%rdx), %rbx    48 8b 5a <G_SCHED> (g0.sched.sp; Go 1.21 on:
+ *                                %rsp, 48 8b 62 <G_SCHED>)  */
 int gocurg__layout(const unsigned char *code, size_t len, struct gocurg *l)
 {
 	static const unsigned char tls[] = { 0x64, 0x48, 0x8b, 0x04, 0x25 }, tls_m[] = { 0xff, 0xff, 0xff, 0xff, 0xff };
 	static const unsigned char gm[] = { 0x48, 0x8b, 0x58 }, curg[] = { 0x48, 0x3b, 0x83 },
-				   sched[] = { 0x48, 0x8b, 0x5a }, all[] = { 0xff, 0xff, 0xff };
+				   sched[] = { 0x48, 0x8b, 0x5a }, sched_sp[] = { 0x48, 0x8b, 0x62 },
+				   all[] = { 0xff, 0xff, 0xff };
 	long a = find(code, len, tls, tls_m, sizeof(tls));
 	if (a < 0 || (size_t)a + 5 + 4 > len)
 		return -ENOENT;
@@ -52,7 +54,10 @@ int gocurg__layout(const unsigned char *code, size_t len, struct gocurg *l)
 	if (c < 0 || (size_t)(b + c) + 7 > len)
 		return -ENOENT;
 	c += b;
-	long d = find(code + c, len - (size_t)c, sched, all, 3);
+	long d = find(code + c, len - (size_t)c, sched, all, 3),
+	     d2 = find(code + c, len - (size_t)c, sched_sp, all, 3);
+	if (d2 >= 0 && (d < 0 || d2 < d))
+		d = d2;         /* Go 1.21 on load g0.sched.sp into %rsp itself */
 	if (d < 0 || (size_t)(c + d) + 4 > len)
 		return -ENOENT;
 	d += c;

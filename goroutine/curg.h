@@ -7,8 +7,10 @@
  * from m.curg.sched.  The thread's g is in thread-local storage (at a fixed
  * offset from FS on amd64), its M at g.m, the M's goroutine at m.curg.  No
  * DWARF is needed: these offsets are read from runtime.systemstack's own
- * code, which loads each of them (Go 1.17 to 1.23 on amd64 compile it to
- * the same instructions), and every value read is checked against the
+ * code, which loads each of them (Go 1.17 to 1.26 on amd64 compile it to
+ * the same instructions, but that 1.21 on load g0's SP straight into
+ * %rsp), and gobuf.bp from gosave_systemstack_switch's, which systemstack
+ * calls; and every value read is checked against the
  * others (m.g0 is the thread's g, curg.m is the M, the saved SP inside
  * curg's stack) before it is trusted.  A program whose code does not match
  * has no layout (the sample then says its goroutine's frames are lost). */
