@@ -59,8 +59,12 @@ shares() {
 		{ n += $NF } END { if (n) printf "%.2f", 100 * a / n; else print 0 }' "$f")
 	local other
 	other=$(folded_count "$f" ';phase_[ab](;|$)')
+	# (a thread preempted right between two phases, in worker_main's
+	# loop, is found there for as long as it waits for a CPU: on a busy
+	# machine, 1 sample of 300 in a CI run beside a busy loop)
 	DETAIL="$other of $SH_N; $(head -n 3 "$f" | cut -c1-200 | tr '\n' '|')" \
-		check "$label: every worker sample is in phase_a or phase_b" "[ '$other' = '$SH_N' ] && [ '$SH_N' -gt 0 ]"
+		check "$label: the worker's samples are in phase_a or phase_b (>= 99%)" \
+		"[ '$SH_N' -gt 0 ] && [ \$((other * 100)) -ge \$((SH_N * 99)) ]"
 	diag "$label: measured $SH_MEASURED% in phase_a, profiled $SH_PROFILED% of $SH_N samples" \
 		"(difference $(awk -v a="$SH_PROFILED" -v b="$SH_MEASURED" 'BEGIN { printf "%+.2f", a - b }') pp);" \
 		"$(summary "$SH_BASE.err" | sed 's/^cprof-attach: //; s/, duration reached.*//')"
@@ -110,14 +114,24 @@ fi
 # --- duty cycle: phases shorter than the period ----------------------------------
 # Each sample lands anywhere in the 10 ms cycle: the error is the binomial
 # one of N samples (one sigma 2.7 pp for 297), whatever the profiler does.
-if [ "$VARIANTS" = 1 ] && shares duty7 7000 3000 spin 99 3; then
-	tol=$(sigma4 "$SH_MEASURED" "$SH_N")
+# variant LABEL A B MODE: shares of a 3 s run at 99 Hz within 4 sigma,
+# once more (saying so) if not: a busy machine bends the target's phases.
+variant() {
+	local try
+	for try in 1 2; do
+		shares "$@" 99 3 || return 1
+		tol=$(sigma4 "$SH_MEASURED" "$SH_N")
+		within "$SH_PROFILED" "$SH_MEASURED" "$tol" && return 0
+		[ "$try" = 2 ] || diag "$1: profiled $SH_PROFILED% against $SH_MEASURED% measured, past 4 sigma ($tol pp): once more (load $(cut -d' ' -f1 /proc/loadavg))"
+	done
+	return 0
+}
+if [ "$VARIANTS" = 1 ] && variant duty7 7000 3000 spin; then
 	DETAIL="measured $SH_MEASURED%, profiled $SH_PROFILED%" \
 		check "duty 7 ms/3 ms: phase_a within 4 sigma ($tol pp) of the measured share" \
 		within "$SH_PROFILED" "$SH_MEASURED" "$tol"
 fi
-if [ "$VARIANTS" = 1 ] && shares sleep23 23000 9000 sleep 99 3; then
-	tol=$(sigma4 "$SH_MEASURED" "$SH_N")
+if [ "$VARIANTS" = 1 ] && variant sleep23 23000 9000 sleep; then
 	DETAIL="measured $SH_MEASURED%, profiled $SH_PROFILED%" \
 		check "asleep 23 ms/9 ms: phase_a within 4 sigma ($tol pp) of the measured share" \
 		within "$SH_PROFILED" "$SH_MEASURED" "$tol"
