@@ -93,6 +93,7 @@ void target_again_capture(struct capture *c, const struct thread *th, uint32_t t
 	c->no_stop = 0;
 	c->nkernel = 0;
 	c->stack_len = c->rt_len = 0;
+	c->rt_after = 0;
 	c->nfar = 0;
 	c->pause_ns = 0;
 	c->ticks = ticks;
@@ -239,7 +240,7 @@ static int capture_blocked(struct target *t, struct thread *th, const struct sna
 	if (n <= 0)
 		return -1;
 	target_read_far(t, th, c, 0);
-	target_read_runtime(th, c);
+	target_read_runtime(th, c, 0);
 	int r = blocked_snapshot(t, th, &after);
 	if (r == -1)
 		return -2;

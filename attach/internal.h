@@ -210,7 +210,7 @@ void target_again_capture(struct capture *c, const struct thread *th, uint32_t t
  * reuse its frame pointer. */
 void target_keep_fp(struct thread *th, const struct capture *c);
 /* The process's runtime reader (target__set_reader) over TH, into C. */
-void target_read_runtime(const struct thread *th, struct capture *c);
+void target_read_runtime(const struct thread *th, struct capture *c, int running);
 
 /* Copies TH's far stack segments (TARGET_FAR_MAX) into C, those above its
  * copy.  With CHECK (a running thread, read after its sample), a segment

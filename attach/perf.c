@@ -38,6 +38,10 @@ struct perf_stream {
 	unsigned char *stack[2];
 	uint64_t nostack;               /* samples left out with no stack (perf__nostack) */
 	uint64_t nostack_ns;            /* the newest of them counted */
+	uint64_t dropped;               /* samples the kernel could not write (perf__dropped) */
+	uint64_t seen_head;             /* data_head at the last read: records from
+					   there on were looked at for PERF_RECORD_LOST */
+	int seen_any;
 };
 
 static size_t page_size(void)
@@ -228,6 +232,28 @@ static int parse_sample(struct perf_stream *p, uint64_t pos, size_t size, int i)
 	return 0;
 }
 
+/* The kernel writes a PERF_RECORD_LOST (its count of samples it could not
+ * write: output paused while we read, or no room) before the next record
+ * it can write.  The records written since the last read, HEAD up to
+ * seen_head (written backward: the newer, the lower), are looked at once
+ * each for them. */
+static void count_lost(struct perf_stream *p, uint64_t head)
+{
+	uint64_t end = p->seen_any ? p->seen_head : head + p->data_len, pos = head;
+	p->seen_head = head;
+	p->seen_any = 1;
+	while (pos != end && pos - head < p->data_len) {
+		struct perf_event_header h;
+		ring_copy(p, pos, &h, sizeof(h));
+		if (h.size < sizeof(h) || pos - head + h.size > p->data_len)
+			break;
+		/* struct { header; u64 id; u64 lost; } */
+		if (h.type == PERF_RECORD_LOST && h.size >= sizeof(h) + 16)
+			p->dropped += ring_u64(p, pos + sizeof(h) + 8);
+		pos += h.size;
+	}
+}
+
 void perf__read(struct perf_stream *p, uint64_t at_ns, const struct perf_sample **before,
 		const struct perf_sample **after)
 {
@@ -242,6 +268,7 @@ void perf__read(struct perf_stream *p, uint64_t at_ns, const struct perf_sample 
 	if (ioctl(p->fd, PERF_EVENT_IOC_PAUSE_OUTPUT, 1) < 0)
 		return;
 	uint64_t head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE), pos = head;
+	count_lost(p, head);
 	while (pos - head < p->data_len) {
 		struct perf_event_header h;
 		ring_copy(p, pos, &h, sizeof(h));
@@ -273,6 +300,13 @@ void perf__read(struct perf_stream *p, uint64_t at_ns, const struct perf_sample 
 	if (ta > p->nostack_ns)
 		p->nostack++, p->nostack_ns = ta;
 	ioctl(p->fd, PERF_EVENT_IOC_PAUSE_OUTPUT, 0);
+}
+
+uint64_t perf__dropped(struct perf_stream *p)
+{
+	uint64_t n = p->dropped;
+	p->dropped = 0;
+	return n;
 }
 
 uint64_t perf__nostack(struct perf_stream *p)

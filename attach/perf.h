@@ -84,6 +84,10 @@ int perf__permitted(uint64_t every_ns, size_t stack);
  * copied none of their stack (taken inside execve(), see perf.c). */
 uint64_t perf__nostack(struct perf_stream *p);
 
+/* Samples the kernel counted as lost (PERF_RECORD_LOST: output paused while
+ * perf__read() read, or the ring full) since the last call. */
+uint64_t perf__dropped(struct perf_stream *p);
+
 /* Reads the ring, which keeps the newest samples (a few periods' worth):
  * *BEFORE is the latest sample taken at or before AT_NS (CLOCK_MONOTONIC),
  * *AFTER the earliest one still there taken after it (NULL: none; it may

@@ -71,15 +71,17 @@ static void read_probe(struct thread *th, struct capture *c, const struct target
 	c->probe_stack_len = got > 0 ? (size_t)got : 0;
 }
 
-void target_read_runtime(const struct thread *th, struct capture *c)
+void target_read_runtime(const struct thread *th, struct capture *c, int running)
 {
 	const struct process *p = th->proc;
 	c->rt_len = 0;
+	c->rt_after = 0;
 	if (!p->reader || p->reader_space != p->space)
 		return;
 	if (!c->rt_data)
 		c->rt_data = xmalloc(TARGET_RT_MAX);
-	c->rt_len = p->reader(p->reader_arg, p->pid, th->tid, c->rt_data, TARGET_RT_MAX);
+	c->rt_len = p->reader(p->reader_arg, p->pid, th->tid, running, c->rt_data, TARGET_RT_MAX);
+	c->rt_after = running && c->rt_len > 0;
 }
 
 /* The hot path: the thread is stopped while this runs.  Registers, one
@@ -115,7 +117,7 @@ static int capture(struct target *t, struct thread *th)
 	target_read_far(t, th, c, 0);
 	if (th->proc->probe.len && th->proc->probe_space == th->proc->space)
 		read_probe(th, c, &th->proc->probe);
-	target_read_runtime(th, c);
+	target_read_runtime(th, c, 0);
 	return 0;
 }
 

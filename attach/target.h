@@ -84,15 +84,17 @@ struct target_probe {
 
 /* A runtime's own read of a thread's state at its capture (CPython: the
  * interpreter frames it runs), which changes as soon as the thread runs
- * again: FN(ARG, PID, TID, OUT, CAP) copies what it needs (at most CAP =
- * TARGET_RT_MAX bytes) into OUT and returns how many.  It runs while the
- * thread is stopped, or, for a blocked thread, between the two looks that
- * find it blocked at the same place (a thread that moved is read again
- * with its stack): its cost is paid in the pause, so it must be a few
- * small reads. */
+ * again: FN(ARG, PID, TID, RUNNING, OUT, CAP) copies what it needs (at
+ * most CAP = TARGET_RT_MAX bytes) into OUT and returns how many.  It runs
+ * while the thread is stopped, or, for a blocked thread, between the two
+ * looks that find it blocked at the same place (a thread that moved is
+ * read again with its stack): its cost is paid in the pause, so it must
+ * be a few small reads.  RUNNING (perf capture: the thread runs on, its
+ * sample just taken): what is read must be checked to hold together. */
 #define TARGET_RT_MAX (24 * 1024 + 64)       /* CPython: 1,024 frames of 24 bytes */
 #define TARGET_KSTACK_MAX 32
-typedef size_t (*target_reader_fn)(void *arg, pid_t pid, pid_t tid, void *out, size_t cap);
+typedef size_t (*target_reader_fn)(void *arg, pid_t pid, pid_t tid, int running, void *out,
+				   size_t cap);
 
 struct capture {
 	pid_t pid, tid;
@@ -147,6 +149,8 @@ struct capture {
 	/* The process's reader's bytes (target__set_reader); rt_len 0: none. */
 	unsigned char *rt_data;
 	size_t rt_len;
+	int rt_after;                   /* read at the tick, after the thread's perf
+					   sample (it ran on meanwhile), not with it */
 };
 
 struct target_stats {

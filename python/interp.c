@@ -413,6 +413,16 @@ static int first_frame(const struct py_interp *p, uint64_t tstate, uint64_t *f, 
 	return 0;
 }
 
+int py_interp__current(const struct py_interp *p, uint64_t tstate, uint64_t *f, uint64_t *back)
+{
+	if (py_rd_ptr(p, tstate + p->l.ts_frame, f) < 0)
+		return -1;
+	if (p->l.ts_via_cframe && (!*f || py_rd_ptr(p, *f + p->l.cf_current, f) < 0))
+		return -1;
+	*back = 0;
+	return !*f || py_rd(p, *f + p->l.f_previous, back, 8) == 0 ? 0 : -1;
+}
+
 /* The frames at HINT's addresses outside the chunk copy CC, read at once
  * into HB (OK[i]: HB[i] holds the frame at hint->addr[i]): one system
  * call where the process is real. */
@@ -467,6 +477,7 @@ size_t py_interp__frames_hinted(const struct py_interp *p, uint64_t tstate, stru
 		read_hinted(p, &cc, hint, hb, ok);
 	unsigned char one[PY_FRAME_MAX];
 	size_t n = 0, steps = 0;
+	bool entry = false;             /* the last frame visited was an entry frame */
 	/* At most MAX frames and as many entry frames: a cycle ends. */
 	for (; f && n < max && steps < 2 * max; steps++) {
 		const unsigned char *buf;
@@ -479,7 +490,8 @@ size_t py_interp__frames_hinted(const struct py_interp *p, uint64_t tstate, stru
 		if (hint && steps < PY_HINT_FRAMES)
 			hint->addr[steps] = f;
 		uint64_t prev = py_word(buf, p->l.f_previous);
-		if (p->l.frames == PY_FRAMES_CSTACK && buf[p->l.f_owner] == PY_OWNED_BY_CSTACK) {
+		entry = p->l.frames == PY_FRAMES_CSTACK && buf[p->l.f_owner] == PY_OWNED_BY_CSTACK;
+		if (entry) {
 			/* The C call's entry frame: what follows is another
 			 * _PyEval_EvalFrameDefault's. */
 			if (n)
@@ -497,8 +509,13 @@ size_t py_interp__frames_hinted(const struct py_interp *p, uint64_t tstate, stru
 	}
 	if (hint)
 		hint->n = (uint32_t)(steps < PY_HINT_FRAMES ? steps : PY_HINT_FRAMES);
+	/* From 3.12 every chain starts (outermost) with the entry frame of
+	 * the C call that ran it: one that ends on another frame is a frame
+	 * not linked (yet, or any more: a generator's, between two calls, as
+	 * a thread that runs meanwhile can be read), not a whole chain. */
 	if (n)
-		out[n - 1].ends = f ? PY_ENDS_CUT : PY_ENDS_WHOLE;
+		out[n - 1].ends = f || (p->l.frames == PY_FRAMES_CSTACK && !entry) ? PY_ENDS_CUT
+										       : PY_ENDS_WHOLE;
 	return n;
 }
 

@@ -110,6 +110,15 @@ struct py_frame_hint {
 size_t py_interp__frames_hinted(const struct py_interp *p, uint64_t tstate, struct py_frame_raw *out,
 				size_t max, uint64_t *gil, struct py_frame_hint *hint);
 
+/* The thread's current (innermost) frame now, in *F, the first one
+ * py_interp__frames_hinted() reads (hint->addr[0]), and its link to its
+ * caller's, in *BACK (hint->addr[1], or 0 for a chain of one).  Read
+ * again after the chain of a thread that runs meanwhile, they tell
+ * whether the chain was read while the thread stayed in that frame (the
+ * link too: a frame freed and made again at the same address, a
+ * generator's, is linked anew).  0, or -1. */
+int py_interp__current(const struct py_interp *p, uint64_t tstate, uint64_t *f, uint64_t *back);
+
 /* Frame F named: its function (qualified name from 3.11, else the
  * function's name), file and line (0: unknown, or LINES false).  The
  * strings live until py_interp__free().  Returns 0, or -1 when its code

@@ -45,7 +45,10 @@ struct pyview {
 	/* (code, instruction) -> its symbolic frame, direct-mapped */
 	struct { uint64_t code, instr, pc; uint32_t serial; } *pcs;
 	uint64_t epoch;                 /* ticks: code objects are checked once per tick */
-	uint64_t seen, merged, unmatched, partial_frames, entering, deep;
+	uint64_t seen, merged, unmatched, partial_frames, entering, deep, after, moved, gone;
+	uint64_t torn;                  /* running threads' chains that would not hold still */
+	struct py_frame_raw *again, *best;      /* py_read()'s second read, and what it keeps */
+	uint64_t gone_pc;                /* its frame, once made (gone_pc()) */
 	struct sampler *s;
 	/* each thread's frame addresses at its last capture, by thread state,
 	 * direct-mapped (a thread that loses its place reads its frames one
@@ -91,8 +94,27 @@ static uint64_t tstate_of(const struct pyview *v, pid_t tid)
 	return t ? t->tstate : 0;
 }
 
-/* The target's reader (target_reader_fn): runs while thread TID cannot. */
-static size_t py_read(void *arg, pid_t pid, pid_t tid, void *out, size_t cap)
+/* Two reads of a running thread's chain are alike: the same frames, each
+ * at the same instruction but the innermost, which runs on. */
+static bool alike(const struct py_frame_raw *a, const struct py_frame_raw *b, size_t n)
+{
+	return n && a[0].code == b[0].code && a[0].ends == b[0].ends &&
+	       !memcmp(a + 1, b + 1, (n - 1) * sizeof(*a));
+}
+
+/* Reads of a running thread's chain, at most. */
+#define READ_TRIES 5
+
+/* The target's reader (target_reader_fn): runs while thread TID cannot,
+ * or, RUNNING, right after its perf sample while it runs on.  Then the
+ * chain is read until two reads in a row are whole (every frame could be
+ * read) and alike (alike()), and the thread's current frame and its link are, after
+ * the second, those it read first: a call made or returned from while it
+ * is read tears it (a frame being torn down cannot be read; CPython 3.12
+ * entering a generator shows, for a moment, the generator's frame alone).
+ * After READ_TRIES, only the outer frames two whole reads in a row agreed
+ * on are kept. */
+static size_t py_read(void *arg, pid_t pid, pid_t tid, int running, void *out, size_t cap)
 {
 	struct pyview *v = arg;
 	(void)pid;
@@ -105,9 +127,60 @@ static size_t py_read(void *arg, pid_t pid, pid_t tid, void *out, size_t cap)
 		v->hints[k].tstate = h.tstate;
 		v->hints[k].h.n = 0;
 	}
-	size_t n = py_interp__frames_hinted(v->py, h.tstate,
-					    (struct py_frame_raw *)((char *)out + sizeof(h)),
-					    max < PY_MAX_FRAMES ? max : PY_MAX_FRAMES, &h.gil, &v->hints[k].h);
+	struct py_frame_raw *fr = (struct py_frame_raw *)((char *)out + sizeof(h));
+	struct py_frame_raw *buf[2] = { fr, v->again };
+	size_t lim = max < PY_MAX_FRAMES ? max : PY_MAX_FRAMES, n = 0;
+	/* Reads alternate between the two buffers, a whole one (read to
+	 * its outermost frame, or to LIM) kept as PREV, of wholen[prev]
+	 * frames, until the next whole one is read; 2: none yet. */
+	size_t wholen[2] = { 0, 0 }, bestn = 0;
+	int prev = 2;
+	for (int try = 0; try < READ_TRIES; try++) {
+		int b = prev == 0;
+		struct py_frame_raw *into = buf[b];
+		const struct py_frame_hint *hn = &v->hints[k].h;
+		size_t m = py_interp__frames_hinted(v->py, h.tstate, into, lim, &h.gil, &v->hints[k].h);
+		if (!running || !m) {
+			n = m;
+			goto found;
+		}
+		/* A frame that could not be read (before the LIM-th) ends a
+		 * chain read as it was torn down: not whole. */
+		wholen[b] = 0;
+		if (into[m - 1].ends != PY_ENDS_WHOLE && m < lim)
+			continue;
+		wholen[b] = m;
+		/* the longest run of outer frames two whole reads in a row
+		 * agree on, kept for the end */
+		size_t c = 0;
+		while (prev < 2 && c < wholen[prev] && c < m &&
+		       !memcmp(&buf[prev][wholen[prev] - 1 - c], &into[m - 1 - c], sizeof(*fr)))
+			c++;
+		if (c > bestn) {
+			memcpy(v->best, into + (m - c), c * sizeof(*fr));
+			bestn = c;
+		}
+		uint64_t now, back;
+		if (prev < 2 && wholen[prev] == m && alike(buf[prev], into, m) &&
+		    py_interp__current(v->py, h.tstate, &now, &back) == 0 && hn->n && now == hn->addr[0] &&
+		    back == (hn->n > 1 ? hn->addr[1] : 0)) {
+			n = m;
+			goto found;
+		}
+		prev = b;
+		continue;
+	found:
+		if (into != fr)
+			memcpy(fr, into, n * sizeof(*fr));
+		goto done;
+	}
+	/* No two reads alike: its calls changed meanwhile.  The outer
+	 * frames two whole reads in a row agree on (callers wait for their
+	 * callees, at the same instruction) are kept. */
+	v->torn++;
+	memcpy(fr, v->best, bestn * sizeof(*fr));
+	n = bestn;
+done:
 	memcpy(out, &h, sizeof(h));
 	return sizeof(h) + n * sizeof(struct py_frame_raw);
 }
@@ -190,6 +263,16 @@ static uint64_t frame_pc(struct pyview *v, struct sampler *s, const struct py_fr
 	return pc;
 }
 
+/* The frame of a call the sample was in and the read was not. */
+static uint64_t gone_pc(struct pyview *v, struct sampler *s)
+{
+	if (!v->gone_pc) {
+		struct stacks_frame sf = { "[python call, gone before it was read]", NULL, NULL, 0 };
+		v->gone_pc = stacks__symbolic_pc(s->st, &sf);
+	}
+	return v->gone_pc;
+}
+
 /* Merges the capture's Python frames into s->pcs[0 .. *DEPTH): each native
  * _PyEval_EvalFrameDefault frame, innermost first, stands for the Python
  * frames of one C call into the eval loop, innermost first up to the one
@@ -211,6 +294,19 @@ static enum unwind_status py_merge(struct rt_view *rv, struct sampler *s, const 
 	if (c->rt_len < sizeof(struct py_head))
 		return st;
 	size_t nf = (c->rt_len - sizeof(struct py_head)) / sizeof(struct py_frame_raw);
+	if (!nf && c->rt_after) {
+		/* No frame when read, after the sample: every call the sample
+		 * was in had returned (a request handled in microseconds). */
+		bool any = false;
+		for (size_t i = 0; i < *depth; i++)
+			if (py_interp__in_eval(v->py, s->pcs[i])) {
+				s->pcs[i] = gone_pc(v, s);
+				any = true;
+			}
+		if (any)
+			v->gone += c->ticks;
+		return st;
+	}
 	if (!nf)
 		return st;
 	memcpy(v->frames, c->rt_data + sizeof(struct py_head), nf * sizeof(struct py_frame_raw));
@@ -229,8 +325,18 @@ static enum unwind_status py_merge(struct rt_view *rv, struct sampler *s, const 
 		for (size_t i = 0; i < n; i++)
 			evals += py_interp__in_eval(v->py, v->native[i]);
 		extra = evals > calls ? evals - calls : 0;
-		if (extra)
+		if (extra && !c->rt_after)
 			v->entering += c->ticks;
+		/* Read after the sample (perf capture), deeper than the native
+		 * stack, whole to its root, can be: the thread went on into
+		 * calls the sample has no eval frame for.  Its callers' frames
+		 * are the sample's (they wait for their callees); the
+		 * innermost calls' are not, and are left out. */
+		if (c->rt_after && calls > evals && st == UNWIND_COMPLETE) {
+			for (size_t k = calls - evals; k && f < nf; f++)
+				k -= v->frames[f].ends != 0;
+			v->moved += c->ticks;
+		}
 	}
 	struct unwinder *uw = sampler_space_for(s, c->space, c->pid)->uw;
 	/* A chain read in part (deeper than PY_MAX_FRAMES, or a frame that
@@ -240,6 +346,14 @@ static enum unwind_status py_merge(struct rt_view *rv, struct sampler *s, const 
 	for (size_t i = 0; i < n && !cut; i++) {
 		if (extra && py_interp__in_eval(v->py, v->native[i])) {
 			extra--;
+			/* Read after the sample: most often a call the thread
+			 * returned from meanwhile, whose frame is not known;
+			 * said so, not left out (its callers' own time would
+			 * take its share). */
+			if (c->rt_after && out < max) {
+				s->pcs[out++] = gone_pc(v, s);
+				v->gone += c->ticks;
+			}
 			continue;
 		}
 		if (f < nf && py_interp__in_eval(v->py, v->native[i])) {
@@ -272,6 +386,8 @@ static enum unwind_status py_merge(struct rt_view *rv, struct sampler *s, const 
 			s->pcs[out++] = frame_pc(v, s, &v->frames[f]);
 	}
 	v->merged += c->ticks;
+	if (c->rt_after)
+		v->after += c->ticks;
 	if (!matched)
 		v->unmatched += c->ticks;
 	*depth = out;
@@ -298,6 +414,8 @@ static struct rt_view *py_open(struct sampler *s, pid_t pid, uint32_t space, uin
 	v->threads = xcalloc(PY_MAX_THREADS, sizeof(*v->threads));
 	v->pcs = xcalloc(PC_CACHE, sizeof(*v->pcs));
 	v->hints = xcalloc(HINTS, sizeof(*v->hints));
+	v->again = xcalloc(PY_MAX_FRAMES, sizeof(*v->again));
+	v->best = xcalloc(PY_MAX_FRAMES, sizeof(*v->best));
 	v->gil_held = stacks__rt_state(s->st, "gil=held");
 	v->gil_free = stacks__rt_state(s->st, "gil=not held");
 	v->s = s;
@@ -314,6 +432,14 @@ static size_t py_stats(const struct rt_view *rv, struct rt_stat *out)
 	size_t n = 0;
 	out[n++] = (struct rt_stat){ "seen", "seen", v->seen };
 	out[n++] = (struct rt_stat){ "merged", "samples with Python frames", v->merged };
+	out[n++] = (struct rt_stat){ "after", "of them read at the tick, after the thread's perf "
+				     "sample (not stopped)", v->after };
+	out[n++] = (struct rt_stat){ "moved", "of those with calls the sample had not made yet "
+				     "(their frames left out)", v->moved };
+	out[n++] = (struct rt_stat){ "gone", "of those in calls returned from before the read "
+				     "([python call, gone before it was read])", v->gone };
+	out[n++] = (struct rt_stat){ "torn", "of those whose calls changed during two reads (the "
+				     "inner frames left out)", v->torn };
 	out[n++] = (struct rt_stat){ "unmatched", "of them with Python frames left over (the native "
 				     "stack ended first)", v->unmatched };
 	out[n++] = (struct rt_stat){ "entering", "of them caught as a call started or ended (an "
@@ -321,8 +447,8 @@ static size_t py_stats(const struct rt_view *rv, struct rt_stat *out)
 	out[n++] = (struct rt_stat){ "code", "code objects named", codes };
 	out[n++] = (struct rt_stat){ "unknown", "frames not read ([unknown python frame])",
 				     v->partial_frames };
-	out[n++] = (struct rt_stat){ "deep", "samples whose Python frames went on past the "
-				     "1024 read ([truncated])", v->deep };
+	out[n++] = (struct rt_stat){ "deep", "samples whose Python frames were read in part "
+				     "(past 1024, or one unreadable: [truncated])", v->deep };
 	return n;
 }
 
@@ -342,6 +468,8 @@ static void py_free(struct rt_view *rv)
 	free(v->native);
 	free(v->pcs);
 	free(v->hints);
+	free(v->again);
+	free(v->best);
 	free(v);
 }
 

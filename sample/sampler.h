@@ -50,7 +50,7 @@ struct sampler_config {
 };
 
 #define SAMPLER_RUNTIMES 4
-#define SAMPLER_RT_STATS 8
+#define SAMPLER_RT_STATS 12
 
 /* What the summary and --stats report. */
 struct sampler_stats {

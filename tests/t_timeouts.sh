@@ -12,6 +12,12 @@
 # epoll_wait() by then), which shows the test can fail.  sem_timedwait
 # is a futex wait the kernel restarts after a stop: its count is shown,
 # 0 under either capture so far.
+# The same server then runs inside a CPython process (tests/bin/libtimeouts.so
+# called by tests/targets/pytimeouts.py, beside a Python thread that
+# computes): a native extension's calls, in a process whose Python frames
+# are read.  Those are read at the tick, right after the thread's perf
+# sample, not in a stop: no thread stopped, no EINTR, and the Python
+# thread's frames still named.
 . "$(dirname "$0")/lib.sh"
 
 THREADS="s-recv c-loop w-epoll w-semtimed"
@@ -87,6 +93,50 @@ if start_target timeouts 0 100; then
 		check "the test can fail: ptrace stops make recv, send or epoll_wait return EINTR" \
 		"[ '$e1' -gt '$e0' ]"
 	check_unharmed "ptrace capture" "$pid" "$n"
+	stop_target "$pid"
+fi
+
+# --- in a CPython process ------------------------------------------------------
+PY=$(command -v python3 || true)
+if [ -z "$PY" ]; then
+	skip "in a CPython process: no EINTR, no stop" "no python3"
+elif ! grep -qE '^cprof-attach: [0-9.]+ of 99 Hz, .*, perf, ' "$TMP/perf.err" 2>/dev/null; then
+	skip "in a CPython process: no EINTR, no stop" "perf events not permitted here"
+else
+	ready=$TMP/py.ready
+	"$PY" "$ROOT/tests/targets/pytimeouts.py" "$BIN/libtimeouts.so" "$ready" &
+	pid=$!
+	PIDS+=("$pid")
+	if ! wait_until 10 file_ready "$ready"; then
+		DETAIL="no $ready after 10 s" check "pytimeouts.py starts" false
+	else
+		n=$(thread_count "$pid")
+		report=$ready.report
+		out=$TMP/py.folded
+		prof "$TMP/py" "$pid" --hz 99 --duration 5 --threads --stats -o "$out"
+		check_ran "CPython process" "$TMP/py" "$out"
+		request_report "$pid" "$report"
+		for name in $THREADS; do
+			c="$(field "$report" "$name" eintr) $(field "$report" "$name" other)"
+			DETAIL="$name: eintr other = $c" \
+				check "CPython process, perf capture: $name saw no EINTR, no early return" \
+				"[ '$c' = '0 0' ]"
+		done
+		read -r stopped byperf <<<"$(capture_counts "$TMP/py.err")"
+		DETAIL="$stopped stopped, $byperf by perf events" \
+			check "CPython process: no thread stopped, running ones sampled from perf events" \
+			"[ '$stopped' = 0 ] && [ '${byperf:-0}' -gt 0 ]"
+		after=$(sed -nE 's/.* ([0-9]+) of them read at the tick.*/\1/p' "$TMP/py.err")
+		DETAIL="$(grep -oE 'python: [^;]*' "$TMP/py.err" | cut -c1-300)" \
+			check "CPython process: Python frames read at the tick, after the perf sample" \
+			"[ '${after:-0}' -gt 0 ]"
+		py=$(folded_count "$out" '"py_compute"')
+		named=$(folded_count "$out" '"py_compute".*;py_compute \(pytimeouts\.py:[0-9]+\)')
+		DETAIL="$named of $py" \
+			check "CPython process: the computing thread's samples name py_compute (>= 90%)" \
+			"[ '$py' -gt 0 ] && [ \$((named * 100)) -ge \$((py * 90)) ]"
+		check_unharmed "CPython process" "$pid" "$n"
+	fi
 	stop_target "$pid"
 fi
 

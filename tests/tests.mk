@@ -23,6 +23,7 @@ TEST_NAMES += noperf
 TEST_BINS  := $(TEST_NAMES:%=tests/bin/%)
 TEST_BINS  += tests/bin/libhostile.so tests/bin/libhostile-s.so
 TEST_BINS  += tests/bin/libswapA.so tests/bin/libswapB.so
+TEST_BINS  += tests/bin/libtimeouts.so
 
 CXX             ?= g++
 TEST_CFLAGS     := -O2 -fomit-frame-pointer -pthread -fPIE -pie -Wall -Wextra \
@@ -61,6 +62,14 @@ tests/bin/libswapA.so tests/bin/libswapB.so: tests/bin/libswap%.so: tests/target
 	@echo "  CC      $< ($(notdir $@))"
 	$(Q)$(CC) -std=gnu11 -O2 -fomit-frame-pointer -fPIC -shared -Wall -Wextra -g \
 		-DSWAP_FN=inner_$* -DSWAP_LEAF=leaf_$* -o $@ $<
+
+# tests/targets/timeouts.c as a library, for a CPython process to run
+# (tests/targets/pytimeouts.py, t_timeouts.sh).
+tests/bin/libtimeouts.so: tests/targets/timeouts.c tests/targets/ready.h tests/tests.mk
+	@mkdir -p tests/bin
+	@echo "  CC      $< ($(notdir $@))"
+	$(Q)$(CC) -std=gnu11 -O2 -fomit-frame-pointer -fPIC -shared -pthread -Wall -Wextra \
+		-Wno-unused-parameter -g -DTIMEOUTS_LIB -o $@ $<
 
 # Go targets (tests/t_go.sh): tests/targets/gospin.go built by Go 1.19 as
 # is and stripped (-s -w: no .symtab, no DWARF, names only in .gopclntab).

@@ -20,7 +20,8 @@
  * SIGUSR1 main rewrites READY.report (tmp + rename):
  *     serial N
  *     NAME eintr=N other=N rounds=N     (one line per thread)
- * SIGUSR1 is blocked in every thread, so only sigwaitinfo takes it. */
+ * SIGUSR1 is blocked in every thread, so only sigwaitinfo takes it.
+ * tests/bin/libtimeouts.so is the same, called as timeouts_main(). */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
@@ -193,7 +194,14 @@ static void write_report(const char *ready, int serial)
 	report_commit(&r, f);
 }
 
+/* Built with -DTIMEOUTS_LIB as tests/bin/libtimeouts.so, the same server
+ * runs inside another program (tests/targets/pytimeouts.py: a CPython
+ * process) from this call, which never returns. */
+#ifdef TIMEOUTS_LIB
+int timeouts_main(int argc, char **argv)
+#else
 int main(int argc, char **argv)
+#endif
 {
 	const char *ready = ready_path(argc, argv);
 	spin = argc > 2 ? atoi(argv[2]) : 1000;
