@@ -169,7 +169,7 @@ struct target_stats {
 	uint64_t far_read;              /* captures with far stack segments (TARGET_FAR_MAX) */
 	uint64_t far_changed;           /* ... of running threads, a segment that changed
 					   since the last sample, not used */
-	uint64_t perf_dropped;          /* samples the kernel dropped (ring full) */
+	uint64_t perf_dropped;          /* samples the kernel could not write (PERF_RECORD_LOST) */
 	uint64_t perf_nostack;          /* samples left out: no stack copied (taken
 					   inside execve(), the old memory gone) */
 	uint64_t perf_unavailable;      /* running threads stopped: no perf stream */

@@ -664,7 +664,7 @@ static void print_stats(const struct sampler_stats *ss)
 	if (ts->capture_perf)
 		fprintf(stderr, "; perf: %llu running ticks owed to the next sample (%llu of them "
 			"counted by a later capture), %llu stacks read on past the kernel's copy, %llu "
-			"cut there, %llu samples dropped (ring full), %llu left out with no stack "
+			"cut there, %llu samples the kernel dropped (its ring paused while read), %llu left out with no stack "
 			"(inside an exec), %llu threads stopped (no stream), "
 			"%llu partial stacks where a blocked thread's unwind needed registers",
 			(unsigned long long)ts->perf_owed, (unsigned long long)ts->perf_owed_carried,
