@@ -21,6 +21,8 @@
 #      compute).  --no-lines: no ":LINE"; --no-python: no Python frame
 #      (on 3.8, 3.13 and Debian's 3.11).
 #      A Python version cprof-attach does not read (3.7, 3.6, 2.7) gets a note.
+#      Workers forked through libc's fork() (pyforked.py, uwsgi's way) on
+#      pyenv's 3.12 and 3.13: their Python frames, no eval loop left.
 #      Deep stacks (pydeep.py): 300 calls deep on 3.11-3.13 and Debian's
 #      3.11, every frame in place; 1,500 deep (past the 1,024 read), every
 #      sample marked [truncated] and counted.
@@ -794,6 +796,36 @@ else
 	uwsgi_app
 fi
 took "uwsgi"
+
+# Workers forked through libc's fork() (pyforked.py: uwsgi's way, CPython's
+# after-fork code not run) on pyenv's 3.12 and 3.13: their thread states
+# keep the parent's native thread id, matched by pthread_t.  Before: no
+# Python frame in the workers (0 of 100 named on 3.12).
+forked_workers() {
+	local v=$1 py=$2 base=$TMP/forked-$1 w t n e
+	start_py "forked-$v" "$py" "$ROOT/tests/targets/pyforked.py" 2 || return
+	local workers
+	workers=$(awk '$1 == "worker" { print $2 }' "$PY_READY")
+	PIDS+=($workers)
+	prof "$base" "$PY_PID" --subprocesses --processes -d 1 -o "$base.folded"
+	check_ran "forked $v" "$base" "$base.folded"
+	for w in $workers; do
+		t=$(root_samples "$base.folded" "$w")
+		n=$(root_samples "$base.folded" "$w" "forked_leaf (pyforked.py:")
+		e=$(folded_count "$base.folded" "^[^;]* \\($w\\);.*_PyEval_EvalFrameDefault")
+		DETAIL="$n of $t named, $e with an eval loop" \
+			check "forked $v: worker $w (libc fork): its Python frames, forked_leaf in >= 95%, no eval loop left" \
+			"[ '$t' -gt 0 ] && [ \$((n * 100)) -ge \$((t * 95)) ] && [ '$e' = 0 ]"
+	done
+	kill -KILL $workers 2>/dev/null
+	stop_target "$PY_PID"
+}
+for m in 12 13; do
+	py=$(pyenv_python $m)
+	[ -n "$py" ] || { skip "forked 3.$m" "no pyenv Python 3.$m"; continue; }
+	forked_workers "3.$m" "$py"
+done
+took "forked (libc)"
 
 # --- 5. numpy ------------------------------------------------------------------------
 # multiply() calls a @ b: numpy's matmul and BLAS's gemm under it, on one
