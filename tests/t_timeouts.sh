@@ -25,6 +25,21 @@ THREADS="s-recv c-loop w-epoll w-semtimed"
 # field REPORT NAME KEY: one count of one thread in the report.
 field() { sed -nE "s/^$2 .*$3=([0-9]+).*/\1/p" "$1"; }
 
+# no_eintr LABEL REPORT ERR: every thread of REPORT saw no EINTR and no
+# early return; ERR's --stats: no thread stopped, some sampled by perf.
+no_eintr() {
+	local label=$1 report=$2 err=$3 name c stopped byperf
+	for name in $THREADS; do
+		c="$(field "$report" "$name" eintr) $(field "$report" "$name" other)"
+		DETAIL="$name: eintr other = $c" \
+			check "$label, 5 s at 99 Hz: $name saw no EINTR, no early return" "[ '$c' = '0 0' ]"
+	done
+	read -r stopped byperf <<<"$(capture_counts "$err")"
+	DETAIL="$stopped stopped, $byperf by perf events" \
+		check "$label: no thread stopped, running ones sampled from perf events" \
+		"[ '$stopped' = 0 ] && [ '${byperf:-0}' -gt 0 ]"
+}
+
 if start_target timeouts 0 100; then
 	pid=$TARGET_PID
 	n=$(thread_count "$pid")
@@ -44,19 +59,10 @@ if start_target timeouts 0 100; then
 			"perf events not permitted here: $(grep -m1 'note:' "$TMP/perf.err")"
 	else
 		request_report "$pid" "$report"
-		for name in $THREADS; do
-			c="$(field "$report" "$name" eintr) $(field "$report" "$name" other)"
-			DETAIL="$name: eintr other = $c" \
-				check "perf capture, 5 s at 99 Hz: $name saw no EINTR, no early return" \
-				"[ '$c' = '0 0' ]"
-		done
+		no_eintr "perf capture" "$report" "$TMP/perf.err"
 		after=$(field "$report" c-loop rounds)
 		DETAIL="$before -> $after rounds" \
 			check "perf capture: the client loop went on meanwhile" "[ '$after' -gt '$((before + 1000))' ]"
-		read -r stopped byperf <<<"$(capture_counts "$TMP/perf.err")"
-		DETAIL="$stopped stopped, $byperf by perf events" \
-			check "perf capture: no thread stopped, running ones sampled from perf events" \
-			"[ '$stopped' = 0 ] && [ '${byperf:-0}' -gt 0 ]"
 		# Wall clock: every thread at about every tick, running or not.
 		secs=$(summary_field "$TMP/perf.err" seconds)
 		achieved=$(summary_field "$TMP/perf.err" achieved)
@@ -116,16 +122,7 @@ else
 		prof "$TMP/py" "$pid" --hz 99 --duration 5 --threads --stats -o "$out"
 		check_ran "CPython process" "$TMP/py" "$out"
 		request_report "$pid" "$report"
-		for name in $THREADS; do
-			c="$(field "$report" "$name" eintr) $(field "$report" "$name" other)"
-			DETAIL="$name: eintr other = $c" \
-				check "CPython process, perf capture: $name saw no EINTR, no early return" \
-				"[ '$c' = '0 0' ]"
-		done
-		read -r stopped byperf <<<"$(capture_counts "$TMP/py.err")"
-		DETAIL="$stopped stopped, $byperf by perf events" \
-			check "CPython process: no thread stopped, running ones sampled from perf events" \
-			"[ '$stopped' = 0 ] && [ '${byperf:-0}' -gt 0 ]"
+		no_eintr "CPython process, perf capture" "$report" "$TMP/py.err"
 		after=$(sed -nE 's/.* ([0-9]+) of them read at the tick.*/\1/p' "$TMP/py.err")
 		DETAIL="$(grep -oE 'python: [^;]*' "$TMP/py.err" | cut -c1-300)" \
 			check "CPython process: Python frames read at the tick, after the perf sample" \
