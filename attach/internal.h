@@ -63,6 +63,7 @@ struct thread {
 	int group_stopped;              /* in group-stop, restarted with LISTEN */
 	size_t stack_size;              /* bytes its stack copy takes */
 	size_t need_max;                /* most stack its samples needed in this window */
+	uint64_t stack_end;             /* its stack mapping ends here (0: not known) */
 	unsigned need_samples;          /* samples in the window */
 	/* Its far stack segments (TARGET_FAR_MAX), where its unwinds asked;
 	 * far_sum: a running thread's segment's bytes at its last read (a

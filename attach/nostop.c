@@ -86,21 +86,29 @@ int target_nostop(const struct target *t, const struct thread *th)
 }
 
 /* Copies the live stack on past the kernel's copy: C holds LEN bytes from
- * SP; EXT more are read if the OVERLAP bytes before LEN still match. */
+ * SP; EXT more are read if the OV bytes before LEN (OVERLAP, or all of a
+ * shorter copy) still match.  Where nothing follows them (the mapping
+ * ends there), that end is kept: no read on past it again. */
 static void read_on(struct target *t, struct thread *th, struct capture *c, size_t len, size_t ext)
 {
 	unsigned char before[OVERLAP];
-	uint64_t from = c->stack_addr + len - OVERLAP;
-	struct iovec local[2] = { { before, OVERLAP }, { c->stack + len, ext } };
-	struct iovec remote = { (void *)from, OVERLAP + ext };
+	size_t ov = len < OVERLAP ? len : OVERLAP;
+	uint64_t from = c->stack_addr + len - ov;
+	struct iovec local[2] = { { before, ov }, { c->stack + len, ext } };
+	struct iovec remote = { (void *)from, ov + ext };
 	ssize_t n = process_vm_readv(th->tid, local, 2, &remote, 1, 0);
-	if (n < OVERLAP || memcmp(before, c->stack + len - OVERLAP, OVERLAP) != 0) {
+	if (n < (ssize_t)ov || memcmp(before, c->stack + len - ov, ov) != 0) {
 		t->stats.perf_cut++;
 		c->stack_len = c->stack_want = len;     /* ends there: a short copy */
 		return;
 	}
+	if ((size_t)n == ov) {
+		th->stack_end = c->stack_addr + len;    /* the mapping's end */
+		c->stack_want = len;
+		return;
+	}
 	t->stats.perf_extended++;
-	c->stack_len = len + (size_t)(n - OVERLAP);
+	c->stack_len = len + (size_t)(n - ov);
 	c->stack_want = len + ext;                      /* less: the mapping ended */
 }
 
@@ -115,10 +123,14 @@ static void push_sample(struct target *t, struct thread *th, const struct perf_s
 	 * sample is as whole as a stop's would be).  The kernel's copy ends
 	 * short of what was asked where the mapping ends, but also where a
 	 * page of the stack is not present (it copies without faulting:
-	 * Ruby's VM stack, alloca'd and touched only in part): the read on
-	 * tells the two apart (it ends at the mapping's end). */
-	int full = s->stack_len >= OVERLAP;
-	int deep = full && (th->need_max == 0 || th->need_max + OVERLAP > s->stack_len);
+	 * Ruby's VM stack, alloca'd and touched only in part; a big local
+	 * array never written, below main's frame: 128 bytes copied of
+	 * tests/bin/swapper's stack in one layout of 15, and no caller of
+	 * main): the read on tells the two apart (it ends at the mapping's
+	 * end, which is kept: not read on again). */
+	int at_end = th->stack_end && s->regs.rsp + s->stack_len >= th->stack_end;
+	int deep = s->stack_len >= 8 && !at_end &&
+		   (th->need_max == 0 || th->need_max + OVERLAP > s->stack_len);
 	size_t ext = deep && th->stack_size > s->stack_len ? th->stack_size - s->stack_len : 0;
 	size_t want = s->stack_len + ext > s->stack_asked ? s->stack_len + ext : s->stack_asked;
 	/* The buffer holds at least stack_want bytes: target.c's capture()
@@ -135,7 +147,8 @@ static void push_sample(struct target *t, struct thread *th, const struct perf_s
 	c->stack_addr = s->regs.rsp;
 	memcpy(c->stack, s->stack, s->stack_len);
 	c->stack_len = s->stack_len;
-	c->stack_want = full ? s->stack_len : s->stack_asked;
+	/* (a copy that ends at the mapping's end is whole: not short) */
+	c->stack_want = at_end || s->stack_len < 8 ? s->stack_asked : s->stack_len;
 	uint64_t cut = t->stats.perf_cut;
 	if (ext)
 		read_on(t, th, c, s->stack_len, ext);
@@ -329,6 +342,7 @@ void target_nostop_exec(struct target *t, struct thread *th)
 	perf__free(th->perf);
 	th->perf = NULL;
 	th->perf_failed = 0;
+	th->stack_end = 0;              /* the new image's stack */
 	th->perf_before = th->perf_after = NULL;
 	target_nostop_born(t, th);
 	t->stats.lost += th->owed;

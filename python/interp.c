@@ -478,6 +478,10 @@ size_t py_interp__frames_hinted(const struct py_interp *p, uint64_t tstate, stru
 	unsigned char one[PY_FRAME_MAX];
 	size_t n = 0, steps = 0;
 	bool entry = false;             /* the last frame visited was an entry frame */
+	/* A cycle (links read from a frame being torn down, or made up by
+	 * the target) is found by Brent's method: the chain is cut where a
+	 * frame comes round again, rather than read to MAX. */
+	uint64_t seen_f = f, lap = 0, power = 1;
 	/* At most MAX frames and as many entry frames: a cycle ends. */
 	for (; f && n < max && steps < 2 * max; steps++) {
 		const unsigned char *buf;
@@ -506,6 +510,13 @@ size_t py_interp__frames_hinted(const struct py_interp *p, uint64_t tstate, stru
 			r->unused = 0;
 		}
 		f = prev;
+		if (f == seen_f)
+			break;          /* a cycle: f != 0 marks the chain cut */
+		if (++lap == power) {
+			seen_f = f;
+			power *= 2;
+			lap = 0;
+		}
 	}
 	if (hint)
 		hint->n = (uint32_t)(steps < PY_HINT_FRAMES ? steps : PY_HINT_FRAMES);

@@ -365,7 +365,6 @@ static enum unwind_status py_merge(struct rt_view *rv, struct sampler *s, const 
 				s->pcs[out++] = frame_pc(v, s, &v->frames[f]);
 				if (v->frames[f].ends == PY_ENDS_CUT) {
 					cut = true;
-					v->deep += c->ticks;
 					break;
 				}
 			} while (!v->frames[f++].ends && f < nf);
@@ -384,7 +383,11 @@ static enum unwind_status py_merge(struct rt_view *rv, struct sampler *s, const 
 			cut = true;
 		else
 			s->pcs[out++] = frame_pc(v, s, &v->frames[f]);
+		if (v->frames[f].ends == PY_ENDS_CUT)
+			cut = true;
 	}
+	if (v->frames[nf - 1].ends == PY_ENDS_CUT)
+		v->deep += c->ticks;
 	v->merged += c->ticks;
 	if (c->rt_after)
 		v->after += c->ticks;
