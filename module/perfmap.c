@@ -304,7 +304,7 @@ static void read_more(struct perfmap *pm)
 		if ((size_t)got < want || !used)
 			break;
 	}
-	if (pm->off >= pm->max && !pm->capped) {
+	if ((pm->off >= pm->max || (uint64_t)pm->size > pm->max) && !pm->capped) {
 		char msg[256];
 		pm->capped = true;
 		snprintf(msg, sizeof(msg), "the target's perf map has %lld MiB: JIT names from its "
