@@ -32,6 +32,8 @@ struct perfmap {
 	off_t size;                     /* the file's size at the last read */
 	struct timespec mtime;
 	uint64_t off;                   /* consumed: up to the last newline */
+	char tail[64];                  /* the last bytes consumed, before off */
+	size_t tail_len;
 	bool skipping;                  /* inside a line too long to keep */
 	bool capped;                    /* PERFMAP_MAX reached (noted) */
 	size_t max;
@@ -181,6 +183,7 @@ static void reset(struct perfmap *pm)
 		pm->path[0] = '\0';
 	pm->size = 0;
 	pm->off = 0;
+	pm->tail_len = 0;
 	pm->skipping = pm->capped = false;
 	if (pm->n)
 		pm->generation++;
@@ -315,6 +318,23 @@ static void read_more(struct perfmap *pm)
 		merge(pm, old);
 		pm->generation++;
 	}
+	pm->tail_len = pm->off < sizeof(pm->tail) ? (size_t)pm->off : sizeof(pm->tail);
+	if (pm->tail_len &&
+	    pread(pm->fd, pm->tail, pm->tail_len, (off_t)(pm->off - pm->tail_len)) != (ssize_t)pm->tail_len)
+		pm->tail_len = 0;
+}
+
+/* The bytes read last are still where they were: the file grew by
+ * appending, not cut and written again longer in place (a JVM's
+ * `jcmd PID Compiler.perfmap` run again truncates its map and writes it
+ * whole). */
+static bool appended(struct perfmap *pm)
+{
+	char now[sizeof(pm->tail)];
+	if (!pm->tail_len)
+		return true;
+	return pread(pm->fd, now, pm->tail_len, (off_t)(pm->off - pm->tail_len)) == (ssize_t)pm->tail_len &&
+	       memcmp(now, pm->tail, pm->tail_len) == 0;
 }
 
 bool perfmap__refresh(struct perfmap *pm)
@@ -331,7 +351,7 @@ bool perfmap__refresh(struct perfmap *pm)
 		if (same && st.st_size == pm->size && st.st_mtim.tv_sec == pm->mtime.tv_sec &&
 		    st.st_mtim.tv_nsec == pm->mtime.tv_nsec)
 			return false;
-		if (same && st.st_size > pm->size) {
+		if (same && st.st_size > pm->size && appended(pm)) {
 			pm->size = st.st_size;
 			pm->mtime = st.st_mtim;
 			if (!pm->capped)

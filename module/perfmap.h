@@ -7,8 +7,10 @@
  * started.  perfmap__refresh() looks at the file (one stat) and reads only
  * what was appended since its last read, so it can be called between ticks
  * or at each naming pass: when the file has not changed it costs one stat.
- * A file replaced (another inode) or cut (shorter, or the same size with
- * another mtime) is read again from its start: its old entries are dropped.
+ * A file replaced (another inode) or cut (shorter, the same size with
+ * another mtime, or longer with other bytes where the last read ended: a
+ * JVM's Compiler.perfmap run again) is read again from its start: its old
+ * entries are dropped.
  * Only complete lines are taken (a JIT caught mid-line has its line read
  * at the next refresh, once its newline is there); lines longer than 4 KiB
  * are skipped; at most PERFMAP_MAX bytes of one file are read (a note says
