@@ -1,5 +1,5 @@
 // jslate.js READY: a function first run (so first compiled) late, run by
-// `node --perf-basic-prof` (tests/t_jitmap.sh).  Spins in earlyWork, in
+// `node --perf-basic-prof` (tests/t_jitgrow.sh).  Spins in earlyWork, in
 // slices (so that signals get in), and writes READY (its PID); on
 // SIGUSR2 it spins in lateWork instead, a function never called before:
 // V8 compiles it then, and appends its name to /tmp/perf-PID.map long
