@@ -48,6 +48,8 @@ tests=(
 	valgrind                           # t_valgrind
 	ruby                               # t_bigframe: threads with VM stacks on their native stacks
 	uwsgi-core uwsgi-plugin-python3    # t_python: Python embedded, workers forked
+	php8.2-cli php8.2-opcache          # t_jitgrow: opcache's JIT code, named by its perf map
+	erlang-base                        # t_jitgrow: BEAM's JIT (+JPperf), frame chains through it
 )
 # npm fetches t_goversions' Go programs; Debian's package only where no npm
 # is (a nodejs from elsewhere brings its own, which Debian's would conflict with)

@@ -20,6 +20,7 @@
 #include "dwarf/debuginfod.h"
 #include "dwarf/symcache.h"
 #include "module/gopclntab.h"
+#include "module/perfmap.h"
 #include "util/intern.h"
 #include "util/strbuf.h"
 #include "util/text.h"
@@ -34,6 +35,8 @@
 
 struct entry {
 	size_t first, n;                /* range in frames[] */
+	bool jit;                       /* named (or not) by the perf map ... */
+	uint64_t jit_gen;               /* ... as it was then (perfmap__generation) */
 };
 
 struct symbolizer {
@@ -45,9 +48,9 @@ struct symbolizer {
 	size_t nentries, entries_cap;
 	struct sym_frame *frames;
 	size_t nframes, frames_cap;
-	struct jit_sym *jit;            /* /tmp/perf-PID.map, sorted by start */
-	size_t njit;
-	int jit_loaded;
+	struct perfmap *jit;            /* /tmp/perf-PID.map, made at first use */
+	bool jit_check;                 /* look at the map again at its next use */
+	bool used_jit;                  /* the address being resolved asked the map */
 	char *debuginfo_path;           /* where libdwfl looks for debug files */
 	struct go_module *go;           /* one per module of MS, in its order */
 	size_t ngo;
@@ -64,11 +67,6 @@ struct go_module {
 	const struct module *m;
 	struct gopclntab *tab;
 	bool tried;
-};
-
-struct jit_sym {
-	uint64_t start, end;
-	const char *name;
 };
 
 
@@ -357,7 +355,7 @@ void symbolizer__free(struct symbolizer *s)
 	for (size_t i = 0; i < s->nsymcaches; i++)
 		symcache__free(s->symcaches[i].c);
 	free(s->symcaches);
-	free(s->jit);
+	perfmap__free(s->jit);
 	intern__free(s->strings);
 	intern__free(s->addrs);
 	free(s->entries);
@@ -365,175 +363,22 @@ void symbolizer__free(struct symbolizer *s)
 	free(s);
 }
 
-static int by_start(const void *a, const void *b)
-{
-	const struct jit_sym *x = a, *y = b;
-	return x->start < y->start ? -1 : x->start > y->start;
-}
-
-/* The most of a perf map read: past it, lines are ignored (with a note).
- * A JIT that never rewrites its map (node --perf-basic-prof) appends for
- * as long as it runs; 64 MiB is about a million entries. */
-#define PERF_MAP_MAX (64u << 20)
-
-/* What /proc/PID/status says of the target: its PID in its own namespace
- * (the last NSpid) and its real and effective user IDs. */
-struct target_ids {
-	long nspid;
-	uid_t uid[2];
-	bool have_uid;
-};
-
-static void target_ids(pid_t pid, struct target_ids *t)
-{
-	char fn[64], line[256];
-	unsigned long r, e;
-	t->nspid = pid;
-	t->have_uid = false;
-	snprintf(fn, sizeof(fn), "/proc/%d/status", (int)pid);
-	FILE *f = fopen(fn, "re");
-	while (f && fgets(line, sizeof(line), f)) {
-		if (strncmp(line, "NSpid:", 6) == 0) {
-			char *last = strrchr(line, '\t');
-			if (last)
-				t->nspid = strtol(last + 1, NULL, 10);
-		} else if (sscanf(line, "Uid: %lu %lu", &r, &e) == 2) {
-			t->uid[0] = (uid_t)r;
-			t->uid[1] = (uid_t)e;
-			t->have_uid = true;
-		}
-	}
-	if (f)
-		fclose(f);
-}
-
-/* perf's rule: a map is trusted if root or its own user wrote it; the
- * target's user is the JIT's.  Another user's file could rename frames,
- * and root reads whatever a link points to. */
-static bool trusted_owner(const struct stat *st, const struct target_ids *t)
-{
-	return st->st_uid == 0 || st->st_uid == geteuid() ||
-	       (t->have_uid && (st->st_uid == t->uid[0] || st->st_uid == t->uid[1]));
-}
-
-/* Opens the map at PATH if it may be read: a regular file (not a link:
- * O_NOFOLLOW; not a FIFO, which would block us: O_NONBLOCK, then
- * fstat) of one name, with a trusted owner.  -ENOENT when there is none, -EPERM (and
- * a note) when there is one we refuse. */
-static int open_trusted(const char *path, const struct target_ids *t, struct stat *st)
-{
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	const char *why = NULL;
-	char buf[64];
-	if (fd < 0) {
-		if (errno != ELOOP)
-			return -ENOENT;
-		why = "a symbolic link";
-	} else if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode)) {
-		why = "not a regular file";
-	} else if (st->st_nlink != 1) {
-		/* A second name of some other file, maybe root's (a hard
-		 * link keeps the owner of the file it names). */
-		why = "a hard link";
-	} else if (!trusted_owner(st, t)) {
-		snprintf(buf, sizeof(buf), "owned by uid %lu, not root nor the target's user",
-			 (unsigned long)st->st_uid);
-		why = buf;
-	}
-	if (!why)
-		return fd;
-	fprintf(stderr, "cprof-attach: note: ignoring %s: %s\n", path, why);
-	if (fd >= 0)
-		close(fd);
-	return -EPERM;
-}
-
-/* The perf map the target wrote: /tmp/perf-PID.map, PID as the target
- * itself sees it (its last NSpid), in its own /tmp (its mount namespace);
- * else in ours.  Returns an fd, or a negative errno. */
-static int open_perf_map(pid_t pid, struct stat *st)
-{
-	char fn[128];
-	struct target_ids t;
-	target_ids(pid, &t);
-	snprintf(fn, sizeof(fn), "/proc/%d/root/tmp/perf-%ld.map", (int)pid, t.nspid);
-	int fd = open_trusted(fn, &t, st);
-	if (fd != -ENOENT)
-		return fd;
-	snprintf(fn, sizeof(fn), "/tmp/perf-%d.map", (int)pid);
-	return open_trusted(fn, &t, st);
-}
-
-/* One "START SIZE NAME" line (hex numbers) into S's JIT symbols. */
-static void add_perf_map_line(struct symbolizer *s, char *line, size_t *cap)
-{
-	char *end;
-	uint64_t start = strtoull(line, &end, 16);
-	if (*end != ' ')
-		return;
-	uint64_t size = strtoull(end + 1, &end, 16);
-	if (*end != ' ' || !size)
-		return;
-	char *name = end + 1;
-	name[strcspn(name, "\n")] = '\0';
-	if (!*name)
-		return;
-	if (s->njit == *cap) {
-		*cap = *cap ? *cap * 2 : 256;
-		s->jit = xrealloc(s->jit, *cap * sizeof(*s->jit));
-	}
-	s->jit[s->njit++] = (struct jit_sym){ start, start + size, str(s, name) };
-}
-
-static void load_perf_map(struct symbolizer *s)
-{
-	size_t cap = 0, total = 0;
-	char line[4096];
-	bool whole = true;              /* LINE holds a line from its start */
-	struct stat st;
-	s->jit_loaded = 1;
-	int fd = open_perf_map(modules__pid(s->ms), &st);
-	FILE *f = fd >= 0 ? fdopen(fd, "re") : NULL;
-	if (!f) {
-		if (fd >= 0)
-			close(fd);
-		return;
-	}
-	if ((uint64_t)st.st_size > PERF_MAP_MAX)
-		fprintf(stderr, "cprof-attach: note: the target's perf map has %lld MiB: "
-			"JIT names from its first %u MiB only\n",
-			(long long)(st.st_size >> 20), PERF_MAP_MAX >> 20);
-	/* A fixed buffer: a longer line (no name is that long) is skipped,
-	 * so memory stays bounded whatever the file holds. */
-	while (total < PERF_MAP_MAX && fgets(line, sizeof(line), f)) {
-		size_t n = strlen(line);
-		bool complete = n > 0 && line[n - 1] == '\n';
-		total += n ? n : 1;
-		if (whole && (complete || feof(f)))
-			add_perf_map_line(s, line, &cap);
-		whole = complete;
-	}
-	fclose(f);
-	qsort(s->jit, s->njit, sizeof(*s->jit), by_start);
-}
-
-/* ADDR's name in the perf map; later entries win (code is regenerated). */
+/* ADDR's name in the target's perf map (module/perfmap.h), read at the
+ * first lookup and again, for what it gained, at the first lookup of each
+ * naming pass (symbolizer__new_pass). */
 static const char *jit_name(struct symbolizer *s, uint64_t addr)
 {
-	if (!s->jit_loaded)
-		load_perf_map(s);
-	size_t lo = 0, hi = s->njit;
-	while (lo < hi) {               /* first entry starting above ADDR */
-		size_t mid = lo + (hi - lo) / 2;
-		if (s->jit[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
+	if (!s->jit) {
+		s->jit = perfmap__new(modules__pid(s->ms), true);
+		s->jit_check = true;
 	}
-	for (size_t i = lo; i-- > 0;)
-		if (addr < s->jit[i].end)
-			return s->jit[i].name;
-	return NULL;
+	if (s->jit_check) {
+		s->jit_check = false;
+		perfmap__refresh(s->jit);
+	}
+	s->used_jit = true;
+	const char *name = perfmap__lookup(s->jit, addr);
+	return name ? str(s, name) : NULL;
 }
 
 static const char *demangled(struct symbolizer *s, const char *name)
@@ -834,8 +679,10 @@ static void resolve(struct symbolizer *s, uint64_t addr)
 			snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, m->name, fn - m->bias);
 		else
 			snprintf(buf, sizeof(buf), "[unknown]+0x%" PRIx64, addr);
+		/* JIT code: in no module, or in a mapping with no ELF image
+		 * (PHP's opcache JIT in "/dev/zero (deleted)", a memfd). */
 		if (!name) {
-			name = m ? NULL : jit_name(s, addr);
+			name = !m || m->no_elf ? jit_name(s, addr) : NULL;
 			name = name ? name : str(s, buf);
 		}
 	}
@@ -859,10 +706,38 @@ size_t symbolizer__lookup(struct symbolizer *s, uint64_t addr, const struct sym_
 			s->entries = xrealloc(s->entries, s->entries_cap * sizeof(*s->entries));
 		}
 		size_t first = s->nframes;
+		s->used_jit = false;
 		resolve(s, addr);
-		s->entries[s->nentries++] = (struct entry){ first, s->nframes - first };
+		s->entries[s->nentries++] = (struct entry){ first, s->nframes - first, s->used_jit,
+							    s->jit ? perfmap__generation(s->jit) : 0 };
 	}
-	const struct entry *e = &s->entries[id];
+	struct entry *e = &s->entries[id];
+	/* Named from the map as it was: once it changed (code compiled since,
+	 * a map that appeared), named again.  Its one frame is replaced in
+	 * place; names of other addresses stay as they are. */
+	if (e->jit) {
+		if (s->jit_check) {
+			s->jit_check = false;
+			perfmap__refresh(s->jit);
+		}
+		if (e->jit_gen != perfmap__generation(s->jit)) {
+			size_t first = s->nframes;
+			resolve(s, addr);
+			if (s->nframes - first == e->n) {
+				memcpy(&s->frames[e->first], &s->frames[first], e->n * sizeof(*s->frames));
+				s->nframes = first;
+			} else {
+				e->first = first;
+				e->n = s->nframes - first;
+			}
+			e->jit_gen = perfmap__generation(s->jit);
+		}
+	}
 	*frames = &s->frames[e->first];
 	return e->n;
+}
+
+void symbolizer__new_pass(struct symbolizer *s)
+{
+	s->jit_check = true;
 }

@@ -25,12 +25,13 @@ struct sym_frame {
 struct symbolizer;
 
 /* MS must outlive the symbolizer.  Code in no module (JIT compilers,
- * interpreters) is named from the target's /tmp/perf-PID.map when it
- * wrote one (perf's convention: "START SIZE NAME" lines, hex).  The map
- * is read only if it is a regular file (never through a symbolic link,
- * never a FIFO, never a hard link) owned by root, by the profiler's user or by the target's
- * (perf's rule), and only its first 64 MiB; a map refused or cut prints
- * one note ("cprof-attach: note: ...") on stderr.
+ * interpreters), or in a mapping with no ELF image (a memfd, a deleted
+ * or /dev/zero shared mapping: PHP's opcache JIT, Erlang's), is named from
+ * the target's /tmp/perf-PID.map when it wrote one (module/perfmap.h:
+ * who may have written it, how much of it is read).  The map is read at
+ * the first such lookup, and again, for what it gained, at the first of
+ * each naming pass (symbolizer__new_pass): an address that the map did
+ * not name, or named, is named again once the map changed.
  *
  * Separate debug files are looked for where other elfutils tools look
  * (the module's own directory, its .debug/, /usr/lib/debug), and in the
@@ -53,5 +54,9 @@ void symbolizer__free(struct symbolizer *s);     /* accepts NULL */
  * strings belong to S and live as long as it; the array is valid until the
  * next lookup. */
 size_t symbolizer__lookup(struct symbolizer *s, uint64_t addr, const struct sym_frame **frames);
+
+/* A naming pass begins (a period's profile): the perf map is looked at
+ * again (one stat when it did not change) at its next use. */
+void symbolizer__new_pass(struct symbolizer *s);
 
 #endif

@@ -272,8 +272,18 @@ static void load_file_image(struct module *m, pid_t pid, const struct map_entry 
 {
 	struct stat st;
 	m->fd = open_mapped_file(pid, first);
+	/* What only a JIT maps: an anonymous file (memfd), shared anonymous
+	 * memory ("/dev/zero (deleted)"), System V shared memory. */
+	m->no_elf = strncmp(first->path, "/memfd:", 7) == 0 ||
+		    strncmp(first->path, "/dev/zero", 9) == 0 || strncmp(first->path, "/SYSV", 5) == 0;
 	if (m->fd < 0 || fstat(m->fd, &st) != 0 || st.st_size == 0)
 		return;
+	char head[4] = { 0 };
+	if (pread(m->fd, head, sizeof(head), 0) != (ssize_t)sizeof(head) ||
+	    memcmp(head, "\177ELF", 4) != 0) {
+		m->no_elf = 1;          /* not mapped as an image: not read whole */
+		return;
+	}
 	void *img = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, m->fd, 0);
 	if (img == MAP_FAILED)
 		return;

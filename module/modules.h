@@ -48,6 +48,11 @@ struct module {
 	 * .note.go.buildid string `go tool buildid` prints); "" if none. */
 	char build_id[128];
 	int usable;                     /* image parsed, bias known */
+	/* Mapped code with no ELF image: a memfd, a deleted or /dev/zero
+	 * shared mapping, any file that is not ELF (a JIT's code buffer:
+	 * PHP's opcache, Erlang's BeamAsm).  Named from the perf map,
+	 * unwound through by frame pointer as JIT code is. */
+	int no_elf;
 	unsigned refs;                  /* tables holding it (modules__copy) */
 	struct unwind_info *unwind;     /* made on first use (module/unwind_info.c) */
 };

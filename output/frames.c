@@ -398,6 +398,10 @@ struct frames *frames__name(struct names *nc, const struct stacks *st,
 		nm.fr = NULL;
 		goto out;
 	}
+	/* A new pass: JIT maps are looked at again (dwarf/symbolizer.h). */
+	for (size_t i = 0; i < nc->nsyms; i++)
+		if (nc->syms[i])
+			symbolizer__new_pass(nc->syms[i]);
 	/* pprof takes the first mapping for the main binary ("File: ..."). */
 	if (nspaces && spaces[0] && modules__main(spaces[0]))
 		frames__set_main_module(nm.fr, module_id(&nm, modules__main(spaces[0])));

@@ -29,7 +29,8 @@
 #
 # The sanitizer pass runs the files in SAN_FILES: those that drive every
 # part of the profiler's own code (attach, many processes, unwinding of each
-# kind, every writer, hostile names, output files, --dump, the error paths),
+# kind, every writer, hostile names, output files, --dump, the error paths,
+# JIT maps read as they grow and the names given again),
 # not those whose worth is timing (shares, rates, churn) or another
 # program's output, which the plain pass runs.  Each file left out is
 # listed in the report as skipped; SAN_FILES=all runs them all.
@@ -56,7 +57,8 @@ SUITE_BUDGET=${SUITE_BUDGET:-3600}
 AWK_PASS=${AWK_PASS:-1}
 AWK_FILES=${AWK_FILES:-"t_folded t_symbols t_signals t_launch t_eintr"}
 SAN_FILES=${SAN_FILES:-"t_attach t_always t_errors t_folded t_pprof t_flamegraph t_dump t_subprocesses
-	t_forkexec t_hostile t_outfile t_unwind t_gounwind t_signals t_fuzz t_serve t_push t_container t_bigframe"}
+	t_forkexec t_hostile t_outfile t_unwind t_gounwind t_signals t_fuzz t_serve t_push t_container t_bigframe
+	t_jitgrow"}
 if [ -z "${JOBS:-}" ]; then
 	JOBS=$(printf '%s\n' "${MAKEFLAGS:-}" | grep -oE '(^| )-j *[0-9]+' | grep -oE '[0-9]+' | tail -n 1)
 	[ -n "$JOBS" ] || JOBS=$(nproc 2>/dev/null || echo 2)

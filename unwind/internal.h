@@ -29,6 +29,8 @@ struct unwinder {
 	bool jumped;            /* it ended at a MODULE_ROOT_JUMP function */
 	uint64_t jump_sp;       /* ... whose SP this was (0: unknown) */
 	struct py_trampolines *tramp;   /* made on first use (unwind/py_trampoline.c) */
+	struct perfmap *jit;            /* the target's perf map, made on first use */
+	uint64_t jit_looked;            /* when it was last refreshed (CLOCK_MONOTONIC ns) */
 };
 
 /* One unwind's view of the target as captured: handed to libunwind's

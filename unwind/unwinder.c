@@ -6,6 +6,9 @@
 #include <libunwind.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+#include "module/perfmap.h"
 
 #include "unwind/cfi.h"
 #include "unwind/internal.h"
@@ -30,6 +33,7 @@ void unwinder__free(struct unwinder *u)
 		return;
 	unw_destroy_addr_space(u->as);
 	py_trampolines_free(u->tramp);
+	perfmap__free(u->jit);
 	free(u);
 }
 
@@ -109,6 +113,36 @@ static int syscall_stub_caller(struct unwind_ctx *x, const struct unwind_input *
 	return 0;
 }
 
+/* ---- JIT code ----------------------------------------------------------------
+ * Code a JIT wrote: in a mapping with no ELF image (module->no_elf: PHP's
+ * opcache buffer, Erlang's memfd), or outside every module where the
+ * target's perf map names it.  The map is looked at again (one stat, and
+ * what it gained) when it does not name a PC, at most every JIT_LOOK_NS:
+ * code compiled after the start is known within that much. */
+#define JIT_LOOK_NS 200000000ull
+
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+static bool jit_code(struct unwinder *u, const struct module *m, uint64_t pc)
+{
+	if (m)
+		return m->no_elf;
+	if (!u->jit)
+		u->jit = perfmap__new(modules__pid(u->ms), false);
+	if (perfmap__lookup(u->jit, pc))
+		return true;
+	uint64_t t = now_ns();
+	if (u->jit_looked && t - u->jit_looked < JIT_LOOK_NS)
+		return false;
+	u->jit_looked = t;
+	return perfmap__refresh(u->jit) && perfmap__lookup(u->jit, pc);
+}
+
 /* ---- one unwind ----------------------------------------------------------
  * Each frame is stepped by the best source there is for its PC:
  *   1. libunwind, for modules with .eh_frame_hdr (every C/C++ library and
@@ -123,10 +157,16 @@ static int syscall_stub_caller(struct unwind_ctx *x, const struct unwind_input *
  * Where an FDE covers the PC only it is used: no guessing where there is
  * CFI.  A frame-pointer step is checked: RBP known, aligned, at or above
  * SP and inside the stack copy, the return address code of a known module
- * (executable segment) or outside every module (JIT code).  Frames reached
- * that way outside every module stand only if a later frame is in a
- * module: a chain that fails before is cut back to the last frame that
- * stands, never kept as a guess. */
+ * (executable segment), JIT code or outside every module.  A frame
+ * reached that way stands if its PC is code of a module or JIT code (see
+ * jit_code(): a mapping with no ELF image, or named by the perf map), so
+ * a chain goes on through a JIT's frames for as long as it keeps frame
+ * pointers (Erlang +JPperf true, V8); elsewhere it stands only if a later
+ * frame does: a chain that fails before is cut back to the last frame
+ * that stands, never kept as a guess.  A chain that ends with a saved RBP
+ * of 0 at a frame that stands (module or JIT code, reached by a
+ * frame-pointer step) has reached its outermost frame, by the ABI's
+ * convention: complete. */
 struct walk {
 	struct unwind_ctx x;
 	struct unwinder *u;
@@ -448,7 +488,7 @@ static enum step step_fp(struct walk *w, const struct module *m, enum unwind_sta
 	 * a frame of a module's code reached by a frame-pointer step with RBP
 	 * 0 is the outermost one.  (Reached otherwise, its RBP may be 0 for
 	 * any reason: code without frame pointers uses it freely.) */
-	if (rbp == 0 && m && w->by_fp) {
+	if (rbp == 0 && w->by_fp && w->standing == w->n) {
 		*st = end(w, UNWIND_COMPLETE);
 		return STEP_END;
 	}
@@ -460,7 +500,7 @@ static enum step step_fp(struct walk *w, const struct module *m, enum unwind_sta
 		return STEP_END;
 	}
 	const struct module *rm = modules__find(w->u->ms, ra - 1);
-	if (rm && !module__is_code(rm, ra - 1)) {
+	if (rm && !rm->no_elf && !module__is_code(rm, ra - 1)) {
 		*st = early_end(w);
 		return STEP_END;
 	}
@@ -556,7 +596,7 @@ static enum unwind_status unwind(struct unwinder *u, const struct unwind_input *
 		uint64_t look = w.ret_addr ? ip - 1 : ip;
 		w.pcs[w.n++] = look;
 		const struct module *m = find_module(&w.x, look);
-		if (m || !w.by_fp)
+		if ((m && !m->no_elf) || !w.by_fp || jit_code(u, m, look))
 			w.standing = w.n;
 		enum step s = m && m->eh_frame_hdr ? step_libunwind(&w, ip, &st) : STEP_OTHER;
 		if (s == STEP_OTHER) {

@@ -12,6 +12,7 @@
 #include <zlib.h>
 
 #include "module/modules.h"
+#include "module/perfmap.h"
 #include "build/output/profile.pb-c.h"
 #include "cli/options.h"
 #include "cli/outfile.h"
@@ -1502,6 +1503,172 @@ static void test_golayout(void)
 	      "golayout: a store of 8, not len(\"unknown\"), is not buildVersion's");
 }
 
+/* module/perfmap.c: a JIT's map read as it grows, on files written here
+ * step by step as a JIT would (perfmap__at_path: no ownership check). */
+static void pm_write(const char *path, const char *how, const char *text)
+{
+	FILE *f = fopen(path, how);
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+static int pm_is(const struct perfmap *pm, uint64_t addr, const char *want)
+{
+	const char *got = perfmap__lookup(pm, addr);
+	return want ? got && strcmp(got, want) == 0 : got == NULL;
+}
+
+static void test_perfmap(void)
+{
+	char dir[] = "/tmp/cprof-unit.XXXXXX", path[256], tmp[256];
+	if (!mkdtemp(dir)) {
+		check(0, "perfmap: scratch directory");
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/perf-1.map", dir);
+	snprintf(tmp, sizeof(tmp), "%s/perf-1.map.new", dir);
+	struct perfmap *pm = perfmap__at_path(path, PERFMAP_MAX);
+
+	/* No file yet, then one appears. */
+	check(!perfmap__refresh(pm) && perfmap__count(pm) == 0 && pm_is(pm, 0x1000, NULL),
+	      "perfmap: no file, no entries");
+	pm_write(path, "w", "1000 100 first\n2000 80 LazyCompile:*hot app.js:12\n");
+	uint64_t g = perfmap__generation(pm);
+	check(perfmap__refresh(pm) && perfmap__count(pm) == 2 && perfmap__generation(pm) != g &&
+	      pm_is(pm, 0x1000, "first") && pm_is(pm, 0x10ff, "first") && pm_is(pm, 0x1100, NULL) &&
+	      pm_is(pm, 0x2040, "LazyCompile:*hot app.js:12") && pm_is(pm, 0xfff, NULL),
+	      "perfmap: a map that appears is read (names with spaces whole, ends exclusive)");
+	g = perfmap__generation(pm);
+	check(!perfmap__refresh(pm) && perfmap__generation(pm) == g,
+	      "perfmap: unchanged file, no change");
+
+	/* Growth: only what was appended is read. */
+	uint64_t off = perfmap__offset(pm);
+	pm_write(path, "a", "3000 10 grown\n");
+	check(perfmap__refresh(pm) && perfmap__count(pm) == 3 && pm_is(pm, 0x3005, "grown") &&
+	      pm_is(pm, 0x1000, "first") && perfmap__offset(pm) == off + 14,
+	      "perfmap: growth read from where the last read ended");
+
+	/* A JIT caught mid-line: its line waits for its newline. */
+	off = perfmap__offset(pm);
+	pm_write(path, "a", "4000 10 par");
+	perfmap__refresh(pm);
+	check(perfmap__count(pm) == 3 && pm_is(pm, 0x4000, NULL) && perfmap__offset(pm) == off,
+	      "perfmap: a partial last line is not taken");
+	pm_write(path, "a", "tial\n");
+	check(perfmap__refresh(pm) && perfmap__count(pm) == 4 && pm_is(pm, 0x4000, "partial"),
+	      "perfmap: the partial line whole once its newline is there");
+
+	/* Later lines win: code regenerated at the same or an overlapping
+	 * address, whatever the sort order. */
+	pm_write(path, "a", "1000 100 second\n1080 8 inner\n2000 80 a\n2000 80 b\n2000 80 c\n");
+	check(perfmap__refresh(pm) && pm_is(pm, 0x1000, "second") && pm_is(pm, 0x1084, "inner") &&
+	      pm_is(pm, 0x1090, "second") && pm_is(pm, 0x2000, "c"),
+	      "perfmap: where entries overlap, the later line wins (across reads and within one)");
+	pm_write(path, "a", "1000 3000 outer_later\n");
+	check(perfmap__refresh(pm) && pm_is(pm, 0x1084, "outer_later") && pm_is(pm, 0x1800, "outer_later") &&
+	      pm_is(pm, 0x3005, "outer_later") && pm_is(pm, 0x2000, "outer_later") &&
+	      pm_is(pm, 0x4000, "partial"),
+	      "perfmap: a later, larger entry covers the smaller earlier ones");
+
+	/* Rewritten shorter (same file, cut): read again from the start, the
+	 * old entries dropped. */
+	g = perfmap__generation(pm);
+	pm_write(path, "w", "5000 10 after_cut\n");
+	check(perfmap__refresh(pm) && perfmap__generation(pm) != g && perfmap__count(pm) == 1 &&
+	      pm_is(pm, 0x5000, "after_cut") && pm_is(pm, 0x1000, NULL) && pm_is(pm, 0x4000, NULL),
+	      "perfmap: a file cut shorter is read again, its old entries gone");
+
+	/* Replaced (another inode, by rename): read again. */
+	pm_write(tmp, "w", "6000 10 replaced\n7000 10 also\n");
+	rename(tmp, path);
+	check(perfmap__refresh(pm) && perfmap__count(pm) == 2 && pm_is(pm, 0x6000, "replaced") &&
+	      pm_is(pm, 0x5000, NULL), "perfmap: a file replaced by another is read again");
+
+	/* Rewritten to the same size: told by its mtime. */
+	struct timespec old[2] = { { 0, UTIME_OMIT }, { 1000000000, 0 } };
+	pm_write(path, "r+", "6000 10 rewrote\n");
+	utimensat(AT_FDCWD, path, old, 0);
+	check(perfmap__refresh(pm) && pm_is(pm, 0x6000, "rewrote") && pm_is(pm, 0x7000, "also"),
+	      "perfmap: rewritten in place at the same size (another mtime): read again");
+
+	/* Cut and written again, longer, in place (a JVM's Compiler.perfmap
+	 * run again): not taken for growth. */
+	pm_write(path, "w", "6000 10 jvm_again\n7000 10 also_again\n8000 10 more_again\n");
+	check(perfmap__refresh(pm) && perfmap__count(pm) == 3 && pm_is(pm, 0x6000, "jvm_again") &&
+	      pm_is(pm, 0x7000, "also_again") && pm_is(pm, 0x8000, "more_again"),
+	      "perfmap: written again longer in place: read again from its start");
+
+	/* Removed: what was read still names the samples taken. */
+	unlink(path);
+	check(!perfmap__refresh(pm) && pm_is(pm, 0x6000, "jvm_again"),
+	      "perfmap: a map removed keeps its names");
+	perfmap__free(pm);
+
+	/* Garbage lines are skipped, the good ones around them kept. */
+	/* A line longer than a read (64 KiB), whose part past the first read
+	 * looks like a line of its own: skipped whole. */
+	size_t ll = (64u << 10) + 100;
+	char *longline = malloc(ll + 2);
+	if (longline) {
+		memset(longline, 'x', ll);
+		memcpy(longline, "9000 10 ", 8);
+		memcpy(longline + (64u << 10), "9100 10 tail", 12);
+		longline[ll] = '\n';
+		longline[ll + 1] = '\0';
+	}
+	pm_write(path, "w", "1000 10 good1\n"
+		 "\n"
+		 "hello world\n"
+		 "zz 10 nothex\n"
+		 "1100 0 size_zero\n"
+		 "1200 10\n"
+		 "1300 10 \n"
+		 "1400\n"
+		 "ffffffffffffff00 1000 wraps\n"
+		 "1500 zz notsize\n"
+		 "1600 10 bad\xff\xfe" "utf8\n");
+	pm_write(path, "a", longline ? longline : "");
+	pm_write(path, "a", "1700 10 good2\n");
+	pm = perfmap__at_path(path, PERFMAP_MAX);
+	perfmap__refresh(pm);
+	const char *bad = perfmap__lookup(pm, 0x1600);
+	check(pm_is(pm, 0x1000, "good1") && pm_is(pm, 0x1700, "good2") && pm_is(pm, 0x1100, NULL) &&
+	      pm_is(pm, 0x1200, NULL) && pm_is(pm, 0x1300, NULL) && pm_is(pm, 0x1400, NULL) &&
+	      pm_is(pm, 0xffffffffffffff80ull, NULL) && pm_is(pm, 0x1500, NULL) && pm_is(pm, 0x9000, NULL) &&
+	      pm_is(pm, 0x9100, NULL),
+	      "perfmap: garbage lines skipped (no number, size 0, no name, wrapping, over 4 KiB), good ones kept");
+	check(bad && *bad && text__valid(bad, strlen(bad)) && strncmp(bad, "bad", 3) == 0,
+	      "perfmap: a name that is not UTF-8 is cleaned, not dropped");
+	check(perfmap__count(pm) == 3, "perfmap: garbage: 3 entries of 13 lines");
+	perfmap__free(pm);
+	free(longline);
+
+	/* The cap: at most MAX bytes read, the rest never, even as it grows. */
+	pm_write(path, "w", "1000 10 in_cap\n2000 10 also_in\n3000 10 past_cap\n");
+	pm = perfmap__at_path(path, 32);        /* two lines are 31 bytes */
+	perfmap__refresh(pm);
+	check(perfmap__count(pm) == 2 && pm_is(pm, 0x1000, "in_cap") && pm_is(pm, 0x2000, "also_in") &&
+	      pm_is(pm, 0x3000, NULL) && perfmap__offset(pm) <= 32,
+	      "perfmap: the cap: lines past MAX bytes not read");
+	pm_write(path, "a", "4000 10 later\n");
+	perfmap__refresh(pm);
+	check(perfmap__count(pm) == 2 && pm_is(pm, 0x4000, NULL),
+	      "perfmap: the cap: growth past it not read");
+	perfmap__free(pm);
+	pm = perfmap__at_path(path, 20);        /* cuts the second line */
+	perfmap__refresh(pm);
+	check(perfmap__count(pm) == 1 && pm_is(pm, 0x2000, NULL) && perfmap__offset(pm) == 15,
+	      "perfmap: the cap inside a line: that line not taken");
+	perfmap__free(pm);
+	perfmap__free(NULL);
+
+	unlink(path);
+	rmdir(dir);
+}
+
 /* build/tests/unit [WORD...]: every group of tests, or those whose name
  * holds one of the WORDs (`make check T=unit:python`). */
 static const struct {
@@ -1530,6 +1697,7 @@ static const struct {
 	{ "cfi", test_cfi },
 	{ "python", test_python },
 	{ "symcache", test_symcache },
+	{ "perfmap", test_perfmap },
 };
 
 static int wanted(const char *name, int argc, char **argv)
