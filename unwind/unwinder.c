@@ -6,9 +6,9 @@
 #include <libunwind.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "module/perfmap.h"
+#include "util/timeutil.h"
 
 #include "unwind/cfi.h"
 #include "unwind/internal.h"
@@ -120,13 +120,6 @@ static int syscall_stub_caller(struct unwind_ctx *x, const struct unwind_input *
  * what it gained) when it does not name a PC, at most every JIT_LOOK_NS:
  * code compiled after the start is known within that much. */
 #define JIT_LOOK_NS 200000000ull
-
-static uint64_t now_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
 
 static bool jit_code(struct unwinder *u, const struct module *m, uint64_t pc)
 {
