@@ -69,20 +69,45 @@ void target_nostop_init(struct target *t)
 	t->stats.capture_perf = 1;
 }
 
+/* The process's probe, if it is for its address space now. */
+static const struct target_probe *probe_of(const struct thread *th)
+{
+	const struct process *p = th->proc;
+	return p && p->probe.len && p->probe_space == p->space ? &p->probe : NULL;
+}
+
 /* Whether TH's running captures come from its perf samples.  A runtime's
  * reader (CPython's frames) is called at the tick instead of at a stop,
  * right after the thread's sample is chosen (capture.rt_after).  A
- * runtime's probe (Go's goroutine behind a system stack) keeps its stops:
- * read after a sample, the goroutine has most often moved on (a GC assist,
- * a stack growth last microseconds), and its frames are lost (goalloc:
- * 86% of samples rooted against 99.5% with stops, t_goshipped); Go's
- * runtime retries every call a stop interrupts. */
+ * runtime's probe (Go's goroutine behind a system stack) is read in a
+ * stop: read after a sample, the goroutine has most often moved on (a GC
+ * assist, a stack growth last microseconds) and its frames are lost
+ * (goalloc: 86% of samples rooted against 99.5% with stops).  So a thread
+ * of a process with a probe is stopped only where its sample says it is
+ * on its system stack for a goroutine (target_probe.r14_hops,
+ * probe_wants_stop()); every thread, if the probe cannot tell. */
 int target_nostop(const struct target *t, const struct thread *th)
 {
-	const struct process *p = th->proc;
-	if (t->capture != TARGET_CAPTURE_PERF || !p)
+	const struct target_probe *p = probe_of(th);
+	return t->capture == TARGET_CAPTURE_PERF && th->proc && (!p || p->r14_hops);
+}
+
+static int word_at(pid_t tid, uint64_t addr, uint64_t *v)
+{
+	struct iovec l = { v, 8 }, r = { (void *)addr, 8 };
+	return addr && addr % 8 == 0 && process_vm_readv(tid, &l, 1, &r, 1, 0) == 8 ? 0 : -1;
+}
+
+/* Sample S of TH is of a thread on its system stack for a goroutine (see
+ * target_probe.r14_hops): a stop is wanted, for the probe. */
+static int probe_wants_stop(const struct thread *th, const struct perf_sample *s)
+{
+	const struct target_probe *p = probe_of(th);
+	uint64_t g = s->regs.r14, m, g0, curg;
+	if (!p || !p->r14_hops)
 		return 0;
-	return !(p->probe.len && p->probe_space == p->space);
+	(void)curg;
+	return word_at(th->tid, g + p->hop[0], &m) == 0 && word_at(th->tid, m, &g0) == 0 && g0 == g;
 }
 
 /* Copies the live stack on past the kernel's copy: C holds LEN bytes from
@@ -262,6 +287,10 @@ int target_nostop_running(struct target *t, struct thread *th)
 	/* Near this tick in CPU time is near the ticks it still owes too:
 	 * none has a sample after it, so it has not run a period since. */
 	const struct perf_sample *s = nearest(t, th);
+	if (s && probe_wants_stop(th, s)) {
+		t->stats.probe_stops++;
+		return -1;              /* stopped, its ticks owed settled by that capture */
+	}
 	if (s) {
 		push_sample(t, th, s, 1 + th->owed);
 		th->owed = 0;

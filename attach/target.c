@@ -558,7 +558,7 @@ void target__need_stop(struct target *t, const struct capture *c)
 	struct thread *th = t->last_blocked;
 	if (!th || th->tid != c->tid)
 		return;
-	if (target_nostop(t, th)) {
+	if (target_nostop(t, th) && !(th->proc->probe.len && th->proc->probe_space == th->proc->space)) {
 		target_nostop_need_regs(t, th, c);      /* no stop: a partial stack */
 		return;
 	}

@@ -80,6 +80,16 @@ struct target_probe {
 	uint32_t len;
 	uint32_t sp_off, hi_off;
 	uint32_t stack_max;             /* 0: no second stack */
+	/* With perf capture, running threads are not stopped for the probe,
+	 * but where their sample says the first pointer's block is not the
+	 * one they work for: %r14 at the sample is a pointer (Go's g, since
+	 * Go 1.17's register ABI) whose word at HOP[0] points to a block
+	 * whose first word is %r14 again (the M of its system stack, g0) and
+	 * whose word at HOP[1] is neither 0 nor %r14 (a goroutine it works
+	 * for).  Such a thread is stopped at the tick, and the probe read
+	 * then; a blocked one that needs registers too.  0: every running
+	 * thread is stopped (ptrace capture's rule). */
+	uint32_t r14_hops;
 };
 
 /* A runtime's own read of a thread's state at its capture (CPython: the
@@ -173,6 +183,8 @@ struct target_stats {
 	uint64_t perf_nostack;          /* samples left out: no stack copied (taken
 					   inside execve(), the old memory gone) */
 	uint64_t perf_unavailable;      /* running threads stopped: no perf stream */
+	uint64_t probe_stops;           /* running threads stopped for the probe (a Go
+					   thread on its system stack for a goroutine) */
 	uint64_t need_regs_partial;     /* blocked captures that needed registers /proc
 					   does not give: partial stacks, no stop */
 	uint64_t samples_blocked;       /* captures of blocked threads, not stopped */

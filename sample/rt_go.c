@@ -465,8 +465,9 @@ static const struct gocurg *curg_layout(struct sampler *s, struct space *sp, uin
 static void set_probe(struct sampler *s, struct space *sp, const struct capture *c,
 		      const struct gocurg *l, uint32_t stack)
 {
+	/* every layout is of Go 1.17+, whose register ABI keeps g in %r14 */
 	struct target_probe p = { l->tls_g, { l->g_m, l->m_curg }, (uint32_t)gocurg__g_len(l),
-				  l->g_sched, 8, stack };
+				  l->g_sched, 8, stack, 1 };
 	if (target__set_probe(s->t, c->pid, c->space, &p) == 0)
 		sp->curg_probe = stack;
 }

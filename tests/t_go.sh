@@ -36,6 +36,21 @@ for b in gospin gospin-stripped; do
 	check_ran "$b" "$TMP/$b" "$TMP/$b.folded"
 	prof "$TMP/${b}p" "$pid" --duration 0.7 --os-threads -o "$TMP/$b.pprof"
 	check_ran "$b pprof" "$TMP/${b}p" "$TMP/$b.pprof"
+	if [ $b = gospin ]; then
+		# Perf capture stops a Go thread only where its sample is on its
+		# system stack (g0: the probe of the goroutine it works for is
+		# read in a stop); before, every running sample was a stop.
+		prof "$TMP/${b}s" "$pid" --duration 1.5 --stats -o "$TMP/$b.s.folded"
+		check_ran "$b --stats" "$TMP/${b}s" "$TMP/$b.s.folded"
+		read -r stopped byperf <<<"$(capture_counts "$TMP/${b}s.err")"
+		if ! grep -qE '^cprof-attach: [0-9.]+ of [0-9]+ Hz, .*, perf, ' "$TMP/${b}s.err"; then
+			skip "$b: running Go threads sampled by perf" "perf events not permitted here"
+		else
+			DETAIL="$stopped stopped, $byperf by perf events; $(grep -oE '[0-9]+ stopped on a Go[^,]*' "$TMP/${b}s.err")" \
+				check "$b: running threads sampled by perf events, stopped only on their system stack (<= 20%)" \
+				"[ '${byperf:-0}' -gt 0 ] && [ \$((stopped * 5)) -le '${byperf:-0}' ]"
+		fi
+	fi
 	stop_target "$pid"
 	f=$TMP/$b.folded
 
