@@ -11,6 +11,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "util/secret.h"
+
 const char options__usage[] =
 	"usage: cprof-attach [OPTIONS] PID[,PID...]\n"
 	"       cprof-attach [OPTIONS] -p PID[,PID...]\n"
@@ -51,7 +53,13 @@ const char options__usage[] =
 	"      --listen-token-file FILE\n"
 	"                    ask HTTP clients for Authorization: Bearer (the token in FILE)\n"
 	"      --push URL    send each period to a Pyroscope server's /ingest (URL is\n"
-	"                    its base, http:// or https://); --period 10s unless given\n"
+	"                    its base, http:// or https://); --period 10s unless given;\n"
+	"                    what is shown of URL (profiles, summary) hides its secrets\n"
+	"      --push-auth-file FILE\n"
+	"                    the store's credentials, from FILE: USER:PASSWORD (basic)\n"
+	"                    or one token (Authorization: Bearer)\n"
+	"      --push-header-file FILE\n"
+	"                    headers to send, from FILE: a \"Name: value\" a line\n"
 	"      --app-name NAME  the pushed profiles' name (default: the command name)\n"
 	"      --tag KEY=VALUE  a label of the pushed profiles (repeatable)\n"
 	"  -t, --threads     folded and svg: the thread, \"NAME (TID)\", as the root frame\n"
@@ -117,7 +125,7 @@ enum {
 	OPT_MAX_DEPTH = 256, OPT_STATS, OPT_CPU, OPT_IDLE, OPT_NO_IDLE, OPT_TID,
 	OPT_THREADS_MATCHING, OPT_DEBUG_DIR, OPT_CONVERT, OPT_PROCESSES, OPT_SYSCALLS, OPT_KERNEL_STACKS, OPT_CAPTURE, OPT_OS_THREADS, OPT_GO_SYSTEM, OPT_SUBPROCESSES,
 	OPT_NO_SUBPROCESSES, OPT_DUMP, OPT_PERIOD, OPT_HISTORY, OPT_PID_FILE, OPT_DEBUGINFOD_DEADLINE,
-	OPT_LISTEN, OPT_LISTEN_TOKEN_FILE, OPT_PUSH, OPT_APP_NAME, OPT_TAG, OPT_NO_PYTHON, OPT_NO_LINES,
+	OPT_LISTEN, OPT_LISTEN_TOKEN_FILE, OPT_PUSH, OPT_PUSH_AUTH_FILE, OPT_PUSH_HEADER_FILE, OPT_APP_NAME, OPT_TAG, OPT_NO_PYTHON, OPT_NO_LINES,
 };
 
 const struct option *options__table(void);
@@ -137,6 +145,8 @@ static const struct option long_opts[] = {
 	{ "listen", required_argument, NULL, OPT_LISTEN },
 	{ "listen-token-file", required_argument, NULL, OPT_LISTEN_TOKEN_FILE },
 	{ "push", required_argument, NULL, OPT_PUSH },
+	{ "push-auth-file", required_argument, NULL, OPT_PUSH_AUTH_FILE },
+	{ "push-header-file", required_argument, NULL, OPT_PUSH_HEADER_FILE },
 	{ "app-name", required_argument, NULL, OPT_APP_NAME },
 	{ "tag", required_argument, NULL, OPT_TAG },
 	{ "debuginfod-deadline", required_argument, NULL, OPT_DEBUGINFOD_DEADLINE },
@@ -410,11 +420,22 @@ static int parse_one(struct options *o, int c, const char *arg, char *err, size_
 		return 0;
 	case OPT_PUSH:
 		if (strncasecmp(arg, "http://", 7) && strncasecmp(arg, "https://", 8)) {
+			char *shown = secret__shown(arg);
 			snprintf(err, errlen, "--push needs an http:// or https:// URL (a Pyroscope "
-				 "server's base), not '%s'", arg);
+				 "server's base), not '%s'", shown);
+			free(shown);
 			return -EINVAL;
 		}
 		o->push = arg;
+		return 0;
+	case OPT_PUSH_AUTH_FILE:
+	case OPT_PUSH_HEADER_FILE:
+		if (!*arg) {
+			snprintf(err, errlen, "--push-%s-file needs a file name",
+				 c == OPT_PUSH_AUTH_FILE ? "auth" : "header");
+			return -EINVAL;
+		}
+		*(c == OPT_PUSH_AUTH_FILE ? &o->push_auth_file : &o->push_header_file) = arg;
 		return 0;
 	case OPT_APP_NAME:
 		if (!*arg || strpbrk(arg, "{}=,\"\n")) {
@@ -780,6 +801,11 @@ static int check_combination(struct options *o, int first, int nopts, char **arg
 	}
 	if (o->listen_token_file && !o->listen) {
 		snprintf(err, errlen, "--listen-token-file is for --listen");
+		return -EINVAL;
+	}
+	if ((o->push_auth_file || o->push_header_file) && !o->push) {
+		snprintf(err, errlen, "--push-%s-file is for --push",
+			 o->push_auth_file ? "auth" : "header");
 		return -EINVAL;
 	}
 	if ((o->app_name || o->ntags) && !o->push) {

@@ -36,6 +36,8 @@ struct options {
 	int output_given;               /* -o was given (not the default name) */
 	const char *listen;             /* --listen ADDR: serve HTTP (cli/serve.h) */
 	const char *listen_token_file;  /* --listen-token-file: Authorization: Bearer */
+	const char *push_auth_file;     /* --push-auth-file: USER:PASSWORD or a token */
+	const char *push_header_file;   /* --push-header-file: "Name: value" lines */
 	const char *push;               /* --push URL: each period to a Pyroscope /ingest */
 	const char *app_name;           /* --app-name: the pushed profiles' name */
 	const char *tags[MAX_TAGS];     /* --tag KEY=VALUE (repeatable), as given */

@@ -42,7 +42,116 @@ struct push {
 	uint64_t next_seq;
 	uint64_t deadline_ns;           /* quitting: give up sending then */
 	struct push_stats st;           /* under mu */
+	char *userpwd;                  /* --push-auth-file's USER:PASSWORD, or NULL */
+	struct curl_slist *headers;     /* --push-auth-file's token, --push-header-file's */
 };
+
+/* ---- credentials ------------------------------------------------------------- */
+
+#define AUTH_FILE_MAX 16384
+#define HEADER_MAX 1024
+
+/* The file at PATH, whole, into BUF (at most AUTH_FILE_MAX - 1 bytes). */
+static int read_small(const char *opt, const char *path, char *buf, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "re");
+	size_t n = f ? fread(buf, 1, AUTH_FILE_MAX, f) : 0;
+	int e = f ? (ferror(f) ? EIO : 0) : errno;
+	if (f)
+		fclose(f);
+	if (!e && n == AUTH_FILE_MAX)
+		e = EFBIG;
+	if (e) {
+		snprintf(err, errlen, "--%s %s: %s", opt, path,
+			 e == EFBIG ? "larger than 16 KiB: not credentials" : strerror(e));
+		return -e;
+	}
+	buf[n] = '\0';
+	return 0;
+}
+
+/* A header line a server takes: "Name: value", NAME an HTTP token, VALUE
+ * printable. */
+static int header_ok(const char *h)
+{
+	size_t name = strspn(h, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+				"!#$%&'*+-.^_`|~");
+	if (!name || h[name] != ':' || strlen(h) > HEADER_MAX)
+		return 0;
+	for (const char *c = h + name + 1; *c; c++)
+		if ((unsigned char)*c < 0x20 && *c != '\t')
+			return 0;
+	return 1;
+}
+
+int push__read_auth(const struct options *o, struct push_auth *a, char *err, size_t errlen)
+{
+	char *buf = xmalloc(AUTH_FILE_MAX + 1);
+	int e = 0;
+	memset(a, 0, sizeof(*a));
+	if (o->push_auth_file &&
+	    (e = read_small("push-auth-file", o->push_auth_file, buf, err, errlen)) == 0) {
+		size_t n = strlen(buf);
+		while (n && strchr("\r\n \t", buf[n - 1]))
+			buf[--n] = '\0';
+		if (!n || strcspn(buf, " \t\r\n") != n) {
+			snprintf(err, errlen, "--push-auth-file %s: needs USER:PASSWORD or one token "
+				 "(a line without spaces), %s", o->push_auth_file,
+				 n ? "not several words" : "and it is empty");
+			e = -EINVAL;
+		} else if (strchr(buf, ':')) {
+			a->userpwd = xstrdup(buf);
+		} else {
+			size_t l = strlen("Authorization: Bearer ") + n + 1;
+			a->headers[a->nheaders] = xmalloc(l);
+			snprintf(a->headers[a->nheaders++], l, "Authorization: Bearer %s", buf);
+		}
+	}
+	if (!e && o->push_header_file &&
+	    (e = read_small("push-header-file", o->push_header_file, buf, err, errlen)) == 0) {
+		size_t line = 0;
+		for (char *s = buf, *nl; *s && !e; s = nl ? nl + 1 : s + strlen(s)) {
+			nl = strchr(s, '\n');
+			if (nl)
+				*nl = '\0';
+			line++;
+			size_t n = strlen(s);
+			while (n && (s[n - 1] == '\r' || s[n - 1] == ' '))
+				s[--n] = '\0';
+			if (!n || *s == '#')
+				continue;
+			if (!header_ok(s)) {
+				snprintf(err, errlen, "--push-header-file %s: line %zu is not a header "
+					 "(\"Name: value\", at most %d bytes)", o->push_header_file, line,
+					 HEADER_MAX);
+				e = -EINVAL;
+			} else if (a->nheaders == PUSH_HEADERS) {
+				snprintf(err, errlen, "--push-header-file %s: more than %d headers",
+					 o->push_header_file, PUSH_HEADERS);
+				e = -EINVAL;
+			} else {
+				a->headers[a->nheaders++] = xstrdup(s);
+			}
+		}
+	}
+	memset(buf, 0, AUTH_FILE_MAX + 1);
+	free(buf);
+	if (e)
+		push__auth_free(a);
+	return e;
+}
+
+void push__auth_free(struct push_auth *a)
+{
+	if (a->userpwd)
+		memset(a->userpwd, 0, strlen(a->userpwd));
+	free(a->userpwd);
+	for (size_t i = 0; i < a->nheaders; i++) {
+		memset(a->headers[i], 0, strlen(a->headers[i]));
+		free(a->headers[i]);
+	}
+	memset(a, 0, sizeof(*a));
+}
 
 /* Label values as Pyroscope's name grammar takes them: no {}=, or quotes. */
 static void clean(char *s)
@@ -59,8 +168,8 @@ static void init_curl(void)
 	init_code = curl_global_init(CURL_GLOBAL_DEFAULT);
 }
 
-int push__new(struct push **out, const struct options *o, pid_t pid, const char *comm,
-	      char *err, size_t errlen)
+int push__new(struct push **out, const struct options *o, const struct push_auth *auth, pid_t pid,
+	      const char *comm, char *err, size_t errlen)
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	pthread_once(&once, init_curl);
@@ -91,6 +200,14 @@ int push__new(struct push **out, const struct options *o, pid_t pid, const char 
 	p->hz = o->hz;
 	p->pid = pid;
 	p->q = xcalloc(PUSH_QUEUE, sizeof(*p->q));
+	if (auth && auth->userpwd)
+		p->userpwd = xstrdup(auth->userpwd);
+	for (size_t i = 0; auth && i < auth->nheaders; i++) {
+		struct curl_slist *l = curl_slist_append(p->headers, auth->headers[i]);
+		if (!l)
+			xalloc_oom();
+		p->headers = l;
+	}
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_cond_init(&p->cv, NULL);
 	*out = p;
@@ -151,6 +268,12 @@ static int send_one(struct push *p, CURL *c, const struct item *it, long timeout
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
 	curl_easy_setopt(c, CURLOPT_USERAGENT, "cprof-attach/" CPROF_VERSION);
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	if (p->userpwd) {
+		curl_easy_setopt(c, CURLOPT_USERPWD, p->userpwd);
+		curl_easy_setopt(c, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+	}
+	if (p->headers)
+		curl_easy_setopt(c, CURLOPT_HTTPHEADER, p->headers);
 	char cerr[CURL_ERROR_SIZE] = "";
 	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, cerr);
 	CURLcode rc = curl_easy_perform(c);
@@ -343,6 +466,10 @@ void push__free(struct push *p, double grace_s, struct push_stats *final)
 	free(p->url);
 	free(p->app);
 	free(p->labels);
+	if (p->userpwd)
+		memset(p->userpwd, 0, strlen(p->userpwd));
+	free(p->userpwd);
+	curl_slist_free_all(p->headers);
 	pthread_mutex_destroy(&p->mu);
 	pthread_cond_destroy(&p->cv);
 	free(p);

@@ -31,10 +31,28 @@ struct push_stats {
 
 struct push;
 
+/* What --push-auth-file and --push-header-file give, read once at the
+ * start (before anything attaches) and never shown: the store's
+ * credentials, USER:PASSWORD (sent as basic authentication) or one token
+ * (Authorization: Bearer), and "Name: value" header lines (at most
+ * PUSH_HEADERS, each at most 1 KiB; a tenant's X-Scope-OrgID). */
+#define PUSH_HEADERS 32
+struct push_auth {
+	char *userpwd;                  /* USER:PASSWORD, or NULL */
+	char *headers[PUSH_HEADERS + 1];        /* "Name: value"; Authorization for a token */
+	size_t nheaders;
+};
+
+/* Reads O's --push-auth-file and --push-header-file into A.  0, or
+ * -errno with a one-line ERR naming the file and what is wrong. */
+int push__read_auth(const struct options *o, struct push_auth *a, char *err, size_t errlen);
+void push__auth_free(struct push_auth *a);
+
 /* PID and COMM name the profiles (labels pid and process; the name is
- * --app-name or COMM).  0, or -errno with ERR. */
-int push__new(struct push **out, const struct options *o, pid_t pid, const char *comm,
-	      char *err, size_t errlen);
+ * --app-name or COMM); AUTH (may be NULL) is copied.  0, or -errno with
+ * ERR. */
+int push__new(struct push **out, const struct options *o, const struct push_auth *auth, pid_t pid,
+	      const char *comm, char *err, size_t errlen);
 
 /* A period (a periods_sink: any thread). */
 void push__period(void *push, const struct frames *fr, const struct profile_info *info);

@@ -29,6 +29,7 @@
 #include "output/output.h"
 #include "output/readers.h"
 #include "sample/sampler.h"
+#include "util/secret.h"
 #include "util/strbuf.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"
@@ -53,6 +54,8 @@ struct run {
 	unsigned restarts;              /* --pid-file: processes that followed the first */
 	struct serve *serve;            /* --listen (cli/serve.h) */
 	struct push *push;              /* --push (cli/push.h) */
+	char *push_shown;               /* --push's URL as shown: its secrets hidden */
+	struct push_auth push_auth;     /* --push-auth-file, --push-header-file */
 	struct push_stats pushed;       /* its figures once it has ended */
 	/* What the server's threads see of the run: the periods and the
 	 * sampler while they sample (NULL between two processes), and how
@@ -490,11 +493,15 @@ static int wait_for_pid(struct run *r)
 	return -1;
 }
 
+/* The command line as profiles show it: its secrets hidden (util/secret.h). */
 static char *command_line(int argc, char **argv)
 {
 	struct strbuf sb = { 0 };
-	for (int i = 0; i < argc; i++)
-		strbuf__addf(&sb, "%s%s", i ? " " : "", argv[i]);
+	for (int i = 0; i < argc; i++) {
+		char *a = secret__shown(argv[i]);
+		strbuf__addf(&sb, "%s%s", i ? " " : "", a);
+		free(a);
+	}
 	return sb.s ? sb.s : xstrdup("");
 }
 
@@ -589,7 +596,7 @@ static void print_summary(const struct run *r, const struct sampler_stats *ss)
 		fprintf(stderr, "cprof-attach: pushed %llu %s to %s: %llu %s failed (retried), %llu "
 			"dropped (the queue was full), %llu left unsent%s%s\n",
 			(unsigned long long)r->pushed.sent, plural(r->pushed.sent, "profile", "profiles"),
-			r->o->push, (unsigned long long)r->pushed.failed,
+			r->push_shown, (unsigned long long)r->pushed.failed,
 			plural(r->pushed.failed, "send", "sends"), (unsigned long long)r->pushed.dropped,
 			(unsigned long long)r->pushed.queued, r->pushed.last_error[0] ? "; last error: " : "",
 			r->pushed.last_error);
@@ -724,7 +731,7 @@ static void end_push(struct run *r)
 	if (r->pushed.queued)
 		fprintf(stderr, "cprof-attach: sending the %llu %s left to %s (5 s at most)\n",
 			(unsigned long long)r->pushed.queued,
-			plural(r->pushed.queued, "profile", "profiles"), r->o->push);
+			plural(r->pushed.queued, "profile", "profiles"), r->push_shown);
 	push__free(p, 5.0, &r->pushed);
 }
 
@@ -736,6 +743,8 @@ static void run_free(struct run *r)
 	serve__free(r->serve);          /* its threads gone: nothing reads the run now */
 	periods__free(r->periods);      /* the last period to the sink first */
 	end_push(r);
+	free(r->push_shown);
+	push__auth_free(&r->push_auth);
 	outfile__free(r->out);
 	sampler__free(r->sampler);
 	if (r->sig_fd >= 0)
@@ -812,6 +821,13 @@ int run__profile(const struct options *o, int argc, char **argv)
 		errorf("%s", r.err);
 		goto out;
 	}
+	if (o->push) {
+		r.push_shown = secret__shown(o->push);
+		if (push__read_auth(o, &r.push_auth, r.err, sizeof(r.err)) < 0) {
+			errorf("%s", r.err);
+			goto out;
+		}
+	}
 	/* Signals are blocked before the sampler's thread starts, so every
 	 * thread has them blocked and only the signalfds see them. */
 	if (setup_signals(&r) < 0) {
@@ -840,7 +856,7 @@ again:
 	if (o->push && !r.push) {
 		char comm[64] = "";
 		proc__comm(sampler__first_pid(r.sampler), sampler__first_pid(r.sampler), comm);
-		if (push__new(&r.push, o, sampler__first_pid(r.sampler), comm, r.err,
+		if (push__new(&r.push, o, &r.push_auth, sampler__first_pid(r.sampler), comm, r.err,
 			      sizeof(r.err)) < 0) {
 			sampler__stop(r.sampler);
 			errorf("%s", r.err);

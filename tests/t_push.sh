@@ -9,7 +9,12 @@
 #   2. a store that is down (nothing listens): the periods' files are still
 #      written, one per period, the run ends on time, the summary counts
 #      the failures; /metrics shows them;
-#   3. bad --push, --tag and --app-name refused before anything attaches.
+#   3. bad --push, --tag and --app-name refused before anything attaches;
+#   4. secrets: credentials in --push's URL (user:password@, ?token=) are
+#      used but never written: not in the summary, the period files, the
+#      profile --listen serves nor the pushed bodies; --push-auth-file
+#      (basic, or a bearer token) and --push-header-file are sent; bad ones
+#      refused before anything attaches.
 . "$(dirname "$0")/lib.sh"
 
 if [ ! -x "$BIN/pyroreceiver" ] || ! have_pprof; then
@@ -92,6 +97,77 @@ if start_target wallclock; then
 	expect_error "--app-name with a comma" "app-name" "" "$pid" -- "$CPROF" "$pid" --push http://127.0.0.1:1 --app-name a,b
 	expect_error "--tag without --push" "needs --push" "" "$pid" -- "$CPROF" "$pid" --tag env=x
 	expect_error "--push with --dump" "not with --dump" "" "$pid" -- "$CPROF" "$pid" --push http://127.0.0.1:1 --dump
+	expect_error "--push ftp:// with a password" "http:// or https://" "" "$pid" -- "$CPROF" "$pid" --push ftp://u:Zq9Sekret@x/
+	DETAIL="$(cat "$CWD"/../e.*.err 2>/dev/null | grep -c Zq9Sekret) lines" \
+		check "--push refused: the message does not show the password" \
+		"! grep -rqs Zq9Sekret '$TMP'/e.*.err"
+	printf 'two words\n' >"$TMP/bad.auth"
+	printf 'X-Scope-OrgID: t\nnot a header\n' >"$TMP/bad.hdr"
+	expect_error "--push-auth-file missing" "push-auth-file .*No such file" "" "$pid" -- "$CPROF" "$pid" \
+		--push http://127.0.0.1:1 --push-auth-file "$TMP/none.auth"
+	expect_error "--push-auth-file of two words" "push-auth-file .*USER:PASSWORD or one token" "" "$pid" -- \
+		"$CPROF" "$pid" --push http://127.0.0.1:1 --push-auth-file "$TMP/bad.auth"
+	expect_error "--push-header-file with a bad line" "push-header-file .*line 2 is not a header" "" "$pid" -- \
+		"$CPROF" "$pid" --push http://127.0.0.1:1 --push-header-file "$TMP/bad.hdr"
+	expect_error "--push-auth-file without --push" "is for --push" "" "$pid" -- "$CPROF" "$pid" \
+		--push-auth-file "$TMP/bad.auth"
+	stop_target "$pid"
+fi
+
+# --- 4. secrets ------------------------------------------------------------------------
+# has_secret FILE...: a file (gzipped or not) holds the secret.
+SECRET=Zq9Sekret
+has_secret() {
+	local f
+	for f in "$@"; do
+		{ gzip -dc "$f" 2>/dev/null || cat "$f"; } | grep -aq "$SECRET" && return 0
+	done
+	return 1
+}
+mkdir -p "$TMP/rx4" "$TMP/sec"
+"$BIN/pyroreceiver" "$TMP/rx4.ready" "$TMP/rx4" 0 &
+PIDS+=("$!")
+if wait_until 10 file_ready "$TMP/rx4.ready" && start_target wallclock; then
+	pid=$TARGET_PID
+	store=$(cat "$TMP/rx4.ready")
+	url="http://user:$SECRET@${store#http://}"
+	prof_bg "$TMP/sec" "$pid" --push "$url" --period 0.5s --duration 2.2 -o "$TMP/sec/s-%n.pprof" \
+		--listen 127.0.0.1:0
+	wait_until 10 grep -q '^cprof-attach: serving' "$TMP/sec.err"
+	surl=$(sed -nE 's,^cprof-attach: serving (http://[^ ]+)/debug/pprof/$,\1,p' "$TMP/sec.err")
+	wait_until 10 test -s "$TMP/rx4/0.pprof"
+	curl -s -o "$TMP/sec.served" "$surl/debug/fgprof?last=1" 2>/dev/null
+	prof_wait 20
+	DETAIL="exit $PROF_RC: $(tail -n 3 "$TMP/sec.err")" check "secrets: exit 0" "[ '$PROF_RC' = 0 ]"
+	n=$(ls "$TMP/rx4" | grep -c '\.pprof$')
+	DETAIL="$n received; errors: $(head -c 300 "$TMP/rx4/errors" 2>/dev/null)" \
+		check "secrets: the periods pushed with the URL's credentials (>= 3)" "[ '$n' -ge 3 ]"
+	want="Basic $(printf 'user:%s' "$SECRET" | base64)"
+	DETAIL="$(head -n 1 "$TMP/rx4/0.auth")" \
+		check "secrets: the store got the URL's user and password (basic)" \
+		"[ \"\$(head -n 1 '$TMP/rx4/0.auth')\" = '$want' ]"
+	check "secrets: not in the summary" "! has_secret '$TMP/sec.err' '$TMP/sec.out'"
+	DETAIL="$(ls "$TMP/sec" | wc -l) files" \
+		check "secrets: not in the period files" "[ -n \"\$(ls '$TMP/sec')\" ] && ! has_secret '$TMP'/sec/*"
+	DETAIL="$(wc -c <"$TMP/sec.served") bytes" \
+		check "secrets: not in the profile --listen serves" "[ -s '$TMP/sec.served' ] && ! has_secret '$TMP/sec.served'"
+	check "secrets: not in the pushed bodies" "! has_secret '$TMP'/rx4/*.pprof"
+	check "secrets: the command line is still in the profiles, its secrets hidden" \
+		"gzip -dc '$TMP/sec/s-1.pprof' | grep -aqF 'user:***@'"
+
+	# the credentials from files
+	rm -f "$TMP/rx4"/*
+	printf 'tok3n-%s\n' "$SECRET" >"$TMP/sec.auth"
+	printf '# a tenant\nX-Scope-OrgID: tenant-7\n' >"$TMP/sec.hdr"
+	prof "$TMP/sec2" "$pid" --push "$store" --push-auth-file "$TMP/sec.auth" \
+		--push-header-file "$TMP/sec.hdr" --period 0.5s --duration 1.2
+	a=$(ls "$TMP/rx4"/*.auth 2>/dev/null | head -n 1)   # (the receiver counts on from the run before)
+	DETAIL="exit $PROF_RC; $(cat "${a:-/dev/null}" | tr '\n' '|')" \
+		check "secrets: --push-auth-file's token sent as Authorization: Bearer, --push-header-file's header sent" \
+		"[ '$PROF_RC' = 0 ] && [ -n '$a' ] && grep -qx 'Bearer tok3n-$SECRET' '$a' && grep -qx 'X-Scope-OrgID: tenant-7' '$a'"
+	check "secrets: the token not in the summary nor the bodies" \
+		"! has_secret '$TMP/sec2.err' '$TMP'/rx4/*.pprof"
+	check_unharmed secrets "$pid" 3
 	stop_target "$pid"
 fi
 

@@ -28,6 +28,7 @@
 #include "python/interp.h"
 #include "python/lines.h"
 #include "util/intern.h"
+#include "util/secret.h"
 #include "util/sparse.h"
 #include "util/text.h"
 #include "unwind/cfi.h"
@@ -1520,6 +1521,35 @@ static int pm_is(const struct perfmap *pm, uint64_t addr, const char *want)
 	return want ? got && strcmp(got, want) == 0 : got == NULL;
 }
 
+/* secret__shown(IN) is WANT. */
+static void secret_is(const char *in, const char *want)
+{
+	char *got = secret__shown(in);
+	int ok = strcmp(got, want) == 0;
+	if (!ok)
+		fprintf(stderr, "  secret__shown(%s) = %s, want %s\n", in, got, want);
+	char what[256];
+	snprintf(what, sizeof(what), "secret: %s", want);
+	check(ok, what);
+	free(got);
+}
+
+static void test_secret(void)
+{
+	secret_is("http://user:pw@host:4040", "http://user:***@host:4040");
+	secret_is("--push=https://user:p:w@h/x", "--push=https://user:***@h/x");
+	secret_is("https://tok@h", "https://***@h");
+	secret_is("http://h/p?app=x&token=abc&API_KEY=k&n=1#f", "http://h/p?app=x&token=***&API_KEY=***&n=1#f");
+	secret_is("http://h/a@b", "http://h/a@b");                  /* '@' in the path: no userinfo */
+	secret_is("http://h?password=", "http://h?password=***");
+	secret_is("12345", "12345");
+	secret_is("--hz", "--hz");
+	secret_is("", "");
+	secret_is("http://", "http://");
+	secret_is("a://u:p@h b://v:q@i", "a://u:***@h b://v:***@i");
+	secret_is("x://@h?=&&key", "x://***@h?=&&key");
+}
+
 static void test_perfmap(void)
 {
 	char dir[] = "/tmp/cprof-unit.XXXXXX", path[256], tmp[256];
@@ -1698,6 +1728,7 @@ static const struct {
 	{ "python", test_python },
 	{ "symcache", test_symcache },
 	{ "perfmap", test_perfmap },
+	{ "secret", test_secret },
 };
 
 static int wanted(const char *name, int argc, char **argv)

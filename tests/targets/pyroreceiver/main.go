@@ -102,6 +102,9 @@ func main() {
 		base := filepath.Join(dir, strconv.Itoa(saved))
 		os.WriteFile(base+".query", []byte(r.URL.RawQuery+"\n"), 0o644)
 		os.WriteFile(base+".pprof", body, 0o644)
+		// what the sender authenticated with (t_push's secrets section)
+		os.WriteFile(base+".auth", []byte(r.Header.Get("Authorization")+"\n"+
+			"X-Scope-OrgID: "+r.Header.Get("X-Scope-OrgID")+"\n"), 0o644)
 		saved++
 		w.WriteHeader(http.StatusOK)
 	})
