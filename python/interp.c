@@ -16,6 +16,7 @@
 #include "python/internal.h"
 #include "python/lines.h"
 #include "util/remote.h"
+#include "util/text.h"
 #include "util/xalloc.h"
 
 static int read_remote(void *ctx, uint64_t addr, void *buf, size_t len)
@@ -558,6 +559,10 @@ char *py_read_str(const struct py_interp *p, uint64_t addr)
 	char out[PY_MAX_STR * 4 + 1];
 	if (py_lines__utf8(state, data, n, out, sizeof(out)) < 0)
 		return NULL;
+	/* made safe to show: a name or file with control characters (an
+	 * escape sequence, set through code.replace()) is shown with '?'
+	 * for each, in --dump and goroutine?debug=2 as in the profiles */
+	text__clean(out, sizeof(out), out, strlen(out));
 	return xstrdup(out);
 }
 

@@ -151,11 +151,18 @@ static size_t py_read(void *arg, pid_t pid, pid_t tid, int running, void *out, s
 			continue;
 		wholen[b] = m;
 		/* the longest run of outer frames two whole reads in a row
-		 * agree on, kept for the end */
+		 * agree on, kept for the end: the same code objects, and the
+		 * same instructions but in the innermost of them (the one that
+		 * ran on; its callers had to wait), taken from this read */
 		size_t c = 0;
-		while (prev < 2 && c < wholen[prev] && c < m &&
-		       !memcmp(&buf[prev][wholen[prev] - 1 - c], &into[m - 1 - c], sizeof(*fr)))
+		while (prev < 2 && c < wholen[prev] && c < m) {
+			const struct py_frame_raw *x = &buf[prev][wholen[prev] - 1 - c], *y = &into[m - 1 - c];
+			if (x->code != y->code || x->ends != y->ends)
+				break;
 			c++;
+			if (x->instr != y->instr)
+				break;
+		}
 		if (c > bestn) {
 			memcpy(v->best, into + (m - c), c * sizeof(*fr));
 			bestn = c;

@@ -827,6 +827,19 @@ for m in 12 13; do
 done
 took "forked (libc)"
 
+# Names with control characters (pyescape.py: an escape sequence and a
+# bell in the function's and the file's names, through code.replace()):
+# --dump shows them with '?', never the raw bytes (before: raw, a
+# terminal that shows --dump's output obeyed them).
+if start_py escape python3 "$ROOT/tests/targets/pyescape.py"; then
+	prof "$TMP/escape" --dump "$PY_PID"
+	n=$(grep -c 'ev?\[31mil?' "$TMP/escape.out")
+	DETAIL="$n lines; $(grep -a ' ev' "$TMP/escape.out" | head -n 1 | cat -v)" \
+		check "--dump: a Python name with an escape sequence shown with '?', no control byte in the output" \
+		"[ '$PROF_RC' = 0 ] && [ '$n' -gt 0 ] && ! LC_ALL=C grep -q \$'[\x01-\x08\x0b-\x1f\x7f]' '$TMP/escape.out'"
+	stop_target "$PY_PID"
+fi
+
 # --- 5. numpy ------------------------------------------------------------------------
 # multiply() calls a @ b: numpy's matmul and BLAS's gemm under it, on one
 # thread (OPENBLAS_NUM_THREADS=1 where OpenBLAS is BLAS).
