@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/secret.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"
 
@@ -42,6 +43,8 @@ struct push {
 	uint64_t next_seq;
 	uint64_t deadline_ns;           /* quitting: give up sending then */
 	struct push_stats st;           /* under mu */
+	char *shown;                    /* url as shown: its secrets hidden (util/secret.h) */
+	int said;                       /* a failure was said, once */
 	char *userpwd;                  /* --push-auth-file's USER:PASSWORD, or NULL */
 	struct curl_slist *headers;     /* --push-auth-file's token, --push-header-file's */
 };
@@ -187,6 +190,7 @@ int push__new(struct push **out, const struct options *o, const struct push_auth
 	p->url = xmalloc(ul + strlen(tail) + 1);
 	memcpy(p->url, o->push, ul);
 	strcpy(p->url + ul, tail);
+	p->shown = secret__shown(p->url);
 	p->app = xstrdup(o->app_name ? o->app_name : comm && *comm ? comm : "cprof-attach");
 	clean(p->app);
 	if (gethostname(p->host, sizeof(p->host) - 1) < 0)
@@ -216,11 +220,39 @@ int push__new(struct push **out, const struct options *o, const struct push_auth
 
 /* ---- the sender -------------------------------------------------------------- */
 
+/* An answer's body is not needed: at most ANSWER_MAX bytes of it are
+ * read (a store that answers endlessly costs nothing more), then the
+ * transfer ends, its status line already known. */
+#define ANSWER_MAX (16 * 1024)
+struct answer {
+	size_t got;
+	int cut;                        /* ended here, past ANSWER_MAX */
+};
+
 static size_t discard(char *ptr, size_t size, size_t n, void *arg)
 {
+	struct answer *a = arg;
 	(void)ptr;
-	(void)arg;
+	a->got += size * n;
+	if (a->got > ANSWER_MAX) {
+		a->cut = 1;
+		return 0;               /* CURLE_WRITE_ERROR: ours */
+	}
 	return size * n;
+}
+
+/* libcurl asks, about once a second and as data moves: a request in flight
+ * when the run ends is given up at the end of the grace, not at its own
+ * timeout (30 s: `-d 8` ended after 31 s with a store that never
+ * answered). */
+static int keep_going(void *arg, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
+{
+	struct push *p = arg;
+	(void)dt, (void)dn, (void)ut, (void)un;
+	pthread_mutex_lock(&p->mu);
+	int stop = p->quit && now_ns() >= p->deadline_ns;
+	pthread_mutex_unlock(&p->mu);
+	return stop;
 }
 
 /* One POST; 0, or -1 with p->st.last_error set. */
@@ -265,7 +297,12 @@ static int send_one(struct push *p, CURL *c, const struct item *it, long timeout
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 5L);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT, timeout_s);
+	struct answer ans = { 0, 0 };
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, &ans);
+	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, keep_going);
+	curl_easy_setopt(c, CURLOPT_XFERINFODATA, p);
+	curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
 	curl_easy_setopt(c, CURLOPT_USERAGENT, "cprof-attach/" CPROF_VERSION);
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
 	if (p->userpwd) {
@@ -283,6 +320,8 @@ static int send_one(struct push *p, CURL *c, const struct item *it, long timeout
 	strbuf__free(&url);
 	pthread_mutex_lock(&p->mu);
 	p->st.last_code = code;
+	if (rc == CURLE_WRITE_ERROR && ans.cut)
+		rc = CURLE_OK;          /* the body cut by us: the status is what counts */
 	int ok = rc == CURLE_OK && code >= 200 && code < 300;
 	if (!ok)
 		snprintf(p->st.last_error, sizeof(p->st.last_error), "%s",
@@ -290,7 +329,17 @@ static int send_one(struct push *p, CURL *c, const struct item *it, long timeout
 			 code ? "the server answered with an error" : "no answer");
 	if (!ok && rc == CURLE_OK)
 		snprintf(p->st.last_error, sizeof(p->st.last_error), "HTTP %ld", code);
+	/* Said once, as it happens (a run whose every push fails said
+	 * nothing until its end); then counted: the summary, /metrics. */
+	char said[sizeof(p->st.last_error)] = "";
+	if (!ok && !p->said && !p->quit) {
+		p->said = 1;
+		memcpy(said, p->st.last_error, sizeof(said));
+	}
 	pthread_mutex_unlock(&p->mu);
+	if (said[0])
+		fprintf(stderr, "cprof-attach: note: a push to %s failed (%s): retried, and counted "
+			"in the summary and /metrics (cprof_pushes_total); said once\n", p->shown, said);
 	return ok ? 0 : -1;
 }
 
@@ -464,6 +513,7 @@ void push__free(struct push *p, double grace_s, struct push_stats *final)
 		free(p->q[(p->head + i) % PUSH_QUEUE].body);
 	free(p->q);
 	free(p->url);
+	free(p->shown);
 	free(p->app);
 	free(p->labels);
 	if (p->userpwd)
