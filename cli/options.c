@@ -240,7 +240,7 @@ static int parse_int(const char *s, long min, long max, long *out)
 }
 
 /* A time above 0 in seconds: a decimal number ("2", "0.5", ".5") and an
- * optional unit, s, ms or m ("500ms", "1.5m").  No sign, exponent, hex,
+ * optional unit, s, ms, m or h ("500ms", "1.5m", "2h").  No sign, exponent, hex,
  * inf or nan: strtod alone would take all of those. */
 static int parse_duration(const char *s, double *out)
 {
@@ -261,6 +261,8 @@ static int parse_duration(const char *s, double *out)
 		v /= 1000;
 	else if (strcmp(unit, "m") == 0)
 		v *= 60;
+	else if (strcmp(unit, "h") == 0)
+		v *= 3600;
 	else if (*unit && strcmp(unit, "s") != 0)
 		return -EINVAL;
 	if (!(v > 0) || v > DURATION_MAX)
@@ -393,14 +395,14 @@ static int parse_one(struct options *o, int c, const char *arg, char *err, size_
 	case OPT_DURATION:
 		if (parse_duration(arg, &o->duration) < 0) {
 			snprintf(err, errlen, "--duration must be a time above 0: seconds, or with "
-				 "s, ms or m (2, 0.5, 500ms, 1.5m), not '%s'", arg);
+				 "s, ms, m or h (2, 0.5, 500ms, 1.5m, 1h), not '%s'", arg);
 			return -EINVAL;
 		}
 		return 0;
 	case OPT_DEBUGINFOD_DEADLINE:
 		if (parse_duration(arg, &o->debuginfod_deadline) < 0 || o->debuginfod_deadline < 0.1) {
 			snprintf(err, errlen, "--debuginfod-deadline must be a time of at least 0.1 s: "
-				 "seconds, or with s, ms or m (10s, 1m), not '%s'", arg);
+				 "seconds, or with s, ms, m or h (10s, 1m, 1h), not '%s'", arg);
 			return -EINVAL;
 		}
 		return 0;
@@ -477,7 +479,7 @@ static int parse_one(struct options *o, int c, const char *arg, char *err, size_
 		if (parse_duration(arg, c == OPT_PERIOD ? &o->period : &o->history) < 0 ||
 		    (c == OPT_PERIOD ? o->period : o->history) < 0.1) {
 			snprintf(err, errlen, "--%s must be a time of at least 0.1 s: seconds, or "
-				 "with s, ms or m (10s, 1m), not '%s'",
+				 "with s, ms, m or h (10s, 1m, 1h), not '%s'",
 				 c == OPT_PERIOD ? "period" : "history", arg);
 			return -EINVAL;
 		}

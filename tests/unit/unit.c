@@ -113,6 +113,8 @@ static void test_options(void)
 	      "options: --format wins over the ending");
 	check(parse("cprof-attach --duration 1.5 1", &o, err) == 0 && o.duration == 1.5,
 	      "options: decimal duration");
+	check(parse("cprof-attach --history 2h --period 1m 1", &o, err) == 0 && o.history == 7200 &&
+	      o.period == 60, "options: hours (--history 2h), as 120m was");
 	const char *bad[] = { "--hz 0", "--hz abc", "--hz 20000", "--hz -5", "--hz 1e9", "--hz 10.5",
 			      "--duration -1", "--duration 0", "--duration abc", "--duration nan",
 			      "--format xml", "--max-depth 1", "--bogus", "--hz" };
