@@ -197,7 +197,7 @@ static void test_options_habits(void)
 		{ "-p 0", "-p" }, { "-p 1,,2", "list" }, { "-p 1,", "list" }, { "-p ,1", "list" },
 		{ "-p abc", "pidof" }, { "1,x", "list" }, { "-d 2x 1", "duration" },
 		{ "-d -1 1", "duration" }, { "-d 0 1", "duration" }, { "-d 0s 1", "duration" },
-		{ "-d 1e3 1", "duration" }, { "-d ms 1", "duration" }, { "-d 1h 1", "duration" },
+		{ "-d 1e3 1", "duration" }, { "-d ms 1", "duration" }, { "-d 1d 1", "duration" },
 		{ "-d inf 1", "duration" }, { "-F 0 1", "hz" }, { "--rate 20000 1", "hz" },
 		{ "-f xml 1", "format" }, { "--dump -- ls", "dump" },
 		{ "1 2", "101,102" }, { "nginx", "pidof" },
