@@ -39,6 +39,8 @@ struct serve {
 	struct serve_source src;
 	char addr[512];                 /* for people: http://HOST:PORT or unix:PATH */
 	char unix_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	dev_t unix_dev;                 /* the socket made there: only it is removed */
+	ino_t unix_ino;
 	char *token;                    /* --listen-token-file's, or NULL */
 	pthread_mutex_t mu;
 	uint64_t count[NROUTES][NCODES];
@@ -89,6 +91,10 @@ static int bind_unix(struct serve *s, const char *path, char *err, size_t errlen
 	}
 	snprintf(s->unix_path, sizeof(s->unix_path), "%s", path);
 	snprintf(s->addr, sizeof(s->addr), "unix:%s", path);
+	if (lstat(path, &st) == 0) {
+		s->unix_dev = st.st_dev;
+		s->unix_ino = st.st_ino;
+	}
 	return 0;
 }
 
@@ -678,7 +684,11 @@ void serve__free(struct serve *s)
 		MHD_stop_daemon(s->d);
 	if (s->fd >= 0)
 		close(s->fd);
-	if (s->unix_path[0])
+	/* Only the socket this run made: a file put there since (the path
+	 * reused, replaced) is the user's. */
+	struct stat st;
+	if (s->unix_path[0] && lstat(s->unix_path, &st) == 0 && S_ISSOCK(st.st_mode) &&
+	    st.st_dev == s->unix_dev && st.st_ino == s->unix_ino)
 		unlink(s->unix_path);
 	free(s->token);
 	pthread_mutex_destroy(&s->mu);

@@ -267,6 +267,16 @@ if start_target wallclock; then
 	kill -INT "$PROF_PID"
 	prof_wait 15
 	check "unix:PATH: run ends well and removes its socket" "[ '$PROF_RC' = 0 ] && [ ! -e '$sock' ]"
+	# The path replaced by a file of the user's while the run serves: left
+	# at the end (before: deleted).
+	prof_bg "$TMP/unix2" "$pid" --listen "unix:$sock" --hz 19
+	wait_until 10 _serving "$TMP/unix2.err"
+	rm -f "$sock" && echo mine >"$sock"
+	kill -INT "$PROF_PID"
+	prof_wait 15
+	check "unix:PATH replaced by a file while serving: the file left at the end" \
+		"[ '$PROF_RC' = 0 ] && [ \"\$(cat '$sock' 2>/dev/null)\" = mine ]"
+	rm -f "$sock"
 
 	prof_bg "$TMP/any" "$pid" --listen 0.0.0.0:0
 	wait_until 10 _serving "$TMP/any.err"
