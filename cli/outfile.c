@@ -20,6 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/timeutil.h"
+
 struct outfile {
 	int fd;                 /* what the writer writes: a temporary file, or the stream */
 	int stream_fd;          /* a stream's own descriptor; -1 for a file */
@@ -457,16 +459,24 @@ bool outfile__is_stream(const struct outfile *f)
 
 /* --- commit ----------------------------------------------------------------- */
 
-/* Writes all of BUF to FD, waiting if FD is non-blocking. */
-static int write_all(int fd, const char *buf, size_t len)
+/* Writes all of BUF to FD, waiting for it to take more until DEADLINE
+ * (CLOCK_MONOTONIC ns): a stream (a FIFO or pipe whose reader does not
+ * read) is written PIPE_BUF bytes at a time once poll() says there is room
+ * for them, so that no write blocks past it.  -ETIMEDOUT then. */
+static int write_all(int fd, const char *buf, size_t len, uint64_t deadline)
 {
 	while (len) {
-		ssize_t w = write(fd, buf, len);
-		if (w < 0 && errno == EAGAIN) {
-			struct pollfd p = { .fd = fd, .events = POLLOUT };
-			poll(&p, 1, -1);
+		struct pollfd p = { .fd = fd, .events = POLLOUT };
+		uint64_t now = now_ns();
+		int ms = now >= deadline ? 0 : (int)((deadline - now + 999999) / 1000000);
+		int r = poll(&p, 1, ms);
+		if (r < 0 && errno == EINTR)
 			continue;
-		}
+		if (r == 0)
+			return -ETIMEDOUT;
+		ssize_t w = write(fd, buf, len < PIPE_BUF ? len : PIPE_BUF);
+		if (w < 0 && errno == EAGAIN)
+			continue;
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w < 0)
@@ -477,11 +487,13 @@ static int write_all(int fd, const char *buf, size_t len)
 	return 0;
 }
 
-/* Copies the temporary file F->fd, from its start, to TO. */
+/* Copies the temporary file F->fd, from its start, to TO, within
+ * OUTFILE_STREAM_WAIT_S. */
 static int copy_to(const struct outfile *f, int to)
 {
 	char buf[65536];
 	off_t off = 0;
+	uint64_t deadline = now_ns() + OUTFILE_STREAM_WAIT_S * 1000000000ull;
 	for (;;) {
 		ssize_t n = pread(f->fd, buf, sizeof(buf), off);
 		if (n < 0 && errno == EINTR)
@@ -490,7 +502,7 @@ static int copy_to(const struct outfile *f, int to)
 			return -errno;
 		if (n == 0)
 			return 0;
-		int e = write_all(to, buf, (size_t)n);
+		int e = write_all(to, buf, (size_t)n, deadline);
 		if (e < 0)
 			return e;
 		off += n;
@@ -582,7 +594,8 @@ static int commit_stream(struct outfile *f, char *err, size_t errlen)
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (e < 0)
-		return failed(f, e, strerror(-e), err, errlen);
+		return failed(f, e, e == -ETIMEDOUT ? "it took nothing more for 10 s (a FIFO or pipe "
+			      "whose reader does not read)" : strerror(-e), err, errlen);
 	if (f->tmp[0] && unlinkat(f->dir_fd, f->tmp, 0) == 0)
 		f->tmp[0] = '\0';
 	return 0;

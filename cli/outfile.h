@@ -14,8 +14,9 @@
  * devices, FIFOs and sockets.  A FIFO is opened at once, without blocking:
  * one with no reader is refused before the run.  A stream's bytes are
  * spooled to an unnamed file in $TMPDIR and copied to it in order at
- * commit, so that a stream that fails (a reader gone) leaves the whole
- * profile in a file the error names.
+ * commit, so that a stream that fails (a reader gone, or one that takes
+ * nothing for OUTFILE_STREAM_WAIT_S: the copy never blocks longer) leaves
+ * the whole profile in a file the error names.
  *
  * Everything that can be checked is checked at open: the name's length,
  * that its directory exists and is one, that we may create a file there,
@@ -27,6 +28,8 @@
  * whole one-line message ("cannot write the profile to PATH: why"). */
 #ifndef CPROF_CLI_OUTFILE_H
 #define CPROF_CLI_OUTFILE_H
+
+#define OUTFILE_STREAM_WAIT_S 10
 
 #include <stdbool.h>
 #include <stddef.h>
