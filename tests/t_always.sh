@@ -207,7 +207,8 @@ if start_target wallclock; then
 		kill -INT "$PROF_PID"
 		prof_wait 30
 		DETAIL="exit $PROF_RC: $(head -c 300 "$TMP/storm.err")" check "storm: profiler exits 0" "[ '$PROF_RC' = 0 ]"
-		check "storm: dumps written or dropped, and counted" \
+		DETAIL="$(grep -E 'periods? and' "$TMP/storm.err"; ls "$TMP/s" | tr '\n' ' ')" \
+			check "storm: dumps written or dropped, and counted" \
 			"grep -qE '^cprof-attach: [0-9]+ periods? and [1-9][0-9]* dumps? of the history: [1-9][0-9]* files? written' '$TMP/storm.err'"
 	fi
 	check "storm: target alive" alive "$pid"
@@ -258,7 +259,55 @@ if start_target wallclock; then
 		"$CPROF" --pid-file "$TMP/stale.pid" --period 1s -o "$TMP/x-%n.folded"
 	expect_error "--pid-file without --period" "needs --period" "" "$pid" -- \
 		"$CPROF" --pid-file "$TMP/stale.pid" -o "$TMP/x.folded"
+	# Files and processes --pid-file never takes (before: a FIFO blocked
+	# open() with SIGTERM ignored; the others were traced).
+	mkfifo "$TMP/fifo.pid"
+	expect_error "--pid-file a FIFO" "not a regular file" "" "$pid" -- \
+		"$CPROF" --pid-file "$TMP/fifo.pid" --period 1s -o "$TMP/x-%n.folded"
+	echo 1 >"$TMP/init.pid"
+	expect_error "--pid-file naming PID 1" "PID 1" "" "$pid" -- \
+		"$CPROF" --pid-file "$TMP/init.pid" --period 1s -o "$TMP/x-%n.folded"
+	expect_error "--pid-file naming the profiler itself" "names the profiler itself" "" "$pid" -- \
+		sh -c 'echo $$ >"$1"; exec "$2" --pid-file "$1" --period 1s -o "$3"' sh "$TMP/self.pid" "$CPROF" "$TMP/x-%n.folded"
+	if id nobody >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+		echo "$pid" >"$TMP/other.pid"
+		chown nobody "$TMP/other.pid"
+		expect_error "--pid-file of another user naming root's process" "not trusted" "" "$pid" -- \
+			"$CPROF" --pid-file "$TMP/other.pid" --period 1s -o "$TMP/x-%n.folded"
+	fi
 	stop_target "$pid"
+fi
+
+# A followed service SIGKILLed whose parent does not reap it at once: the
+# zombie is not attached to (before: "PID N is a zombie", exit 1), the next
+# process the file names is followed.
+PY=$(command -v python3 || true)
+if [ -n "$PY" ] && start_target wallclock; then
+	next=$TARGET_PID
+	"$PY" -c 'import os, signal, sys, time
+pid = os.fork()
+if pid == 0:
+    signal.pause()
+    os._exit(0)
+with open(sys.argv[1] + ".tmp", "w") as f:
+    f.write("%d\n" % pid)
+os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+time.sleep(120)         # never reaps' "$TMP/svc.pid" &
+	PIDS+=("$!")
+	if wait_until 10 test -s "$TMP/svc.pid"; then
+		svc=$(cat "$TMP/svc.pid")
+		prof_bg "$TMP/zomb" --pid-file "$TMP/svc.pid" --period 0.5s --duration 6 -o "$TMP/z-%n.folded"
+		_attached() { grep -q "TracerPid:[[:space:]]*[1-9]" "/proc/$svc/status" 2>/dev/null; }
+		wait_until 10 _attached
+		kill -KILL "$svc"
+		wait_until 5 test "$(awk '{ print $3 }' "/proc/$svc/stat" 2>/dev/null)" = Z
+		echo "$next" >"$TMP/svc.pid.tmp" && mv "$TMP/svc.pid.tmp" "$TMP/svc.pid"
+		prof_wait 20
+		DETAIL="exit $PROF_RC: $(tail -n 3 "$TMP/zomb.err" | tr '\n' '|')" \
+			check "--pid-file: a zombie not taken, the next process followed" \
+			"[ '$PROF_RC' = 0 ] && grep -q 'processes followed through' '$TMP/zomb.err'"
+	fi
+	stop_target "$next"
 fi
 
 # --- 7. a service that restarts -------------------------------------------------
