@@ -29,6 +29,7 @@
 
 #define SERVE_CONNECTIONS 32
 #define SERVE_IDLE_S 30
+#define SERVE_BODY_MAX 4096             /* a longer body is never read: closed */
 #define SERVE_MAX_SECONDS 600           /* the longest window asked for */
 
 /* What the server serves, from the run (cli/run.c): the periods of the

@@ -141,6 +141,15 @@ if start_target wallclock; then
 	DETAIL="got $c" check "an unknown path: 404" "[ '$c' = 404 ]"
 	c=$(http_code "$URL/debug/fgprof?seconds=1" -X POST -d x=1)
 	DETAIL="got $c" check "POST: 405" "[ '$c' = 405 ]"
+	# A body of 200 MB (or of no stated length) is not read: the
+	# connection closed at its headers (before: read whole, then 405).
+	up=$(head -c 200000000 /dev/zero | timeout 30 curl -s -o /dev/null -w '%{size_upload}' -X POST \
+		-H 'Content-Type: application/octet-stream' --data-binary @- "$URL/metrics" 2>/dev/null)
+	up2=$(head -c 200000000 /dev/zero | timeout 30 curl -s -o /dev/null -w '%{size_upload}' -X POST \
+		-H 'Transfer-Encoding: chunked' -T - "$URL/metrics" 2>/dev/null)
+	DETAIL="uploaded ${up:-?} and ${up2:-?} bytes" \
+		check "POST of 200 MB, sized or chunked: not read (under 1 MiB sent), the server answers on" \
+		"[ '${up:-0}' -lt 1048576 ] && [ '${up2:-0}' -lt 1048576 ] && [ \"\$(http_code '$URL/metrics')\" = 200 ]"
 	c=$(http_code "$URL/debug/fgprof?from=1000000000&to=1000000001")
 	DETAIL="got $c" check "a window the flight recorder does not hold: 404" "[ '$c' = 404 ]"
 	# raw_request TEXT: the first line of the answer to TEXT sent as is.
