@@ -25,14 +25,22 @@ THREADS="s-recv c-loop w-epoll w-semtimed"
 # field REPORT NAME KEY: one count of one thread in the report.
 field() { sed -nE "s/^$2 .*$3=([0-9]+).*/\1/p" "$1"; }
 
-# no_eintr LABEL REPORT ERR: every thread of REPORT saw no EINTR and no
-# early return; ERR's --stats: no thread stopped, some sampled by perf.
+# no_eintr LABEL REPORT ERR [EINTR_ONLY]: every thread of REPORT saw no
+# EINTR and no early return (with EINTR_ONLY, no EINTR: a 100 ms timeout
+# can pass in a process whose client loop shares the machine with a
+# computing Python thread and a loaded CI); ERR's --stats: no thread
+# stopped, some sampled by perf.
 no_eintr() {
-	local label=$1 report=$2 err=$3 name c stopped byperf
+	local label=$1 report=$2 err=$3 only=${4:-} name c stopped byperf
 	for name in $THREADS; do
 		c="$(field "$report" "$name" eintr) $(field "$report" "$name" other)"
-		DETAIL="$name: eintr other = $c" \
-			check "$label, 5 s at 99 Hz: $name saw no EINTR, no early return" "[ '$c' = '0 0' ]"
+		if [ -n "$only" ]; then
+			DETAIL="$name: eintr other = $c" \
+				check "$label, 5 s at 99 Hz: $name saw no EINTR" "[ '${c%% *}' = 0 ]"
+		else
+			DETAIL="$name: eintr other = $c" \
+				check "$label, 5 s at 99 Hz: $name saw no EINTR, no early return" "[ '$c' = '0 0' ]"
+		fi
 	done
 	read -r stopped byperf <<<"$(capture_counts "$err")"
 	DETAIL="$stopped stopped, $byperf by perf events" \
@@ -122,7 +130,7 @@ else
 		prof "$TMP/py" "$pid" --hz 99 --duration 5 --threads --stats -o "$out"
 		check_ran "CPython process" "$TMP/py" "$out"
 		request_report "$pid" "$report"
-		no_eintr "CPython process, perf capture" "$report" "$TMP/py.err"
+		no_eintr "CPython process, perf capture" "$report" "$TMP/py.err" eintr-only
 		after=$(sed -nE 's/.* ([0-9]+) of them read at the tick.*/\1/p' "$TMP/py.err")
 		DETAIL="$(grep -oE 'python: [^;]*' "$TMP/py.err" | cut -c1-300)" \
 			check "CPython process: Python frames read at the tick, after the perf sample" \
