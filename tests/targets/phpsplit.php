@@ -29,7 +29,10 @@ function compute_outer($ms)
     compute_middle(hrtime(true) + $ms * 1000000);
 }
 
-$pipe = popen('sleep 100000', 'r');
+$fifo = $argv[2] . '.fifo';
+@unlink($fifo);
+posix_mkfifo($fifo, 0600);
+$pipe = fopen($fifo, 'r+'); // a pipe nobody else writes to (r+: no wait for a writer)
 file_put_contents($argv[1], getmypid() . "\n");
 $t = ['compute' => 0, 'usleep' => 0, 'select' => 0];
 while (true) {
@@ -46,7 +49,7 @@ while (true) {
     $t['compute'] += $b - $a;
     $t['usleep'] += $c - $b;
     $t['select'] += $d - $c;
-    $all = $d - 0 > 0 ? array_sum($t) : 1;
+    $all = array_sum($t);
     $out = '';
     foreach ($t as $k => $v) {
         $out .= sprintf("%s %.2f\n", $k, 100.0 * $v / $all);
