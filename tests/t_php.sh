@@ -219,10 +219,12 @@ EOC
 	local workers
 	workers=$(ps -o pid= --ppid "$master" | tr -d ' ')
 	PIDS+=($workers)
-	timeout 10 bash -c "while :; do $client >/dev/null 2>&1; done" &
+	# two clients, 10 s at most each (their own deadline: killed, no
+	# loop is left behind)
+	bash -c "end=\$((SECONDS + 10)); while [ \$SECONDS -lt \$end ]; do $client >/dev/null 2>&1; done" &
 	load=$!
 	PIDS+=("$load")
-	timeout 10 bash -c "while :; do $client >/dev/null 2>&1; done" &
+	bash -c "end=\$((SECONDS + 10)); while [ \$SECONDS -lt \$end ]; do $client >/dev/null 2>&1; done" &
 	PIDS+=("$!")
 	prof "$base" -p "$master" --subprocesses --processes -d 3 -o "$base.folded"
 	kill "$load" 2>/dev/null
