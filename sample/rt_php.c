@@ -58,8 +58,9 @@ static bool alike(const struct php_frame_raw *a, const struct php_frame_raw *b, 
 /* The target's reader (target_reader_fn), py_read()'s rules: while the
  * thread cannot run, one read; RUNNING (right after its perf sample), the
  * chain is read until two reads in a row are whole and alike (the same
- * calls, each at the same opline but the innermost) and the innermost call
- * and its link are still those read first; after READ_TRIES only the
+ * calls, each at the same opline but the innermost, the same innermost
+ * call and link) and, read again after, the innermost call and its link
+ * are still those; after READ_TRIES only the
  * outer calls two whole reads in a row agreed on are kept (counted:
  * torn). */
 static size_t php_read(void *arg, pid_t pid, pid_t tid, int running, void *out, size_t cap)
@@ -73,17 +74,15 @@ static size_t php_read(void *arg, pid_t pid, pid_t tid, int running, void *out, 
 	struct php_frame_raw *buf[2] = { fr, v->again };
 	size_t lim = max < PHP_MAX_FRAMES ? max : PHP_MAX_FRAMES, n = 0;
 	size_t wholen[2] = { 0, 0 }, bestn = 0;
-	uint64_t first_cur = 0, first_prev = 0;
+	uint64_t curs[2] = { 0, 0 }, links[2] = { 0, 0 };     /* each buffer's innermost call, link */
 	int prev = 2;
 	for (int try = 0; try < READ_TRIES; try++) {
 		int b = prev == 0;
 		struct php_frame_raw *into = buf[b];
 		uint64_t cur, link;
 		size_t m = php_interp__frames(v->php, into, lim, &cur, &link);
-		if (try == 0) {
-			first_cur = cur;
-			first_prev = link;
-		}
+		curs[b] = cur;
+		links[b] = link;
 		if (!running || !m) {
 			h.cur = cur;
 			h.prev = link;
@@ -109,8 +108,8 @@ static size_t php_read(void *arg, pid_t pid, pid_t tid, int running, void *out, 
 		}
 		uint64_t now, back;
 		if (prev < 2 && wholen[prev] == m && alike(buf[prev], into, m) &&
-		    php_interp__current(v->php, &now, &back) == 0 && now == first_cur &&
-		    back == first_prev && cur == first_cur) {
+		    curs[prev] == cur && links[prev] == link &&
+		    php_interp__current(v->php, &now, &back) == 0 && now == cur && back == link) {
 			h.cur = cur;
 			h.prev = link;
 			n = m;
