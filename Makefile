@@ -57,9 +57,10 @@ SRCS += module/gopclntab.c module/gopclntab_rows.c module/symbols.c module/perfm
 SRCS += dwarf/debuginfod.c
 SRCS += unwind/cfi.c
 SRCS += goroutine/goroutines.c goroutine/curg.c goroutine/golayout.c
-SRCS += sample/rt_go.c sample/rt_python.c sample/spaces.c sample/capture.c sample/views.c sample/tracer.c
+SRCS += sample/rt_go.c sample/rt_python.c sample/rt_php.c sample/spaces.c sample/capture.c sample/views.c sample/tracer.c
 SRCS += dwarf/symcache.c
 SRCS += python/layout.c python/lines.c python/interp.c python/names.c
+SRCS += php/layout.c php/interp.c
 MAIN := cli/main.c
 OBJS := $(SRCS:%.c=build/%.o) build/output/profile.pb-c.o
 objs  = $(OBJS:build/%=$(1)/%)

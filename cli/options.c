@@ -81,7 +81,9 @@ const char options__usage[] =
 	"      --go-system   a Go program: the runtime's own goroutines too\n"
 	"      --no-python   a Python program: its native frames only (default: its\n"
 	"                    Python functions in place of the interpreter's loop)\n"
-	"      --no-lines    Python frames by function, without line numbers\n"
+	"      --no-php      a PHP program (php, php-fpm): its native frames only\n"
+	"                    (default: its PHP functions in place of execute_ex)\n"
+	"      --no-lines    Python and PHP frames by function, without line numbers\n"
 	"      --subprocesses, --no-subprocesses\n"
 	"                    also sample the processes PID starts, or not (default:\n"
 	"                    not with PID, yes with -- COMMAND)\n"
@@ -125,7 +127,7 @@ enum {
 	OPT_MAX_DEPTH = 256, OPT_STATS, OPT_CPU, OPT_IDLE, OPT_NO_IDLE, OPT_TID,
 	OPT_THREADS_MATCHING, OPT_DEBUG_DIR, OPT_CONVERT, OPT_PROCESSES, OPT_SYSCALLS, OPT_KERNEL_STACKS, OPT_CAPTURE, OPT_OS_THREADS, OPT_GO_SYSTEM, OPT_SUBPROCESSES,
 	OPT_NO_SUBPROCESSES, OPT_DUMP, OPT_PERIOD, OPT_HISTORY, OPT_PID_FILE, OPT_DEBUGINFOD_DEADLINE,
-	OPT_LISTEN, OPT_LISTEN_TOKEN_FILE, OPT_PUSH, OPT_PUSH_AUTH_FILE, OPT_PUSH_HEADER_FILE, OPT_APP_NAME, OPT_TAG, OPT_NO_PYTHON, OPT_NO_LINES,
+	OPT_LISTEN, OPT_LISTEN_TOKEN_FILE, OPT_PUSH, OPT_PUSH_AUTH_FILE, OPT_PUSH_HEADER_FILE, OPT_APP_NAME, OPT_TAG, OPT_NO_PYTHON, OPT_NO_PHP, OPT_NO_LINES,
 };
 
 const struct option *options__table(void);
@@ -158,6 +160,7 @@ static const struct option long_opts[] = {
 	{ "os-threads", no_argument, NULL, OPT_OS_THREADS },
 	{ "go-system", no_argument, NULL, OPT_GO_SYSTEM },
 	{ "no-python", no_argument, NULL, OPT_NO_PYTHON },
+	{ "no-php", no_argument, NULL, OPT_NO_PHP },
 	{ "no-lines", no_argument, NULL, OPT_NO_LINES },
 	{ "subprocesses", no_argument, NULL, OPT_SUBPROCESSES },
 	{ "no-subprocesses", no_argument, NULL, OPT_NO_SUBPROCESSES },
@@ -505,6 +508,9 @@ static int parse_one(struct options *o, int c, const char *arg, char *err, size_
 		return 0;
 	case OPT_NO_PYTHON:
 		o->no_python = 1;
+		return 0;
+	case OPT_NO_PHP:
+		o->no_php = 1;
 		return 0;
 	case OPT_NO_LINES:
 		o->no_lines = 1;

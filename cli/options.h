@@ -51,6 +51,7 @@ struct options {
 	int os_threads;                 /* --os-threads: a Go program's threads, not goroutines */
 	int go_system;                  /* --go-system: the Go runtime's goroutines too */
 	int no_python;                  /* --no-python: no Python frames */
+	int no_php;                     /* --no-php: no PHP frames */
 	int no_lines;                   /* --no-lines: Python frames without lines */
 	int subprocesses;               /* follow descendants: default 0 with PIDs, 1 with -- COMMAND */
 	int subprocesses_given;         /* --subprocesses or --no-subprocesses was given */

@@ -35,6 +35,7 @@ tests=(
 	strace util-linux procps           # a second tracer, setpriv, pgrep
 	gawk mawk                          # the awk pass runs under both (tests/run.sh)
 	python3.11-dev python3-numpy gunicorn curl  # t_python: CPython's headers, numpy, a WSGI server
+	php8.2-cli php8.2-fpm php8.2-dev libfcgi-bin  # t_php: PHP 8.2, its FastCGI server, its headers (nginx: below)
 	sqlite3 gzip nginx wrk             # t_programs: programs no one here wrote
 	prometheus restic rclone hugo      # t_goshipped (and t_serve: a real scraper)
 	redis-server                       # t_always: a service that restarts

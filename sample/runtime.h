@@ -97,7 +97,8 @@ struct rt_ops {
 /* Every runtime the sampler knows of, ended by NULL. */
 extern const struct rt_ops *const runtimes[];
 
-/* The Go runtime (sample/rt_go.c), CPython (sample/rt_python.c). */
-extern const struct rt_ops rt_go, rt_python;
+/* The Go runtime (sample/rt_go.c), CPython (sample/rt_python.c), PHP
+ * (sample/rt_php.c). */
+extern const struct rt_ops rt_go, rt_python, rt_php;
 
 #endif

@@ -40,7 +40,10 @@ struct sampler_config {
 	int kernel_stacks;              /* blocked threads' kernel stacks too (root) */
 	int runtime_views;              /* a runtime's own units where it has any (a Go
 					   program's goroutines), not its threads */
-	int no_interp_frames;           /* no interpreter's frames (CPython's) */
+	int no_interp_frames;           /* no interpreter's frames (CPython's, PHP's) */
+	/* frames-only views not opened, by name, comma-separated ("python,php";
+	 * NULL: none) */
+	const char *frames_off;
 	int no_lines;                   /* interpreter frames without their lines */
 	int go_system;                  /* ... the runtime's own goroutines too */
 	/* The watchdog's lifeline (cli/watchdog.h), or NULL: when it hangs

@@ -12,7 +12,7 @@
 #include "util/timeutil.h"
 #include "util/xalloc.h"
 
-const struct rt_ops *const runtimes[] = { &rt_go, &rt_python, NULL };
+const struct rt_ops *const runtimes[] = { &rt_go, &rt_python, &rt_php, NULL };
 
 struct view *sampler_view_of(struct sampler *s, pid_t pid)
 {
@@ -101,6 +101,20 @@ static bool looked_at(struct sampler *s, pid_t pid, uint32_t id)
 	return false;
 }
 
+/* Whether the frames-only view NAME was turned off (cfg.frames_off). */
+static bool turned_off(const struct sampler *s, const char *name)
+{
+	size_t n = strlen(name);
+	for (const char *p = s->cfg.frames_off; p && *p;) {
+		const char *e = strchr(p, ',');
+		size_t k = e ? (size_t)(e - p) : strlen(p);
+		if (k == n && !strncmp(p, name, n))
+			return true;
+		p = e ? e + 1 : p + k;
+	}
+	return false;
+}
+
 /* At a tick's start, no thread held: views closed for processes gone or
  * exec'd, opened for processes (and programs) not looked at yet, then
  * each view's tick. */
@@ -122,7 +136,8 @@ void sampler_views_tick(struct sampler *s)
 			continue;
 		char note[320] = "";
 		for (const struct rt_ops *const *o = runtimes; *o; o++) {
-			if ((*o)->frames_only ? s->cfg.no_interp_frames : !s->cfg.runtime_views)
+			if ((*o)->frames_only ? s->cfg.no_interp_frames || turned_off(s, (*o)->name) :
+			    !s->cfg.runtime_views)
 				continue;
 			if (s->next_rt_slot + RT_SLOTS < s->next_rt_slot)
 				break;          /* no slot left (never: 2^32 / 8192 views) */

@@ -201,6 +201,15 @@ tests/bin/pylayout: tests/targets/pyoffsets/pylayout.c python/layout.c python/la
 	$(Q)$(CC) -std=gnu11 -O2 -Wall -Wextra -I. -o $@ $< python/layout.c
 TEST_BINS += tests/bin/pylayout
 
+# PHP's offsets (tests/t_php.sh): php/layout.c's table printed by
+# tests/bin/phplayout, to compare with what the installed headers say
+# (tests/targets/phpoffsets/phpoffsets.c, built by the test).
+tests/bin/phplayout: tests/targets/phpoffsets/phplayout.c php/layout.c php/layout.h tests/tests.mk
+	@mkdir -p tests/bin
+	@echo "  CC      $<"
+	$(Q)$(CC) -std=gnu11 -O2 -Wall -Wextra -I. -o $@ $< php/layout.c
+TEST_BINS += tests/bin/phplayout
+
 # The goroutine view's layout with DWARF and without, side by side
 # (tests/t_goroutines.sh): tests/targets/golayout/golayout.c over the
 # profiler's objects.

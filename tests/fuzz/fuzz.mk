@@ -30,6 +30,9 @@
 #           (python/interp.c): threads, frames, names, lines, the GIL, in
 #           the layout of each version or of a 3.13 _Py_DebugOffsets, and
 #           py_layout__from_debug alone; seeds by FUZZ_PYINTERP_SEEDS
+#   phpinterp a PHP process's chain of calls in a fake memory of the input
+#           (php/interp.c, 8.2's layout): calls, names, lines; a seed of
+#           three calls (tests/fuzz/corpus/phpinterp/seed-chain)
 # Two builds of each:
 #   build/fuzz/fuzz_NAME     libFuzzer (clang), by `make fuzz`;
 #                            FUZZ_SECS=N also runs each for N seconds
@@ -46,7 +49,7 @@ FUZZ_NAMES  := maps elf unwind
 FUZZ_NAMES  += writers
 FUZZ_NAMES  += gopclntab
 FUZZ_NAMES  += cfi
-FUZZ_NAMES  += pylines pyinterp
+FUZZ_NAMES  += pylines pyinterp phpinterp
 FUZZ_NAMES  += goroutines
 FUZZ_NAMES  += golayout
 # FUZZ_OWN_NAME: objects harness NAME replaces with its own definitions

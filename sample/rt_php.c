@@ -1,0 +1,362 @@
+#include "sample/internal.h"
+#include "sample/runtime.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "module/modules.h"
+#include "php/interp.h"
+#include "profile/stacks.h"
+#include "util/xalloc.h"
+
+/* PHP's view (sample/runtime.h): a PHP program's own calls, read from its
+ * memory and merged into the native stack, as CPython's view does
+ * (sample/rt_python.c), for php (the CLI) and every php-fpm worker.
+ *
+ * A non-ZTS PHP runs its code on one thread, the process's first: at each
+ * capture of it, while it cannot run (stopped, or blocked between the two
+ * looks at it), the target calls php_read(): it copies the chain of calls
+ * (function and opline of each, one small read a call).  After the
+ * capture, php_merge() names those calls (functions are read once and
+ * kept) and puts them in place of the native execute_ex frames that run
+ * them. */
+
+struct phpview {
+	struct php_interp *php;
+	pid_t pid;
+	uint32_t space;
+	int lines;
+	struct php_frame_raw frames[PHP_MAX_FRAMES];
+	struct php_frame_raw *again, *best;     /* php_read()'s second read, what it keeps */
+	uint64_t *native;
+	size_t native_cap;
+	/* (function, opline) -> its symbolic frame, direct-mapped */
+	struct { uint64_t func, opline, pc; uint32_t serial; } *pcs;
+	uint64_t epoch;
+	uint64_t merged, unmatched, partial_frames, entering, deep, after, moved, gone, torn;
+	uint64_t gone_pc;
+	struct sampler *s;
+};
+
+#define PC_CACHE (1u << 14)
+
+/* What the reader leaves in a capture: the innermost call's address and
+ * its link, then the calls. */
+struct php_head {
+	uint64_t cur, prev;
+};
+
+static bool alike(const struct php_frame_raw *a, const struct php_frame_raw *b, size_t n)
+{
+	return n && a[0].func == b[0].func && a[0].ends == b[0].ends &&
+	       !memcmp(a + 1, b + 1, (n - 1) * sizeof(*a));
+}
+
+#define READ_TRIES 5
+
+/* The target's reader (target_reader_fn), py_read()'s rules: while the
+ * thread cannot run, one read; RUNNING (right after its perf sample), the
+ * chain is read until two reads in a row are whole and alike (the same
+ * calls, each at the same opline but the innermost, the same innermost
+ * call and link) and, read again after, the innermost call and its link
+ * are still those; after READ_TRIES only the
+ * outer calls two whole reads in a row agreed on are kept (counted:
+ * torn). */
+static size_t php_read(void *arg, pid_t pid, pid_t tid, int running, void *out, size_t cap)
+{
+	struct phpview *v = arg;
+	struct php_head h = { 0, 0 };
+	if (tid != pid || cap < sizeof(h))
+		return 0;               /* non-ZTS: PHP runs on the first thread */
+	size_t max = (cap - sizeof(h)) / sizeof(struct php_frame_raw);
+	struct php_frame_raw *fr = (struct php_frame_raw *)((char *)out + sizeof(h));
+	struct php_frame_raw *buf[2] = { fr, v->again };
+	size_t lim = max < PHP_MAX_FRAMES ? max : PHP_MAX_FRAMES, n = 0;
+	size_t wholen[2] = { 0, 0 }, bestn = 0;
+	uint64_t curs[2] = { 0, 0 }, links[2] = { 0, 0 };     /* each buffer's innermost call, link */
+	int prev = 2;
+	for (int try = 0; try < READ_TRIES; try++) {
+		int b = prev == 0;
+		struct php_frame_raw *into = buf[b];
+		uint64_t cur, link;
+		size_t m = php_interp__frames(v->php, into, lim, &cur, &link);
+		curs[b] = cur;
+		links[b] = link;
+		if (!running || !m) {
+			h.cur = cur;
+			h.prev = link;
+			n = m;
+			goto found;
+		}
+		wholen[b] = 0;
+		if (into[m - 1].ends != PHP_ENDS_WHOLE && m < lim)
+			continue;
+		wholen[b] = m;
+		size_t c = 0;
+		while (prev < 2 && c < wholen[prev] && c < m) {
+			const struct php_frame_raw *x = &buf[prev][wholen[prev] - 1 - c], *y = &into[m - 1 - c];
+			if (x->func != y->func || x->ends != y->ends)
+				break;
+			c++;
+			if (x->opline != y->opline)
+				break;
+		}
+		if (c > bestn) {
+			memcpy(v->best, into + (m - c), c * sizeof(*fr));
+			bestn = c;
+		}
+		uint64_t now, back;
+		if (prev < 2 && wholen[prev] == m && alike(buf[prev], into, m) &&
+		    curs[prev] == cur && links[prev] == link &&
+		    php_interp__current(v->php, &now, &back) == 0 && now == cur && back == link) {
+			h.cur = cur;
+			h.prev = link;
+			n = m;
+			goto found;
+		}
+		prev = b;
+		continue;
+	found:
+		if (into != fr)
+			memcpy(fr, into, n * sizeof(*fr));
+		goto done;
+	}
+	v->torn++;
+	memcpy(fr, v->best, bestn * sizeof(*fr));
+	n = bestn;
+done:
+	memcpy(out, &h, sizeof(h));
+	return sizeof(h) + n * sizeof(struct php_frame_raw);
+}
+
+static int php_tick(struct rt_view *rv, struct sampler *s, char *note, size_t notelen)
+{
+	(void)s;
+	(void)note;
+	(void)notelen;
+	((struct phpview *)rv)->epoch++;
+	return 0;
+}
+
+static uint32_t php_thread_of(struct rt_view *rv, const struct capture *c, uint32_t *state)
+{
+	(void)rv;
+	*state = 0;
+	return c->slot;
+}
+
+static uint64_t frame_pc(struct phpview *v, struct sampler *s, const struct php_frame_raw *f)
+{
+	uint64_t opline = v->lines ? f->opline : 0;
+	uint32_t serial = f->func ? php_interp__func(v->php, f->func, v->epoch) : 0;
+	size_t h = (size_t)(((f->func >> 3) ^ opline * 0x9e3779b97f4a7c15ull) * 0xff51afd7ed558ccdull >> 50) &
+		   (PC_CACHE - 1);
+	if (v->pcs[h].func == f->func && v->pcs[h].opline == opline && v->pcs[h].serial == serial &&
+	    v->pcs[h].pc)
+		return v->pcs[h].pc;
+	struct php_named nm;
+	if (php_interp__name(v->php, f, v->lines, &nm) < 0)
+		v->partial_frames++;
+	struct stacks_frame sf = { nm.func, nm.file, NULL, nm.line };
+	uint64_t pc = stacks__symbolic_pc(s->st, &sf);
+	v->pcs[h].func = f->func;
+	v->pcs[h].opline = opline;
+	v->pcs[h].serial = serial;
+	v->pcs[h].pc = pc;
+	return pc;
+}
+
+static uint64_t gone_pc(struct phpview *v, struct sampler *s)
+{
+	if (!v->gone_pc) {
+		struct stacks_frame sf = { "[php call, gone before it was read]", NULL, NULL, 0 };
+		v->gone_pc = stacks__symbolic_pc(s->st, &sf);
+	}
+	return v->gone_pc;
+}
+
+/* Merges the capture's PHP calls into s->pcs[0 .. *DEPTH), py_merge()'s
+ * way: each native execute_ex frame, innermost first, stands for the calls
+ * of one C call into the VM, innermost first up to the one it started with
+ * (a user function's call marked ZEND_CALL_TOP: made from C, zend_execute()
+ * of a script or zend_call_function() of a callback); the internal
+ * functions' calls it made go with it (their own native frames, zif_*,
+ * stay where they are, inside).  Native frames between execute_ex frames
+ * stay.  Calls left when the native stack has no execute_ex for them go on
+ * at its outer end; an execute_ex more than the chain has (caught as a
+ * call starts or ends) is left out, or, read after the sample, shown as a
+ * call gone before it was read. */
+static enum unwind_status php_merge(struct rt_view *rv, struct sampler *s, const struct capture *c,
+				    enum unwind_status st, size_t *depth)
+{
+	struct phpview *v = (struct phpview *)rv;
+	if (c->rt_len < sizeof(struct php_head))
+		return st;
+	size_t nf = (c->rt_len - sizeof(struct php_head)) / sizeof(struct php_frame_raw);
+	if (nf > PHP_MAX_FRAMES)
+		nf = PHP_MAX_FRAMES;
+	if (!nf && c->rt_after) {
+		bool any = false;
+		for (size_t i = 0; i < *depth; i++)
+			if (php_interp__in_exec(v->php, s->pcs[i])) {
+				s->pcs[i] = gone_pc(v, s);
+				any = true;
+			}
+		if (any)
+			v->gone += c->ticks;
+		return st;
+	}
+	if (!nf)
+		return st;
+	memcpy(v->frames, c->rt_data + sizeof(struct php_head), nf * sizeof(struct php_frame_raw));
+	size_t n = *depth, max = (size_t)s->cfg.max_depth;
+	if (v->native_cap < n) {
+		v->native_cap = n;
+		v->native = xrealloc(v->native, n * sizeof(*v->native));
+	}
+	memcpy(v->native, s->pcs, n * sizeof(*v->native));
+	size_t out = 0, f = 0, extra = 0;
+	bool cut = false;
+	if (v->frames[nf - 1].ends == PHP_ENDS_WHOLE) {
+		size_t calls = 0, execs = 0;
+		for (size_t k = 0; k < nf; k++)
+			calls += v->frames[k].ends != 0;
+		for (size_t i = 0; i < n; i++)
+			execs += php_interp__in_exec(v->php, v->native[i]);
+		extra = execs > calls ? execs - calls : 0;
+		if (extra && !c->rt_after)
+			v->entering += c->ticks;
+		if (c->rt_after && calls > execs && st == UNWIND_COMPLETE) {
+			for (size_t k = calls - execs; k && f < nf; f++)
+				k -= v->frames[f].ends != 0;
+			v->moved += c->ticks;
+		}
+	}
+	for (size_t i = 0; i < n && !cut; i++) {
+		bool in_exec = php_interp__in_exec(v->php, v->native[i]);
+		if (extra && in_exec) {
+			extra--;
+			if (c->rt_after && out < max) {
+				s->pcs[out++] = gone_pc(v, s);
+				v->gone += c->ticks;
+			}
+			continue;
+		}
+		if (f < nf && in_exec) {
+			do {
+				if (out == max) {
+					cut = true;
+					break;
+				}
+				s->pcs[out++] = frame_pc(v, s, &v->frames[f]);
+				if (v->frames[f].ends == PHP_ENDS_CUT) {
+					cut = true;
+					break;
+				}
+			} while (!v->frames[f++].ends && f < nf);
+			continue;
+		}
+		if (out == max)
+			cut = true;
+		else
+			s->pcs[out++] = v->native[i];
+	}
+	bool matched = f == nf;
+	for (; f < nf && !cut; f++) {
+		if (out == max)
+			cut = true;
+		else
+			s->pcs[out++] = frame_pc(v, s, &v->frames[f]);
+		if (v->frames[f].ends == PHP_ENDS_CUT)
+			cut = true;
+	}
+	if (v->frames[nf - 1].ends == PHP_ENDS_CUT)
+		v->deep += c->ticks;
+	v->merged += c->ticks;
+	if (c->rt_after)
+		v->after += c->ticks;
+	if (!matched)
+		v->unmatched += c->ticks;
+	*depth = out;
+	return cut ? UNWIND_TRUNCATED : st;
+}
+
+static struct rt_view *php_open(struct sampler *s, pid_t pid, uint32_t space, uint32_t slot_base,
+				char *note, size_t notelen)
+{
+	(void)slot_base;
+	struct space *sp = sampler_due_scan(s, sampler_space_for(s, space, pid), space, pid);
+	char why[256] = "";
+	struct php_interp *php = sp->ms ? php_interp__new(pid, sp->ms, why, sizeof(why)) : NULL;
+	if (!php) {
+		if (*why)
+			snprintf(note, notelen, "PID %d runs PHP, but %s", (int)pid, why);
+		return NULL;
+	}
+	struct phpview *v = xcalloc(1, sizeof(*v));
+	v->php = php;
+	v->pid = pid;
+	v->space = space;
+	v->lines = !s->cfg.no_lines;
+	v->pcs = xcalloc(PC_CACHE, sizeof(*v->pcs));
+	v->again = xcalloc(PHP_MAX_FRAMES, sizeof(*v->again));
+	v->best = xcalloc(PHP_MAX_FRAMES, sizeof(*v->best));
+	v->s = s;
+	target__set_reader(s->t, pid, space, php_read, v);
+	return (struct rt_view *)v;
+}
+
+static size_t php_stats(const struct rt_view *rv, struct rt_stat *out)
+{
+	const struct phpview *v = (const struct phpview *)rv;
+	uint64_t funcs, bad;
+	php_interp__counts(v->php, &funcs, &bad);
+	size_t n = 0;
+	out[n++] = (struct rt_stat){ "seen", "seen", 1 };
+	out[n++] = (struct rt_stat){ "merged", "samples with PHP frames", v->merged };
+	out[n++] = (struct rt_stat){ "after", "of them read at the tick, after the thread's perf "
+				     "sample (not stopped)", v->after };
+	out[n++] = (struct rt_stat){ "moved", "of those with calls the sample had not made yet "
+				     "(their frames left out)", v->moved };
+	out[n++] = (struct rt_stat){ "gone", "of those in calls returned from before the read "
+				     "([php call, gone before it was read])", v->gone };
+	out[n++] = (struct rt_stat){ "torn", "of those whose calls changed during two reads (the "
+				     "inner frames left out)", v->torn };
+	out[n++] = (struct rt_stat){ "unmatched", "of them with PHP frames left over (the native "
+				     "stack ended first)", v->unmatched };
+	out[n++] = (struct rt_stat){ "entering", "of them caught as a call started or ended (an "
+				     "execute_ex frame with no PHP call yet, left out)", v->entering };
+	out[n++] = (struct rt_stat){ "functions", "functions named", funcs };
+	out[n++] = (struct rt_stat){ "unknown", "frames not read ([unknown php frame])",
+				     v->partial_frames };
+	out[n++] = (struct rt_stat){ "deep", "samples whose PHP frames were read in part (past "
+				     "1024, or one unreadable: [truncated])", v->deep };
+	return n;
+}
+
+static void php_keep(struct rt_view *rv, struct stacks *st)
+{
+	(void)rv;
+	(void)st;
+}
+
+static void php_free(struct rt_view *rv)
+{
+	struct phpview *v = (struct phpview *)rv;
+	if (!v)
+		return;
+	php_interp__free(v->php);
+	free(v->native);
+	free(v->pcs);
+	free(v->again);
+	free(v->best);
+	free(v);
+}
+
+const struct rt_ops rt_php = {
+	.name = "php", .unit = "PHP thread", .units = "PHP threads",
+	.frames_only = 1,
+	.open = php_open, .tick = php_tick, .thread = php_thread_of, .stats = php_stats,
+	.keep = php_keep, .free = php_free, .merge = php_merge,
+};
