@@ -57,6 +57,37 @@ refused() {
 start_target wallclock || done_testing
 pid=$TARGET_PID
 
+# A FIFO whose reader never reads (its buffer made one page, so that an
+# SVG fills it): the profile is given up after 10 s and saved elsewhere,
+# the run ends (before: blocked in write() for as long as the reader
+# lived, SIGTERM ignored).  It waits 10 s: run beside the rest, with a
+# target of its own.
+stuck_fifo() {
+	local py reader t0 ms saved
+	py=$(command -v python3 || true)
+	[ -n "$py" ] || { skip "FIFO whose reader never reads" "no python3"; return; }
+	start_target wallclock || return
+	mkfifo "$TMP/stuck.fifo"
+	"$py" -c 'import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDONLY | os.O_NONBLOCK)
+fcntl.fcntl(fd, 1031, 4096)     # F_SETPIPE_SZ
+open(sys.argv[2], "w").close()
+time.sleep(120)' "$TMP/stuck.fifo" "$TMP/stuck.reading" &
+	reader=$!
+	PIDS+=("$reader")
+	if wait_until 10 test -e "$TMP/stuck.reading"; then
+		t0=$(date +%s%N)
+		prof "$TMP/stuck" "$TARGET_PID" --duration 0.5 --format svg -o "$TMP/stuck.fifo"
+		ms=$((($(date +%s%N) - t0) / 1000000))
+		saved=$(sed -nE 's/.*the profile was saved as ([^ ]+) instead.*/\1/p' "$TMP/stuck.err")
+		DETAIL="exit $PROF_RC in $ms ms: $(head -c 300 "$TMP/stuck.err")" \
+			check "FIFO whose reader never reads: given up after 10 s, the profile saved elsewhere and named" \
+			"[ '$PROF_RC' = 1 ] && [ '$ms' -lt 30000 ] && [ -n '$saved' ] && grep -q '<svg' '$saved'"
+		rm -f "$saved"
+	fi
+}
+beside stuck stuck_fifo
+
 # --- -o - into a pipe: the same bytes as a file ------------------------------
 prof "$TMP/file" "$pid" --duration 0.5 --format folded -o "$TMP/file.folded"
 check_ran "to a file" "$TMP/file" "$TMP/file.folded"
@@ -143,31 +174,6 @@ fi
 refused "FIFO with no reader" 'FIFO.*no reader' "$TMP/fifo"
 check "FIFO with no reader: still a FIFO" "[ -p '$TMP/fifo' ]"
 
-# A FIFO whose reader never reads (its buffer made one page, so that an
-# SVG fills it): the profile is given up after 10 s and saved elsewhere,
-# the run ends (before: blocked in write() for as long as the reader
-# lived, SIGTERM ignored).
-PY=$(command -v python3 || true)
-if [ -n "$PY" ]; then
-	"$PY" -c 'import fcntl, os, sys, time
-fd = os.open(sys.argv[1], os.O_RDONLY | os.O_NONBLOCK)
-fcntl.fcntl(fd, 1031, 4096)     # F_SETPIPE_SZ
-open(sys.argv[2], "w").close()
-time.sleep(120)' "$TMP/fifo" "$TMP/fifo.reading" &
-	reader=$!
-	PIDS+=("$reader")
-	if wait_until 10 test -e "$TMP/fifo.reading"; then
-		t0=$(date +%s%N)
-		prof "$TMP/stuck" "$pid" --duration 0.5 --format svg -o "$TMP/fifo"
-		ms=$((($(date +%s%N) - t0) / 1000000))
-		saved=$(sed -nE 's/.*the profile was saved as ([^ ]+) instead.*/\1/p' "$TMP/stuck.err")
-		DETAIL="exit $PROF_RC in $ms ms: $(head -c 300 "$TMP/stuck.err")" \
-			check "FIFO whose reader never reads: given up after 10 s, the profile saved elsewhere and named" \
-			"[ '$PROF_RC' = 1 ] && [ '$ms' -lt 30000 ] && [ -n '$saved' ] && grep -q '<svg' '$saved'"
-		rm -f "$saved"
-	fi
-	kill -KILL "$reader" 2>/dev/null
-fi
 
 # --- links to a regular file: the link stays, the file it names is replaced ----
 echo old >"$TMP/real.folded"

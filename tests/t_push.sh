@@ -27,6 +27,42 @@ if [ ! -x "$BIN/pyroreceiver" ] || ! have_pprof; then
 	exit 0
 fi
 
+# --- 5. stores that misbehave --------------------------------------------------------
+# (a store that never answers waits its 5 s of grace: beside the rest)
+bad_stores() {
+	PYTHON=$(command -v python3 || true)
+	for mode in silent endless; do
+		[ -n "$PYTHON" ] || break
+		"$PYTHON" "$ROOT/tests/targets/badstore.py" "$TMP/$mode.ready" "$mode" &
+		PIDS+=("$!")
+	done
+	if [ -z "$PYTHON" ]; then
+		skip "misbehaving stores" "no python3"
+	elif wait_until 10 file_ready "$TMP/silent.ready" && wait_until 10 file_ready "$TMP/endless.ready" &&
+		start_target wallclock; then
+		pid=$TARGET_PID
+		t0=$(date +%s%N)
+		prof "$TMP/silent" "$pid" --push "$(cat "$TMP/silent.ready")" --period 0.5s --duration 2
+		ms=$((($(date +%s%N) - t0) / 1000000))
+		DETAIL="exit $PROF_RC in $ms ms: $(tail -n 2 "$TMP/silent.err" | tr '\n' '|')" \
+			check "a store that never answers: the run ends within its 5 s of grace (2 s + 5 s + 2 s)" \
+			"[ '$PROF_RC' = 0 ] && [ '$ms' -lt 9000 ]"
+		prof "$TMP/endless" "$pid" --push "$(cat "$TMP/endless.ready")" --period 0.5s --duration 2
+		wait_until 5 test -s "$TMP/endless.ready.bytes"
+		most=$(sort -n "$TMP/endless.ready.bytes" 2>/dev/null | tail -n 1)
+		DETAIL="exit $PROF_RC; bytes written before the client left, the most: ${most:-none}; $(grep -E '^cprof-attach: pushed' "$TMP/endless.err")" \
+			check "an answer that never ends: read a few KiB (under 16 MiB written into the socket's buffers), the push counted as sent" \
+			"[ '$PROF_RC' = 0 ] && [ -n '$most' ] && [ '$most' -lt 16777216 ] && grep -qE '^cprof-attach: pushed [1-9][0-9]* profiles? to .*: 0 sends failed' '$TMP/endless.err'"
+		prof "$TMP/once" "$pid" --push http://127.0.0.1:1 --period 0.5s --duration 2
+		n=$(grep -c '^cprof-attach: note: a push to http://127.0.0.1:1/ingest failed' "$TMP/once.err")
+		DETAIL="$n notes: $(head -n 3 "$TMP/once.err" | tr '\n' '|')" \
+			check "a failing push is said once, as it happens" "[ '$n' = 1 ]"
+		check_unharmed "misbehaving stores" "$pid" 3
+		stop_target "$pid"
+	fi
+}
+beside stores bad_stores
+
 # --- 1. a store that fails once -------------------------------------------------
 mkdir -p "$TMP/rx"
 "$BIN/pyroreceiver" "$TMP/rx.ready" "$TMP/rx" 1 &
@@ -175,36 +211,5 @@ if wait_until 10 file_ready "$TMP/rx4.ready" && start_target wallclock; then
 	stop_target "$pid"
 fi
 
-# --- 5. stores that misbehave --------------------------------------------------------
-PYTHON=$(command -v python3 || true)
-for mode in silent endless; do
-	[ -n "$PYTHON" ] || break
-	"$PYTHON" "$ROOT/tests/targets/badstore.py" "$TMP/$mode.ready" "$mode" &
-	PIDS+=("$!")
-done
-if [ -z "$PYTHON" ]; then
-	skip "misbehaving stores" "no python3"
-elif wait_until 10 file_ready "$TMP/silent.ready" && wait_until 10 file_ready "$TMP/endless.ready" &&
-	start_target wallclock; then
-	pid=$TARGET_PID
-	t0=$(date +%s%N)
-	prof "$TMP/silent" "$pid" --push "$(cat "$TMP/silent.ready")" --period 0.5s --duration 2
-	ms=$((($(date +%s%N) - t0) / 1000000))
-	DETAIL="exit $PROF_RC in $ms ms: $(tail -n 2 "$TMP/silent.err" | tr '\n' '|')" \
-		check "a store that never answers: the run ends within its 5 s of grace (2 s + 5 s + 2 s)" \
-		"[ '$PROF_RC' = 0 ] && [ '$ms' -lt 9000 ]"
-	prof "$TMP/endless" "$pid" --push "$(cat "$TMP/endless.ready")" --period 0.5s --duration 2
-	wait_until 5 test -s "$TMP/endless.ready.bytes"
-	most=$(sort -n "$TMP/endless.ready.bytes" 2>/dev/null | tail -n 1)
-	DETAIL="exit $PROF_RC; bytes written before the client left, the most: ${most:-none}; $(grep -E '^cprof-attach: pushed' "$TMP/endless.err")" \
-		check "an answer that never ends: read a few KiB (under 16 MiB written into the socket's buffers), the push counted as sent" \
-		"[ '$PROF_RC' = 0 ] && [ -n '$most' ] && [ '$most' -lt 16777216 ] && grep -qE '^cprof-attach: pushed [1-9][0-9]* profiles? to .*: 0 sends failed' '$TMP/endless.err'"
-	prof "$TMP/once" "$pid" --push http://127.0.0.1:1 --period 0.5s --duration 2
-	n=$(grep -c '^cprof-attach: note: a push to http://127.0.0.1:1/ingest failed' "$TMP/once.err")
-	DETAIL="$n notes: $(head -n 3 "$TMP/once.err" | tr '\n' '|')" \
-		check "a failing push is said once, as it happens" "[ '$n' = 1 ]"
-	check_unharmed "misbehaving stores" "$pid" 3
-	stop_target "$pid"
-fi
 
 done_testing
