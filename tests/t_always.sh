@@ -199,7 +199,11 @@ if start_target wallclock; then
 	pid=$TARGET_PID
 	mkdir -p "$TMP/s"
 	prof_bg "$TMP/storm" "$pid" --history 5s --period 1s --hz 99 -o "$TMP/s/s-%n{8}.pprof"
-	if wait_attached "$pid"; then
+	# (the storm once the first period is written: a history with
+	# samples in it; right after the attach a quick machine had none to
+	# dump and the run none to write)
+	_first_period() { [ -n "$(ls "$TMP/s")" ]; }
+	if wait_attached "$pid" && wait_until 10 _first_period; then
 		for i in $(seq 1 40); do
 			kill -USR1 "$PROF_PID" 2>/dev/null
 		done
