@@ -61,6 +61,7 @@ SRCS += sample/rt_go.c sample/rt_python.c sample/rt_php.c sample/spaces.c sample
 SRCS += dwarf/symcache.c
 SRCS += python/layout.c python/lines.c python/interp.c python/names.c
 SRCS += php/layout.c php/interp.c
+SRCS += ruby/layout.c ruby/vm.c ruby/find.c
 MAIN := cli/main.c
 OBJS := $(SRCS:%.c=build/%.o) build/output/profile.pb-c.o
 objs  = $(OBJS:build/%=$(1)/%)

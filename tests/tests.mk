@@ -252,3 +252,11 @@ test-bins: $(TEST_BINS)
 tests/bin/eintr-fp: TEST_CFLAGS := -O0 -fno-omit-frame-pointer -pthread -fPIE -pie -Wall -Wextra \
                                    -Wno-unused-parameter
 tests/bin/eintr-fp: tests/targets/eintr.c
+
+# CRuby's layout checked against a live ruby (tests/t_ruby.sh): what
+# ruby/vm.c reads, printed by tests/bin/rbdump.
+tests/bin/rbdump: tests/targets/rbdump/rbdump.c ruby/vm.c ruby/vm.h ruby/layout.c ruby/layout.h util/remote.c util/xalloc.c tests/tests.mk
+	@mkdir -p tests/bin
+	@echo "  CC      $<"
+	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -Wall -Wextra -I. -o $@ $< ruby/vm.c ruby/layout.c util/remote.c util/xalloc.c
+TEST_BINS += tests/bin/rbdump
