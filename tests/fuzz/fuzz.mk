@@ -33,6 +33,8 @@
 #   phpinterp a PHP process's chain of calls in a fake memory of the input
 #           (php/interp.c, 8.2's layout): calls, names, lines; a seed of
 #           three calls (tests/fuzz/corpus/phpinterp/seed-chain)
+#   rbvm    a CRuby 3.1 VM in a fake process memory of the input
+#           (ruby/vm.c): threads, frames, names, lines
 # Two builds of each:
 #   build/fuzz/fuzz_NAME     libFuzzer (clang), by `make fuzz`;
 #                            FUZZ_SECS=N also runs each for N seconds
@@ -52,6 +54,7 @@ FUZZ_NAMES  += cfi
 FUZZ_NAMES  += pylines pyinterp phpinterp
 FUZZ_NAMES  += goroutines
 FUZZ_NAMES  += golayout
+FUZZ_NAMES  += rbvm
 # FUZZ_OWN_NAME: objects harness NAME replaces with its own definitions
 # (the goroutine reader's memory is the fuzz input, not a process).
 FUZZ_OWN_goroutines := util/remote.o

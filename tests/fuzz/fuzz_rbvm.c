@@ -1,0 +1,118 @@
+/* Fuzz target: a CRuby 3.1 VM read from a process whose memory is corrupt
+ * or hostile (ruby/vm.c over ruby/layout.c).
+ *
+ * The input (integers little-endian):
+ *   0      bit 0: memory outside the regions reads as byte 1 repeated
+ *          (every pointer leads somewhere, every length is huge)
+ *   1      that byte
+ *   8-15   ruby_current_vm_ptr's address
+ *   16-    the process's memory: regions, each an address (8 bytes), a
+ *          length (2) and its bytes; at most MAX_REGIONS
+ * Then the threads (at most 8), the frames of each (at most
+ * RB_MAX_FRAMES, then 3), each frame named and lined.  Besides not
+ * crashing or hanging, what must hold: counts within what was asked;
+ * strings terminated and within RB_MAX_STR; lines not negative. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ruby/vm.h"
+
+#define HEADER 16
+#define MAX_REGIONS 16
+
+struct region {
+	uint64_t addr;
+	const uint8_t *data;
+	size_t len;
+};
+
+struct mem {
+	struct region r[MAX_REGIONS];
+	size_t n;
+	int fill;
+};
+
+static void fail(const char *what)
+{
+	fprintf(stderr, "fuzz_rbvm: %s\n", what);
+	abort();
+}
+
+static int fake_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	const struct mem *m = ctx;
+	for (size_t i = 0; i < m->n; i++) {
+		const struct region *r = &m->r[i];
+		if (addr >= r->addr && addr - r->addr <= r->len && len <= r->len - (addr - r->addr)) {
+			memcpy(buf, r->data + (addr - r->addr), len);
+			return 0;
+		}
+	}
+	if (m->fill < 0)
+		return -1;
+	memset(buf, m->fill, len);
+	return 0;
+}
+
+static uint64_t le(const uint8_t *p, size_t n)
+{
+	uint64_t v = 0;
+	for (size_t i = 0; i < n; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
+static void check_str(const char *s, size_t cap)
+{
+	size_t n = strnlen(s, cap);
+	if (n == cap || n > RB_MAX_STR)
+		fail("a string unterminated or too long");
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size < HEADER)
+		return 0;
+	static struct mem m;
+	memset(&m, 0, sizeof(m));
+	m.fill = data[0] & 1 ? data[1] : -1;
+	uint64_t vm_ptr = le(data + 8, 8);
+	size_t at = HEADER;
+	while (m.n < MAX_REGIONS && at + 10 <= size) {
+		uint64_t addr = le(data + at, 8);
+		size_t len = (size_t)le(data + at + 8, 2);
+		at += 10;
+		if (len > size - at)
+			len = size - at;
+		m.r[m.n++] = (struct region){ addr, data + at, len };
+		at += len;
+	}
+	struct rb_vm *v = rb_vm__fake(ruby_layout__find(3, 1), fake_read, &m, vm_ptr);
+	struct rb_thread_raw th[8];
+	static struct rb_frame_raw fr[RB_MAX_FRAMES];
+	uint64_t gvl;
+	int n = rb_vm__threads(v, th, 8, &gvl);
+	if (n > 8)
+		fail("more threads than asked");
+	for (int i = 0; i < n; i++) {
+		for (size_t max = RB_MAX_FRAMES; max; max = max == 3 ? 0 : 3) {
+			bool trunc;
+			size_t k = rb_vm__frames(v, th[i].ec, fr, max, &trunc);
+			if (k > max)
+				fail("more frames than asked");
+			for (size_t j = 0; j < k && j < 64; j++) {
+				char label[RB_MAX_STR + 8], path[RB_MAX_STR + 8];
+				int first;
+				rb_vm__iseq_name(v, fr[j].iseq, label, sizeof(label), path, sizeof(path), &first);
+				check_str(label, sizeof(label));
+				check_str(path, sizeof(path));
+				if (rb_vm__line(v, fr[j].iseq, fr[j].pc) < 0)
+					fail("a negative line");
+			}
+		}
+	}
+	rb_vm__free(v);
+	return 0;
+}
