@@ -48,6 +48,7 @@ tests=(
 	tmux                               # t_terminal: the status line
 	valgrind                           # t_valgrind
 	ruby                               # t_bigframe: threads with VM stacks on their native stacks
+	binutils                           # t_ruby: nm finds ruby_current_vm_ptr for tests/bin/rbdump
 	uwsgi-core uwsgi-plugin-python3    # t_python: Python embedded, workers forked
 	php8.2-cli php8.2-opcache          # t_jitgrow: opcache's JIT code, named by its perf map
 	erlang-base                        # t_jitgrow: BEAM's JIT (+JPperf), frame chains through it
