@@ -26,7 +26,10 @@ static const struct ruby_layout layouts[] = {
 		 * sits just above its VM stack); native_thread_data.tid 88
 		 * (== each thread's /proc/thread-self/stat tid) */
 		.th_ec = 40, .th_pthread = 80, .th_tid = 88,
-		.th_name = 0,           /* not found yet: names are not read */
+		/* name 352: Thread#name's String ("worker-xyz" set by a
+		 * thread of a test script, embedded, length 10 in its
+		 * flags), nil (8) when unnamed */
+		.th_name = 352,
 		/* rb_execution_context_t: vm_stack 0, vm_stack_size 8
 		 * (0x20000 VALUEs: 1 MiB), cfp 16 */
 		.ec_vm_stack = 0, .ec_vm_stack_size = 8, .ec_cfp = 16,

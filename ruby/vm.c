@@ -68,13 +68,16 @@ int rb_vm__threads(const struct rb_vm *v, struct rb_thread_raw *out, size_t max,
 	/* the list ends back at its head; a cycle elsewhere or a list longer
 	 * than RB_MAX_THREADS ends at the bound */
 	for (size_t i = 0; th && th != head && i < RB_MAX_THREADS; i++) {
-		uint64_t ec = 0, pt = 0, next = 0;
+		uint64_t ec = 0, pt = 0, next = 0, name = 0;
 		int32_t tid = 0;
 		if (rd64(v, th + l->th_ec, &ec) < 0 || rd64(v, th + l->th_pthread, &pt) < 0 ||
 		    rd(v, th + l->th_tid, &tid, sizeof(tid)) < 0 || rd64(v, th, &next) < 0)
 			break;
+		if (l->th_name)
+			rd64(v, th + l->th_name, &name);
 		if (n < max)
-			out[n++] = (struct rb_thread_raw){.th = th, .ec = ec, .pthread = pt, .tid = tid};
+			out[n++] = (struct rb_thread_raw){.th = th, .ec = ec, .pthread = pt, .tid = tid,
+						   .name = name};
 		if (next == th)
 			break;
 		th = next;

@@ -32,6 +32,7 @@ struct rb_vm {
 
 struct rb_thread_raw {
 	uint64_t th, ec, pthread;
+	uint64_t name;          /* Thread#name: a String VALUE, or nil */
 	pid_t tid;
 };
 

@@ -10,7 +10,8 @@
 #      under its callers in order (compute: compute_inner under
 #      "block in compute_outer" under compute_outer under the thread's
 #      block at the Thread.new line); the GVL held by the computing thread
-#      in most reads, never by the blocked ones.
+#      in most reads, never by the blocked ones.  Thread#name beside the
+#      tid (tests/targets/rbnamed.rb).
 # Not yet: the sampler's view (sample/rt_ruby.c), the merge with native
 # frames, --no-ruby, and the profile checks that go with them.
 . "$(dirname "$0")/lib.sh"
@@ -98,5 +99,22 @@ DETAIL="compute $hc, sleeper $hs, waiter $hw of $reads" \
 	check "ruby: the GVL held by the computing thread in most reads, never by a blocked one" \
 	"[ \$(($hc * 2)) -gt $reads ] && [ $hs = 0 ] && [ $hw = 0 ]"
 check_unharmed ruby "$pid" "$(thread_count "$pid")"
+stop_target "$pid"
+
+# Thread#name read beside the tid (rbnamed.rb); the unnamed main has none
+ready=$TMP/named.ready
+ruby "$ROOT/tests/targets/rbnamed.rb" "$ready" &
+pid=$!
+PIDS+=("$pid")
+if wait_until 15 file_ready "$ready"; then
+	base=$(awk '/libruby-3\.1\.so/ { sub(/-.*/, "", $1); print $1; exit }' "/proc/$pid/maps")
+	"$BIN/rbdump" "$pid" "$(printf %x $((0x$base + 0x$off)))" >"$TMP/named" 2>&1
+	DETAIL="$(grep '^thread' "$TMP/named" | tr '\n' ';')" \
+		check "ruby: Thread#name read (worker-xyz), the unnamed main thread without one" \
+		"[ \$(grep -c '^thread [0-9]* gvl=[-a-z]* name=worker-xyz\$' '$TMP/named') = 1 ] &&
+		[ \$(grep -c '^thread $pid gvl=[-a-z]*\$' '$TMP/named') = 1 ]"
+else
+	check "ruby: rbnamed.rb starts" false
+fi
 stop_target "$pid"
 done_testing

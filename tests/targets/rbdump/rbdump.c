@@ -1,6 +1,6 @@
 /* rbdump PID VMPTR: what ruby/vm.c reads of the Ruby VM of process PID
  * whose ruby_current_vm_ptr is at VMPTR (hex), once, with layout 3.1: a
- * line per thread ("thread TID gvl=held|-"), then a line per control
+ * line per thread ("thread TID gvl=held|- [name=NAME]"), then a line per control
  * frame, innermost first ("  LABEL PATH:LINE flags=HEX", "  [cfunc]
  * flags=HEX", "  [truncated]").  Stops nothing: the frames of a thread
  * that runs on may be torn.  For tests/t_ruby.sh's layout check. */
@@ -27,7 +27,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	for (int i = 0; i < n; i++) {
-		printf("thread %d gvl=%s\n", (int)th[i].tid, th[i].th == gvl ? "held" : "-");
+		char name[RB_MAX_STR + 1] = "";
+		rb_vm__string(v, th[i].name, name, sizeof(name));
+		printf("thread %d gvl=%s%s%s\n", (int)th[i].tid, th[i].th == gvl ? "held" : "-",
+		       *name ? " name=" : "", name);
 		bool trunc;
 		size_t k = rb_vm__frames(v, th[i].ec, fr, RB_MAX_FRAMES, &trunc);
 		for (size_t j = 0; j < k; j++) {
