@@ -46,6 +46,15 @@ base=$(awk '/libruby-3\.1\.so/ { sub(/-.*/, "", $1); print $1; exit }' "/proc/$p
 off=$(nm -D "$lib" | awk '$3 == "ruby_current_vm_ptr" { print $1 }')
 check "ruby: libruby and its ruby_current_vm_ptr found" "[ -n '$base' ] && [ -n '$off' ]"
 vmptr=$(printf %x $((0x$base + 0x$off)))
+# the ready file is renamed a line before main joins: wait (bounded) until
+# a read shows main in its join, where it stays
+join_line=$(grep -nF 'threads.each(&:join)' "$src" | head -n 1 | cut -d: -f1)
+main_joined() {
+	"$BIN/rbdump" "$pid" "$vmptr" 2>/dev/null | M="$(sed -n 1p "$ready")" L=":$join_line " awk '
+		/^thread / { on = ($2 == ENVIRON["M"]); next }
+		on && /^  <main> / && index($0, ENVIRON["L"]) { f = 1 } END { exit !f }'
+}
+wait_until 5 main_joined || diag "ruby: main not seen in its join within 5 s"
 for i in $(seq 20); do
 	echo "--- $i"
 	"$BIN/rbdump" "$pid" "$vmptr" || echo "rbdump failed"
