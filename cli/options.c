@@ -83,7 +83,10 @@ const char options__usage[] =
 	"                    Python functions in place of the interpreter's loop)\n"
 	"      --no-php      a PHP program (php, php-fpm): its native frames only\n"
 	"                    (default: its PHP functions in place of execute_ex)\n"
-	"      --no-lines    Python and PHP frames by function, without line numbers\n"
+	"      --no-ruby     a Ruby program: its native frames only (default: its\n"
+	"                    methods and blocks in place of rb_vm_exec)\n"
+	"      --no-lines    Python, PHP and Ruby frames by function, without line\n"
+	"                    numbers\n"
 	"      --subprocesses, --no-subprocesses\n"
 	"                    also sample the processes PID starts, or not (default:\n"
 	"                    not with PID, yes with -- COMMAND)\n"
@@ -127,7 +130,7 @@ enum {
 	OPT_MAX_DEPTH = 256, OPT_STATS, OPT_CPU, OPT_IDLE, OPT_NO_IDLE, OPT_TID,
 	OPT_THREADS_MATCHING, OPT_DEBUG_DIR, OPT_CONVERT, OPT_PROCESSES, OPT_SYSCALLS, OPT_KERNEL_STACKS, OPT_CAPTURE, OPT_OS_THREADS, OPT_GO_SYSTEM, OPT_SUBPROCESSES,
 	OPT_NO_SUBPROCESSES, OPT_DUMP, OPT_PERIOD, OPT_HISTORY, OPT_PID_FILE, OPT_DEBUGINFOD_DEADLINE,
-	OPT_LISTEN, OPT_LISTEN_TOKEN_FILE, OPT_PUSH, OPT_PUSH_AUTH_FILE, OPT_PUSH_HEADER_FILE, OPT_APP_NAME, OPT_TAG, OPT_NO_PYTHON, OPT_NO_PHP, OPT_NO_LINES,
+	OPT_LISTEN, OPT_LISTEN_TOKEN_FILE, OPT_PUSH, OPT_PUSH_AUTH_FILE, OPT_PUSH_HEADER_FILE, OPT_APP_NAME, OPT_TAG, OPT_NO_PYTHON, OPT_NO_PHP, OPT_NO_RUBY, OPT_NO_LINES,
 };
 
 const struct option *options__table(void);
@@ -161,6 +164,7 @@ static const struct option long_opts[] = {
 	{ "go-system", no_argument, NULL, OPT_GO_SYSTEM },
 	{ "no-python", no_argument, NULL, OPT_NO_PYTHON },
 	{ "no-php", no_argument, NULL, OPT_NO_PHP },
+	{ "no-ruby", no_argument, NULL, OPT_NO_RUBY },
 	{ "no-lines", no_argument, NULL, OPT_NO_LINES },
 	{ "subprocesses", no_argument, NULL, OPT_SUBPROCESSES },
 	{ "no-subprocesses", no_argument, NULL, OPT_NO_SUBPROCESSES },
@@ -363,6 +367,16 @@ static int parse_format(const char *arg, enum out_format *f)
 	return -EINVAL;
 }
 
+/* Turns off the frames-only view NAME (sampler_config.frames_off: names
+ * separated by commas). */
+static void frames_off(struct options *o, const char *name)
+{
+	if (strstr(o->frames_off, name))
+		return;
+	size_t n = strlen(o->frames_off);
+	snprintf(o->frames_off + n, sizeof(o->frames_off) - n, "%s%s", n ? "," : "", name);
+}
+
 static int parse_one(struct options *o, int c, const char *arg, char *err, size_t errlen)
 {
 	long v;
@@ -508,9 +522,15 @@ static int parse_one(struct options *o, int c, const char *arg, char *err, size_
 		return 0;
 	case OPT_NO_PYTHON:
 		o->no_python = 1;
+		frames_off(o, "python");
 		return 0;
 	case OPT_NO_PHP:
 		o->no_php = 1;
+		frames_off(o, "php");
+		return 0;
+	case OPT_NO_RUBY:
+		o->no_ruby = 1;
+		frames_off(o, "ruby");
 		return 0;
 	case OPT_NO_LINES:
 		o->no_lines = 1;

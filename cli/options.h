@@ -52,6 +52,8 @@ struct options {
 	int go_system;                  /* --go-system: the Go runtime's goroutines too */
 	int no_python;                  /* --no-python: no Python frames */
 	int no_php;                     /* --no-php: no PHP frames */
+	int no_ruby;                    /* --no-ruby: no Ruby frames */
+	char frames_off[32];            /* those of them, "python,ruby" */
 	int no_lines;                   /* --no-lines: Python frames without lines */
 	int subprocesses;               /* follow descendants: default 0 with PIDs, 1 with -- COMMAND */
 	int subprocesses_given;         /* --subprocesses or --no-subprocesses was given */

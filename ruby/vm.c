@@ -85,6 +85,28 @@ int rb_vm__threads(const struct rb_vm *v, struct rb_thread_raw *out, size_t max,
 	return (int)n;
 }
 
+int rb_vm__ractor(const struct rb_vm *v, uint64_t *ractor)
+{
+	uint64_t vm;
+	*ractor = 0;
+	if (rd64(v, v->vm_ptr, &vm) < 0 || !vm || rd64(v, vm + v->l.vm_main_ractor, ractor) < 0 ||
+	    !*ractor)
+		return -1;
+	return 0;
+}
+
+int rb_vm__gvl(const struct rb_vm *v, uint64_t ractor, uint64_t *owner)
+{
+	*owner = 0;
+	return rd64(v, ractor + v->l.ractor_gvl_owner, owner);
+}
+
+int rb_vm__ec(const struct rb_vm *v, uint64_t th, uint64_t *ec)
+{
+	*ec = 0;
+	return rd64(v, th + v->l.th_ec, ec);
+}
+
 /* ---- frames ------------------------------------------------------------------------ */
 
 size_t rb_vm__frames(const struct rb_vm *v, uint64_t ec, struct rb_frame_raw *out, size_t max,

@@ -57,6 +57,24 @@ int rb_vm__read_remote(void *ctx, uint64_t addr, void *buf, size_t len);
  * or -1 when the VM cannot be read (not started, gone). */
 int rb_vm__threads(const struct rb_vm *v, struct rb_thread_raw *out, size_t max, uint64_t *gvl);
 
+/* The main ractor's address into *RACTOR (what rb_vm__gvl() reads from).
+ * 0 or -1. */
+int rb_vm__ractor(const struct rb_vm *v, uint64_t *ractor);
+/* The rb_thread_t that holds RACTOR's GVL (0: none) into *OWNER.  0 or -1. */
+int rb_vm__gvl(const struct rb_vm *v, uint64_t ractor, uint64_t *owner);
+/* Thread TH's execution context now (a Fiber switch changes it).  0 or
+ * -1. */
+int rb_vm__ec(const struct rb_vm *v, uint64_t th, uint64_t *ec);
+
+/* Whether frame F is a Ruby method or block of its own (an iseq's), not a
+ * C function's, a C block's or the thread's first (dummy) frame. */
+static inline bool rb_frame__ruby(const struct rb_frame_raw *f)
+{
+	uint32_t magic = f->flags & RUBY_FRAME_MAGIC_MASK;
+	return f->iseq && !(f->flags & RUBY_FRAME_FLAG_CFRAME) && magic != RUBY_FRAME_MAGIC_CFUNC &&
+	       magic != RUBY_FRAME_MAGIC_IFUNC && magic != RUBY_FRAME_MAGIC_DUMMY;
+}
+
 /* The control frames of execution context EC, innermost first, at most
  * MAX (*TRUNCATED set when there were more).  Returns how many. */
 size_t rb_vm__frames(const struct rb_vm *v, uint64_t ec, struct rb_frame_raw *out, size_t max,

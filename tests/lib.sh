@@ -382,6 +382,25 @@ have_pprof() { [ -x "$GO" ]; }
 # pprof_raw FILE: `go tool pprof -raw` with no symbolization (the names must
 # come from the profile itself).
 pprof_raw() { "$GO" tool pprof -symbolize=none -raw "$1" 2>&1; }
+# label_stats RAW KEY: from RAW (`go tool pprof -raw`'s output), "TID<TAB>VALUE<TAB>
+# SAMPLES" lines, VALUE the label KEY's value ("held", "not held" for gil),
+# "-" where a sample has none.
+label_stats() {
+	awk -v OFS='\t' -v key="$2" '
+		function lab(line, key,   s, i) {
+			s = " " line; i = index(s, " " key ":[")
+			if (i == 0) return ""
+			s = substr(s, i + length(key) + 3)
+			return substr(s, 1, index(s, "]") - 1)
+		}
+		function flush() { if (c != "") n[(t == "" ? "-" : t) SUBSEP (g == "" ? "-" : g)] += c }
+		/^Samples:/ { on = 1; next }
+		/^(Locations|Mappings)/ { on = 0 }
+		on && /^ +[0-9]+ +[0-9]+ +[0-9]+:/ { flush(); c = $1; t = ""; g = ""; next }
+		on { v = lab($0, "tid"); if (v != "") t = v; v = lab($0, key); if (v != "") g = v }
+		END { flush(); for (x in n) { split(x, p, SUBSEP); print p[1], p[2], n[x] } }' "$1"
+}
+
 pprof_top() {
 	local f=$1
 	shift

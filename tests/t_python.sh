@@ -152,24 +152,8 @@ ok_or() {
 	fi
 }
 
-# gil_stats RAW [KEY]: from RAW (`go tool pprof -raw`'s output), "TID<TAB>GIL<TAB>
-# SAMPLES" lines, GIL the label's value ("held", "not held"), "-" where a
-# sample has none; KEY: another label's (python_thread).
-gil_stats() {
-	awk -v OFS='\t' -v key="${2:-gil}" '
-		function lab(line, key,   s, i) {
-			s = " " line; i = index(s, " " key ":[")
-			if (i == 0) return ""
-			s = substr(s, i + length(key) + 3)
-			return substr(s, 1, index(s, "]") - 1)
-		}
-		function flush() { if (c != "") n[(t == "" ? "-" : t) SUBSEP (g == "" ? "-" : g)] += c }
-		/^Samples:/ { on = 1; next }
-		/^(Locations|Mappings)/ { on = 0 }
-		on && /^ +[0-9]+ +[0-9]+ +[0-9]+:/ { flush(); c = $1; t = ""; g = ""; next }
-		on { v = lab($0, "tid"); if (v != "") t = v; v = lab($0, key); if (v != "") g = v }
-		END { flush(); for (x in n) { split(x, p, SUBSEP); print p[1], p[2], n[x] } }' "$1"
-}
+# gil_stats RAW [KEY]: lib.sh's label_stats of the label gil (or KEY).
+gil_stats() { label_stats "$1" "${2:-gil}"; }
 
 # A Python frame in folded stacks: "NAME (FILE.py:LINE)" or, --no-lines,
 # "NAME (FILE.py)".

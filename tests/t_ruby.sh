@@ -1,19 +1,24 @@
 #!/usr/bin/env bash
-# Issue 39 item 2, Ruby's methods from outside, on every thread (first
-# part: the reader).  Debian's ruby 3.1 (libruby-3.1.so.3.1); skipped,
-# saying so, without ruby.
+# Ruby's methods and blocks from outside, on every thread, merged with the
+# native frames.  Debian's ruby 3.1 (libruby-3.1.so.3.1); skipped, saying
+# so, without ruby.
 #   1. layout: tests/bin/rbdump reads, with ruby/layout.c's 3.1 table and
 #      ruby/vm.c, the VM of tests/targets/rbthreads.rb (compute, sleeper,
-#      waiter, main) 20 times while it runs: every thread of the ready
-#      file listed by its OS tid; each thread's method at the line the file
-#      says (found with grep, not written here) in >= 90% of the reads,
-#      under its callers in order (compute: compute_inner under
-#      "block in compute_outer" under compute_outer under the thread's
-#      block at the Thread.new line); the GVL held by the computing thread
-#      in most reads, never by the blocked ones.  Thread#name beside the
-#      tid (tests/targets/rbnamed.rb).
-# Not yet: the sampler's view (sample/rt_ruby.c), the merge with native
-# frames, --no-ruby, and the profile checks that go with them.
+#      waiter, holder of a Mutex, locked on it, main) 20 times while it
+#      runs: every thread of the ready file listed by its OS tid; each
+#      thread's method at the line the file says (found with grep, not
+#      written here) in >= 90% of the reads, under its callers in order
+#      (compute: compute_inner under "block in compute_outer" under
+#      compute_outer under the thread's block at the Thread.new line); the
+#      GVL held by the computing thread in most reads, never by the blocked
+#      ones.  Thread#name beside the tid (tests/targets/rbnamed.rb).
+#   2. profiles of the same process, by perf (no stop) and by ptrace stops:
+#      each thread's own method, at its line, in >= 90% of its samples, its
+#      callers in order; rb_vm_exec left in at most 5% of the samples (each
+#      one is replaced by its Ruby frames); the labels gvl (not held on
+#      every blocked thread's samples, held on most of the computing
+#      thread's) and ruby_thread (the Thread#name on every sample of each
+#      named thread); --no-ruby: native frames only; the target unharmed.
 . "$(dirname "$0")/lib.sh"
 
 if ! command -v ruby >/dev/null; then
@@ -107,6 +112,87 @@ diag "ruby: gvl=held in $hc (compute), $hs (sleeper), $hw (waiter) of $reads rea
 DETAIL="compute $hc, sleeper $hs, waiter $hw of $reads" \
 	check "ruby: the GVL held by the computing thread in most reads, never by a blocked one" \
 	"[ \$(($hc * 2)) -gt $reads ] && [ $hs = 0 ] && [ $hw = 0 ]"
+# --- 2. profiles ------------------------------------------------------------------
+th=$(awk '$1 == "holder" { print $2 }' "$ready")
+tl=$(awk '$1 == "locked" { print $2 }' "$ready")
+lsync=$(line_of 'M.synchronize { HELD')
+llock=$(line_of 'M.synchronize { }')
+F=rbthreads.rb
+# per thread (the root of --threads: 'NAME "NAME" (TID)'): the frames that
+# must follow each other, innermost last, anything between
+declare -A WANT=(
+	[compute]="compute_outer \\($F:[0-9]+\\);(.*;)?block in compute_outer \\($F:[0-9]+\\);compute_inner \\($F:$(line_of 'n.times')\\)"
+	[sleeper]="sleeper \\($F:[0-9]+\\);(.*;)?block in sleeper \\($F:$(line_of 'sleep 3600 }')\\)"
+	[waiter]="block \\(2 levels\\) in <main> \\($F:$lnew\\);waiter \\($F:$(line_of 'Queue.new.pop')\\)"
+	[holder]="holder \\($F:$lsync\\);(.*;)?block in holder \\($F:$lsync\\)"
+	[locked]="block \\(2 levels\\) in <main> \\($F:$lnew\\);locked \\($F:$llock\\)"
+	[ruby]="<main> \\($F:$(line_of 'threads.each(&:join)')\\)"
+)
+profile_checks() {
+	local cap=$1 out=$TMP/$1.folded name tot n
+	prof "$TMP/$cap" -p "$pid" -d 3 --capture "$cap" --threads --stats -o "$out"
+	check_ran "ruby ($cap)" "$TMP/$cap" "$out"
+	diag "ruby ($cap): $(grep -o 'ruby: [^;]*' "$TMP/$cap.err" | head -c 600)"
+	for name in compute sleeper waiter holder locked ruby; do
+		t=$tm
+		[ "$name" = ruby ] || t=$(awk -v n="$name" '$1 == n { print $2 }' "$ready")
+		tot=$(folded_count "$out" "^[^;]* \\($t\\);")
+		n=$(folded_count "$out" "^[^;]* \\($t\\);(.*;)?${WANT[$name]}(;|\$)")
+		DETAIL="$n of $tot; want ${WANT[$name]}; top: $(grep -F " ($t);" "$out" | sort -t' ' -k2 -nr | head -n 1 | cut -c1-600)" \
+			check "ruby ($cap): the $name thread's method at its line, under its callers, in >= 90% of its samples" \
+			pct_ok "$n" "$tot" 90
+	done
+	tot=$(folded_total "$out")
+	n=$(folded_count "$out" '(^|;)rb_vm_exec(;|$)')
+	DETAIL="$n of $tot" check "ruby ($cap): rb_vm_exec left in <= 5% of the samples" \
+		"[ \$(($n * 100)) -le \$(($tot * 5)) ]"
+}
+pct_ok() { [ "${2:-0}" -gt 0 ] && [ $(($1 * 100)) -ge $(($2 * $3)) ]; }
+if [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -le 2 ] || [ "$(id -u)" = 0 ]; then
+	profile_checks perf
+else
+	skip "ruby (perf)" "perf events not permitted here"
+fi
+profile_checks ptrace
+if have_pprof; then
+	prof "$TMP/labels" -p "$pid" -d 2 -o "$TMP/labels.pprof"
+	pprof_raw "$TMP/labels.pprof" >"$TMP/labels.raw"
+	declare -A G=() R=()
+	while IFS=$'\t' read -r t v n; do
+		G["$t|$v"]=$(( ${G["$t|$v"]:-0} + n )); G["$t|"]=$(( ${G["$t|"]:-0} + n ))
+	done < <(label_stats "$TMP/labels.raw" gvl)
+	while IFS=$'\t' read -r t v n; do
+		R["$t|$v"]=$(( ${R["$t|$v"]:-0} + n ))
+	done < <(label_stats "$TMP/labels.raw" ruby_thread)
+	bad=
+	for name in sleeper waiter holder locked; do
+		t=$(awk -v n="$name" '$1 == n { print $2 }' "$ready")
+		[ "${G["$t|"]:-0}" -gt 0 ] && [ "${G["$t|not held"]:-0}" = "${G["$t|"]}" ] ||
+			bad="$bad $name:${G["$t|not held"]:-0}/${G["$t|"]:-0}"
+	done
+	DETAIL="$bad" check "ruby: pprof: gvl=not held on every sample of each blocked thread" "[ -z '$bad' ]"
+	DETAIL="${G["$tc|held"]:-0} of ${G["$tc|"]:-0}" \
+		check "ruby: pprof: gvl=held on >= 50% of the computing thread's samples" \
+		pct_ok "${G["$tc|held"]:-0}" "${G["$tc|"]:-0}" 50
+	bad=
+	for name in compute sleeper waiter holder locked; do
+		t=$(awk -v n="$name" '$1 == n { print $2 }' "$ready")
+		[ "${G["$t|"]:-0}" -gt 0 ] && [ "${R["$t|$name"]:-0}" = "${G["$t|"]}" ] ||
+			bad="$bad $name:${R["$t|$name"]:-0}/${G["$t|"]:-0}"
+	done
+	DETAIL="$bad" check "ruby: pprof: label ruby_thread = the Thread#name on every sample of each thread" "[ -z '$bad' ]"
+	DETAIL="${R["$tm|-"]:-0} of ${G["$tm|"]:-0}" \
+		check "ruby: pprof: the unnamed main thread has no ruby_thread label" \
+		"[ '${G["$tm|"]:-0}' -gt 0 ] && [ '${R["$tm|-"]:-0}' = '${G["$tm|"]:-0}' ]"
+else
+	skip "ruby: pprof labels" "no go tool pprof ($GO)"
+fi
+prof "$TMP/noruby" -p "$pid" -d 1 --no-ruby -o "$TMP/noruby.folded"
+check_ran "ruby --no-ruby" "$TMP/noruby" "$TMP/noruby.folded"
+n=$(folded_count "$TMP/noruby.folded" " \\($F:[0-9]+\\)(;|\$)")
+e=$(folded_count "$TMP/noruby.folded" '(^|;)rb_vm_exec(;|$)')
+DETAIL="$n with Ruby frames, $e with rb_vm_exec" \
+	check "ruby --no-ruby: native frames only (rb_vm_exec, no Ruby frame)" "[ '$n' = 0 ] && [ '$e' -gt 0 ]"
 check_unharmed ruby "$pid" "$(thread_count "$pid")"
 stop_target "$pid"
 
