@@ -32,6 +32,7 @@ struct php_interp {
 	php_read_fn read;
 	void *ctx;
 	uint64_t eg;                    /* executor_globals */
+	uint64_t sg;                    /* sapi_globals, 0: none */
 	uint64_t exec_lo, exec_hi;      /* execute_ex */
 	struct php_fn *fns;
 	uint32_t serials;
@@ -121,6 +122,8 @@ struct php_interp *php_interp__new(pid_t pid, const struct modules *ms, char *wh
 		}
 		struct php_interp *p = alloc(l, read_remote, (void *)(intptr_t)pid);
 		p->eg = eg;
+		if (module__symbol(m, "sapi_globals", &p->sg, NULL) < 0)
+			p->sg = 0;
 		p->exec_lo = ex;
 		p->exec_hi = ex + ex_size;
 		return p;
@@ -334,4 +337,49 @@ void php_interp__counts(const struct php_interp *p, uint64_t *funcs, uint64_t *b
 {
 	*funcs = p->named;
 	*bad = p->bad;
+}
+
+/* A C string of the target at ADDR into OUT (at most LEN - 1 bytes, cut at
+ * the first NUL, cleaned by text__clean()): its length, or -1. */
+static int read_cstr(const struct php_interp *p, uint64_t addr, char *out, size_t len)
+{
+	if (!addr || len < 2)
+		return -1;
+	/* in two reads at most: to the end of ADDR's page, then the rest */
+	size_t want = len - 1, first = 4096 - (addr & 4095);
+	if (first > want)
+		first = want;
+	if (rd(p, addr, out, first) < 0)
+		return -1;
+	size_t n = strnlen(out, first);
+	if (n == first && first < want && rd(p, addr + first, out + first, want - first) == 0)
+		n = first + strnlen(out + first, want - first);
+	return (int)text__clean(out, len, out, n);
+}
+
+int php_interp__request(const struct php_interp *p, char *out, size_t len)
+{
+	const struct php_layout *l = &p->l;
+	uint64_t method = 0, uri = 0, script = 0;
+	out[0] = 0;
+	if (!p->sg || len < 2 || rd(p, p->sg + l->sg_request_uri, &uri, 8) < 0 ||
+	    rd(p, p->sg + l->sg_path_translated, &script, 8) < 0)
+		return -1;
+	if (uri) {
+		char m[16] = "";
+		if (rd(p, p->sg + l->sg_request_method, &method, 8) == 0 && method &&
+		    read_cstr(p, method, m, sizeof(m)) > 0 && strlen(m) + 2 < len) {
+			memcpy(out, m, strlen(m));
+			out[strlen(m)] = ' ';
+			out[strlen(m) + 1] = 0;
+		}
+		size_t at = strlen(out);
+		if (read_cstr(p, uri, out + at, len - at) < 0)
+			return -1;
+		char *q = strchr(out + at, '?');        /* a query can hold secrets */
+		if (q)
+			*q = 0;
+		return 0;
+	}
+	return script && read_cstr(p, script, out, len) > 0 ? 0 : -1;
 }

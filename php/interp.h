@@ -87,6 +87,11 @@ int php_interp__name(struct php_interp *p, const struct php_frame_raw *f, bool l
  * once per EPOCH: one small read). */
 uint32_t php_interp__func(struct php_interp *p, uint64_t func, uint64_t epoch);
 
+/* What the process serves now, into OUT: "METHOD URI" (the query left
+ * out: it can hold secrets) from SAPI's request_info (php-fpm), or the
+ * script's path (the CLI).  0, or -1: none, or not read. */
+int php_interp__request(const struct php_interp *p, char *out, size_t len);
+
 /* Functions named so far, and reads that failed. */
 void php_interp__counts(const struct php_interp *p, uint64_t *funcs, uint64_t *bad);
 

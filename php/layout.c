@@ -18,6 +18,7 @@ static const struct php_layout php82 = {
 	.user_function = 2,
 	.op_lineno = 24,
 	.ce_name = 8, .str_len = 16, .str_val = 24,
+	.sg_request_method = 8, .sg_path_translated = 40, .sg_request_uri = 48,
 };
 
 const struct php_layout *php_layout__of(int major, int minor)

@@ -26,6 +26,9 @@ struct php_layout {
 	uint32_t op_lineno;
 	/* zend_class_entry, zend_string */
 	uint32_t ce_name, str_len, str_val;
+	/* sapi_globals_struct: request_info.request_method, .path_translated,
+	 * .request_uri */
+	uint32_t sg_request_method, sg_path_translated, sg_request_uri;
 };
 
 /* The table of PHP MAJOR.MINOR, or NULL: not one this reader reads. */

@@ -36,8 +36,11 @@ struct phpview {
 	uint64_t epoch;
 	uint64_t merged, unmatched, partial_frames, entering, deep, after, moved, gone, torn;
 	uint64_t gone_pc;
+	uint32_t requests, max_request; /* php_request values, the newest's code */
 	struct sampler *s;
 };
+
+#define PHP_MAX_REQUESTS 1024
 
 #define PC_CACHE (1u << 14)
 
@@ -45,6 +48,7 @@ struct phpview {
  * its link, then the calls. */
 struct php_head {
 	uint64_t cur, prev;
+	char request[112];              /* php_interp__request(), "" when no call runs */
 };
 
 static bool alike(const struct php_frame_raw *a, const struct php_frame_raw *b, size_t n)
@@ -66,7 +70,7 @@ static bool alike(const struct php_frame_raw *a, const struct php_frame_raw *b, 
 static size_t php_read(void *arg, pid_t pid, pid_t tid, int running, void *out, size_t cap)
 {
 	struct phpview *v = arg;
-	struct php_head h = { 0, 0 };
+	struct php_head h = { 0, 0, "" };
 	if (tid != pid || cap < sizeof(h))
 		return 0;               /* non-ZTS: PHP runs on the first thread */
 	size_t max = (cap - sizeof(h)) / sizeof(struct php_frame_raw);
@@ -126,6 +130,8 @@ static size_t php_read(void *arg, pid_t pid, pid_t tid, int running, void *out, 
 	memcpy(fr, v->best, bestn * sizeof(*fr));
 	n = bestn;
 done:
+	if (n && php_interp__request(v->php, h.request, sizeof(h.request)) < 0)
+		h.request[0] = 0;
 	memcpy(out, &h, sizeof(h));
 	return sizeof(h) + n * sizeof(struct php_frame_raw);
 }
@@ -139,10 +145,30 @@ static int php_tick(struct rt_view *rv, struct sampler *s, char *note, size_t no
 	return 0;
 }
 
+/* The sample's label php_request (its runtime state): what the process
+ * served when it was read (none between requests); at most
+ * PHP_MAX_REQUESTS values a view, then one for all the others. */
 static uint32_t php_thread_of(struct rt_view *rv, const struct capture *c, uint32_t *state)
 {
-	(void)rv;
+	struct phpview *v = (struct phpview *)rv;
 	*state = 0;
+	if (c->rt_len >= sizeof(struct php_head)) {
+		struct php_head h;
+		char kv[sizeof(h.request) + 16];
+		memcpy(&h, c->rt_data, sizeof(h));
+		h.request[sizeof(h.request) - 1] = 0;
+		if (!h.request[0])
+			return c->slot;
+		if (v->requests < PHP_MAX_REQUESTS)
+			snprintf(kv, sizeof(kv), "php_request=%s", h.request);
+		else
+			snprintf(kv, sizeof(kv), "php_request=[more than %u requests]", PHP_MAX_REQUESTS);
+		*state = stacks__rt_state(v->s->st, kv);
+		if (*state > v->max_request) {  /* a value not seen before */
+			v->max_request = *state;
+			v->requests++;
+		}
+	}
 	return c->slot;
 }
 

@@ -10,12 +10,14 @@
 #      compute's chain in order (<main>, compute_outer, compute_middle,
 #      compute_inner) in >= 95% of compute_inner's samples; each frame at
 #      the line the file says (found with awk, not written here); no
-#      execute_ex left.  --no-php: no PHP frame (execute_ex there).
+#      execute_ex left.  --no-php: no PHP frame (execute_ex there).  The
+#      pprof label php_request: the script's path on every sample.
 #   3. php-fpm8.2 with 2 workers (static) behind nginx (or, without nginx,
 #      over its FastCGI socket with cgi-fcgi) under a bounded client loop,
 #      profiled with --subprocesses --processes: handle_request and
 #      request_inner (tests/targets/phpreq.php) under each worker's own
-#      root, none under the master.
+#      root, none under the master; the pprof label php_request "GET
+#      /req/path" (the request's query, a token, written nowhere).
 # Every target is killed at the end (lib.sh's cleanup).  Debian's packages
 # it needs (php8.2-cli, php8.2-fpm, php8.2-dev, nginx or libfcgi-bin, curl)
 # are installed by contrib/install-deps.sh; a step that needs a missing one
@@ -147,6 +149,17 @@ else
 	n=$(folded_count "$TMP/nophp.folded" "$PHPFRAME_RE")
 	e=$(folded_count "$TMP/nophp.folded" "$EXEC_RE")
 	DETAIL="$n with PHP frames, $e with execute_ex" check "--no-php: no PHP frame, execute_ex in place" "[ '$n' = 0 ] && [ '$e' -gt 0 ]"
+	if have_pprof; then
+		prof "$TMP/cli" -p "$PHP_PID" -d 1 -o "$TMP/cli.pprof"
+		pprof_raw "$TMP/cli.pprof" >"$TMP/cli.raw"
+		tot=0 n=0
+		while IFS=$'\t' read -r t v c; do
+			tot=$((tot + c)); [ "$v" = "$PHPSPLIT" ] && n=$((n + c))
+		done < <(label_stats "$TMP/cli.raw" php_request)
+		DETAIL="$n of $tot; $(label_stats "$TMP/cli.raw" php_request | head -n 3 | tr '\n\t' '| ')" \
+			check "split: pprof: label php_request = the script's path on every sample (the CLI)" \
+			"[ '$tot' -gt 0 ] && [ '$n' = '$tot' ]"
+	fi
 	kill "$PHP_PID" 2>/dev/null
 	wait "$PHP_PID" 2>/dev/null
 fi
@@ -202,10 +215,10 @@ http {
 EOC
 		nginx -p "$TMP/nginx" -c "$TMP/nginx/nginx.conf" >"$TMP/nginx.log" 2>&1 &
 		PIDS+=("$!")
-		client="curl -sf -o /dev/null http://127.0.0.1:$port/"
+		client="curl -sf -o /dev/null http://127.0.0.1:$port/req/path?token=s3cr3t"
 		req=nginx
 	elif command -v cgi-fcgi >/dev/null; then
-		client="env SCRIPT_FILENAME=$ROOT/tests/targets/phpreq.php REQUEST_METHOD=GET cgi-fcgi -bind -connect $sock"
+		client="env SCRIPT_FILENAME=$ROOT/tests/targets/phpreq.php REQUEST_METHOD=GET REQUEST_URI=/req/path?token=s3cr3t cgi-fcgi -bind -connect $sock"
 		req=cgi-fcgi
 	else
 		skip "fpm" "neither nginx (with curl) nor cgi-fcgi is installed (Debian packages nginx curl, or libfcgi-bin)"
@@ -227,6 +240,7 @@ EOC
 	bash -c "end=\$((SECONDS + 10)); while [ \$SECONDS -lt \$end ]; do $client >/dev/null 2>&1; done" &
 	PIDS+=("$!")
 	prof "$base" -p "$master" --subprocesses --processes -d 3 -o "$base.folded"
+	have_pprof && prof "$base.l" -p "$master" --subprocesses -d 2 -o "$base.pprof"
 	kill "$load" 2>/dev/null
 	check_ran "fpm ($req)" "$base" "$base.folded"
 	check "fpm: 2 workers" "[ \$(wc -w <<<'$workers') = 2 ]"
@@ -244,6 +258,24 @@ EOC
 	DETAIL="$tot" check "fpm: handle_request -> request_inner in order (>= 10 samples)" "[ '$tot' -ge 10 ]"
 	n=$(folded_count "$base.folded" "$EXEC_RE")
 	DETAIL="$n" check "fpm: no execute_ex left" "[ '$n' = 0 ]"
+	if have_pprof; then
+		# php_request: the request (its query left out) on the workers'
+		# samples in PHP code, on none of the master's
+		pprof_raw "$base.pprof" >"$base.raw"
+		local bad='' m=0
+		while IFS=$'\t' read -r t v c; do
+			case $v in
+			"GET /req/path") m=$((m + c)) ;;
+			-) ;;
+			*) bad="$bad $t:$v" ;;
+			esac
+		done < <(label_stats "$base.raw" php_request)
+		DETAIL="$m samples; other values:${bad:- none}" \
+			check "fpm: pprof: label php_request 'GET /req/path' on the workers' samples (>= 10), no other value" \
+			"[ '$m' -ge 10 ] && [ -z '$bad' ]"
+		n=$(grep -c 's3cr3t' "$base.raw")
+		DETAIL="$n lines" check "fpm: pprof: the request's query (token=s3cr3t) written nowhere" "[ '$n' = 0 ]"
+	fi
 }
 _children_are() { [ "$(ps -o pid= --ppid "$1" | wc -l)" -ge "$2" ]; }
 if [ -z "$FPM" ]; then

@@ -36,5 +36,8 @@ int main(int argc, char **argv)
 	P(ce_name);
 	P(str_len);
 	P(str_val);
+	P(sg_request_method);
+	P(sg_path_translated);
+	P(sg_request_uri);
 	return 0;
 }

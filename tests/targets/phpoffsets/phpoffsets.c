@@ -33,5 +33,8 @@ int main(void)
 	P("ce_name", offsetof(zend_class_entry, name));
 	P("str_len", offsetof(zend_string, len));
 	P("str_val", offsetof(zend_string, val));
+	P("sg_request_method", offsetof(sapi_globals_struct, request_info.request_method));
+	P("sg_path_translated", offsetof(sapi_globals_struct, request_info.path_translated));
+	P("sg_request_uri", offsetof(sapi_globals_struct, request_info.request_uri));
 	return 0;
 }
