@@ -62,6 +62,7 @@ SRCS += dwarf/symcache.c
 SRCS += python/layout.c python/lines.c python/interp.c python/names.c
 SRCS += php/layout.c php/interp.c
 SRCS += ruby/layout.c ruby/vm.c ruby/find.c
+SRCS += jvm/vmstructs.c jvm/jvm.c
 MAIN := cli/main.c
 OBJS := $(SRCS:%.c=build/%.o) build/output/profile.pb-c.o
 objs  = $(OBJS:build/%=$(1)/%)

@@ -260,3 +260,21 @@ tests/bin/rbdump: tests/targets/rbdump/rbdump.c ruby/vm.c ruby/vm.h ruby/layout.
 	@echo "  CC      $<"
 	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE -O2 -Wall -Wextra -I. -o $@ $< ruby/vm.c ruby/layout.c util/remote.c util/xalloc.c
 TEST_BINS += tests/bin/rbdump
+
+# What jvm/ reads of a HotSpot JVM, printed by tests/bin/jvmdump
+# (tests/t_jvm.sh), over the profiler's objects.
+tests/bin/jvmdump: tests/targets/jvmdump/jvmdump.c $(OBJS) tests/tests.mk
+	@mkdir -p tests/bin
+	@echo "  CC      $<"
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(OBJS) $(LDLIBS)
+TEST_BINS += tests/bin/jvmdump
+
+# The JVM's test program (tests/t_jvm.sh), when a JDK is installed.
+JAVAC := $(shell command -v javac 2>/dev/null)
+ifneq ($(JAVAC),)
+tests/bin/java/JvmSplit.class: tests/targets/JvmSplit.java tests/tests.mk
+	@mkdir -p tests/bin/java
+	@echo "  JAVAC   $<"
+	$(Q)$(JAVAC) -d tests/bin/java $<
+TEST_BINS += tests/bin/java/JvmSplit.class
+endif

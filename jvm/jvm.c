@@ -1,0 +1,583 @@
+/* Reading a HotSpot JVM from outside (see jvm.h).  Every field offset
+ * comes from the JVM's own tables (jvm/vmstructs.c); what they do not
+ * give is x86-64's frame layout, the same in JDK 11 to 21 (frame_x86.hpp:
+ * an interpreted frame keeps its Method* 3 words below its fp and its bcp
+ * 8 below; every frame's return address is the word above its saved fp),
+ * as the Serviceability Agent's X86Frame keeps it. */
+#include "jvm/jvm.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "module/modules.h"
+#include "util/remote.h"
+#include "util/xalloc.h"
+
+/* frame_x86.hpp, in words from fp */
+#define FR_LINK 0
+#define FR_RETURN 1
+#define FR_SENDER_SP 2
+#define FR_INTERP_METHOD (-3)
+#define FR_INTERP_BCP (-8)
+
+#define MAX_FRAME_WORDS (1u << 20)      /* a compiled frame of 8 MiB is not one */
+#define MAX_SYMBOL 1024                 /* a class or method name cut there */
+
+struct jvm {
+	struct jvm_structs *js;
+	jvm_read_fn read;
+	void *ctx;
+	/* offsets */
+	uint64_t tl_length, tl_threads, jt_osthread, os_tid, jt_anchor, jt_state;
+	uint64_t an_sp, an_pc, an_fp;
+	uint64_t cb_name, cb_size, cb_header, cb_frame_size, cb_code_begin, cb_code_end;
+	uint64_t cm_method;
+	uint64_t m_const, cm_constants, cm_name_index, cm_code_size, cm_flags, cm_size;
+	uint64_t cp_holder, cp_size, cp_length, cp_source, k_name, sym_length, sym_body;
+	uint64_t heapblock_size;
+	int64_t has_lines, st_native, st_vm, st_java, st_blocked;
+	/* where */
+	uint64_t thread_list;           /* &ThreadsSMRSupport::_java_thread_list */
+	uint64_t interp_lo, interp_hi;
+	uint64_t call_stub_ret;
+	struct { uint64_t lo, hi, segmap; uint32_t log2; } heaps[JVM_MAX_HEAPS];
+	size_t nheaps;
+	uint64_t heaps_addr;            /* &CodeCache::_heaps */
+};
+
+static int rd(const struct jvm *j, uint64_t addr, void *buf, size_t len)
+{
+	if (!addr || addr + len < addr)
+		return -1;
+	return j->read(j->ctx, addr, buf, len);
+}
+
+static int rd64(const struct jvm *j, uint64_t addr, uint64_t *out)
+{
+	return rd(j, addr, out, 8);
+}
+
+static int rd32(const struct jvm *j, uint64_t addr, uint32_t *out)
+{
+	return rd(j, addr, out, 4);
+}
+
+static int rd16(const struct jvm *j, uint64_t addr, uint16_t *out)
+{
+	return rd(j, addr, out, 2);
+}
+
+static int remote_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	return remote__read((pid_t)(intptr_t)ctx, addr, buf, len);
+}
+
+/* ---- opening -------------------------------------------------------------------- */
+
+/* Looks up every offset; the name of the first missing, or NULL. */
+static const char *offsets(struct jvm *j)
+{
+	static const struct { const char *type, *field; size_t at; } f[] = {
+#define F(t, n, m) { t, n, offsetof(struct jvm, m) }
+		F("ThreadsList", "_length", tl_length), F("ThreadsList", "_threads", tl_threads),
+		F("JavaThread", "_osthread", jt_osthread), F("OSThread", "_thread_id", os_tid),
+		F("JavaThread", "_anchor", jt_anchor), F("JavaThread", "_thread_state", jt_state),
+		F("JavaFrameAnchor", "_last_Java_sp", an_sp),
+		F("JavaFrameAnchor", "_last_Java_pc", an_pc),
+		F("JavaFrameAnchor", "_last_Java_fp", an_fp),
+		F("CodeBlob", "_name", cb_name), F("CodeBlob", "_size", cb_size),
+		F("CodeBlob", "_header_size", cb_header), F("CodeBlob", "_frame_size", cb_frame_size),
+		F("CodeBlob", "_code_begin", cb_code_begin), F("CodeBlob", "_code_end", cb_code_end),
+		F("CompiledMethod", "_method", cm_method),
+		F("Method", "_constMethod", m_const), F("ConstMethod", "_constants", cm_constants),
+		F("ConstMethod", "_name_index", cm_name_index),
+		F("ConstMethod", "_code_size", cm_code_size), F("ConstMethod", "_flags", cm_flags),
+		F("ConstantPool", "_pool_holder", cp_holder), F("ConstantPool", "_length", cp_length),
+		F("ConstantPool", "_source_file_name_index", cp_source),
+		F("Klass", "_name", k_name), F("Symbol", "_length", sym_length),
+		F("Symbol", "_body", sym_body),
+#undef F
+	};
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+		uint64_t off = jvm_structs__offset(j->js, f[i].type, f[i].field);
+		if (off == UINT64_MAX || off > 4096)
+			return f[i].field;
+		memcpy((char *)j + f[i].at, &off, sizeof(off));
+	}
+	static const struct { const char *name; size_t at; } c[] = {
+		{ "_thread_in_native", offsetof(struct jvm, st_native) },
+		{ "_thread_in_vm", offsetof(struct jvm, st_vm) },
+		{ "_thread_in_Java", offsetof(struct jvm, st_java) },
+		{ "_thread_blocked", offsetof(struct jvm, st_blocked) },
+		{ "ConstMethod::_has_linenumber_table", offsetof(struct jvm, has_lines) },
+	};
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		int64_t v;
+		if (jvm_structs__constant(j->js, c[i].name, &v) < 0)
+			return c[i].name;
+		memcpy((char *)j + c[i].at, &v, sizeof(v));
+	}
+	j->cm_size = jvm_structs__size(j->js, "ConstMethod");
+	j->cp_size = jvm_structs__size(j->js, "ConstantPool");
+	j->heapblock_size = jvm_structs__size(j->js, "HeapBlock");
+	if (!j->cm_size || !j->cp_size || !j->heapblock_size)
+		return "ConstMethod, ConstantPool or HeapBlock's size";
+	j->thread_list = jvm_structs__static(j->js, "ThreadsSMRSupport", "_java_thread_list");
+	j->call_stub_ret = 0;
+	uint64_t a = jvm_structs__static(j->js, "StubRoutines", "_call_stub_return_address");
+	if (!j->thread_list || !a)
+		return "_java_thread_list or _call_stub_return_address";
+	if (rd64(j, a, &j->call_stub_ret) < 0)
+		return "_call_stub_return_address";
+	j->heaps_addr = jvm_structs__static(j->js, "CodeCache", "_heaps");
+	if (!j->heaps_addr)
+		return "CodeCache::_heaps";
+	return NULL;
+}
+
+/* Where the interpreter's code and the code cache's heaps are: read at
+ * open and again when a pc is in neither (the JVM sets them up as it
+ * starts).  0, or -1. */
+static int read_code(struct jvm *j)
+{
+	const struct jvm_structs *js = j->js;
+	uint64_t code, buf = 0;
+	uint32_t limit = 0;
+	uint64_t q = jvm_structs__static(js, "AbstractInterpreter", "_code");
+	uint64_t sb = jvm_structs__offset(js, "StubQueue", "_stub_buffer");
+	uint64_t bl = jvm_structs__offset(js, "StubQueue", "_buffer_limit");
+	if (q && sb != UINT64_MAX && bl != UINT64_MAX && rd64(j, q, &code) == 0 && code &&
+	    rd64(j, code + sb, &buf) == 0 && rd32(j, code + bl, &limit) == 0 && buf) {
+		j->interp_lo = buf;
+		j->interp_hi = buf + limit;
+	}
+	uint64_t arr, data;
+	uint32_t len;
+	uint64_t glen = jvm_structs__offset(js, "GrowableArrayBase", "_len");
+	uint64_t gdata = jvm_structs__offset(js, "GrowableArray<int>", "_data");
+	uint64_t mem = jvm_structs__offset(js, "CodeHeap", "_memory");
+	uint64_t seg = jvm_structs__offset(js, "CodeHeap", "_segmap");
+	uint64_t lg = jvm_structs__offset(js, "CodeHeap", "_log2_segment_size");
+	uint64_t low = jvm_structs__offset(js, "VirtualSpace", "_low");
+	uint64_t high = jvm_structs__offset(js, "VirtualSpace", "_high");
+	if (glen == UINT64_MAX || gdata == UINT64_MAX || mem == UINT64_MAX || seg == UINT64_MAX ||
+	    lg == UINT64_MAX || low == UINT64_MAX || high == UINT64_MAX)
+		return -1;
+	if (rd64(j, j->heaps_addr, &arr) < 0 || !arr || rd32(j, arr + glen, &len) < 0 ||
+	    rd64(j, arr + gdata, &data) < 0)
+		return -1;
+	if (len > JVM_MAX_HEAPS)
+		len = JVM_MAX_HEAPS;
+	j->nheaps = 0;
+	for (uint32_t i = 0; i < len; i++) {
+		uint64_t h, lo, hi, sm;
+		uint32_t l2;
+		if (rd64(j, data + 8 * i, &h) < 0 || rd64(j, h + mem + low, &lo) < 0 ||
+		    rd64(j, h + mem + high, &hi) < 0 || rd64(j, h + seg + low, &sm) < 0 ||
+		    rd32(j, h + lg, &l2) < 0 || hi <= lo || l2 < 4 || l2 > 16 || !sm)
+			continue;
+		j->heaps[j->nheaps].lo = lo;
+		j->heaps[j->nheaps].hi = hi;
+		j->heaps[j->nheaps].segmap = sm;
+		j->heaps[j->nheaps].log2 = l2;
+		j->nheaps++;
+	}
+	return 0;
+}
+
+struct jvm *jvm__open(const struct jvm_symbols *sym, jvm_read_fn read, void *ctx, char *why,
+		      size_t whylen)
+{
+	struct jvm_structs *js = jvm_structs__read(sym, read, ctx, why, whylen);
+	if (!js)
+		return NULL;
+	struct jvm *j = xcalloc(1, sizeof(*j));
+	j->js = js;
+	j->read = read;
+	j->ctx = ctx;
+	const char *missing = offsets(j);
+	if (missing) {
+		snprintf(why, whylen, "its gHotSpotVMStructs has no %s (not a JDK this reader knows)",
+			 missing);
+		jvm__free(j);
+		return NULL;
+	}
+	read_code(j);
+	return j;
+}
+
+struct jvm *jvm__new(pid_t pid, const struct modules *ms, char *why, size_t whylen)
+{
+	*why = 0;
+	for (size_t i = 0; i < modules__count(ms); i++) {
+		const struct module *m = modules__at(ms, i);
+		if (!m->name || !strstr(m->name, "libjvm"))
+			continue;
+		struct jvm_symbols s;
+		static const struct { const char *name; size_t at; } names[] = {
+#define S(n, f) { n, offsetof(struct jvm_symbols, f) }
+			S("gHotSpotVMStructs", structs), S("gHotSpotVMTypes", types),
+			S("gHotSpotVMIntConstants", ints), S("gHotSpotVMLongConstants", longs),
+			S("gHotSpotVMStructEntryTypeNameOffset", s_type),
+			S("gHotSpotVMStructEntryFieldNameOffset", s_field),
+			S("gHotSpotVMStructEntryTypeStringOffset", s_typestr),
+			S("gHotSpotVMStructEntryIsStaticOffset", s_static),
+			S("gHotSpotVMStructEntryOffsetOffset", s_offset),
+			S("gHotSpotVMStructEntryAddressOffset", s_address),
+			S("gHotSpotVMStructEntryArrayStride", s_stride),
+			S("gHotSpotVMTypeEntryTypeNameOffset", t_name),
+			S("gHotSpotVMTypeEntrySizeOffset", t_size),
+			S("gHotSpotVMTypeEntryArrayStride", t_stride),
+			S("gHotSpotVMIntConstantEntryNameOffset", i_name),
+			S("gHotSpotVMIntConstantEntryValueOffset", i_value),
+			S("gHotSpotVMIntConstantEntryArrayStride", i_stride),
+			S("gHotSpotVMLongConstantEntryNameOffset", l_name),
+			S("gHotSpotVMLongConstantEntryValueOffset", l_value),
+			S("gHotSpotVMLongConstantEntryArrayStride", l_stride),
+#undef S
+		};
+		for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+			uint64_t a;
+			if (module__symbol(m, names[k].name, &a, NULL) < 0) {
+				snprintf(why, whylen, "its %s exports no %s: no Java frames", m->name,
+					 names[k].name);
+				return NULL;
+			}
+			memcpy((char *)&s + names[k].at, &a, sizeof(a));
+		}
+		char w[200];
+		struct jvm *j = jvm__open(&s, remote_read, (void *)(intptr_t)pid, w, sizeof(w));
+		if (!j)
+			snprintf(why, whylen, "%s: no Java frames", w);
+		return j;
+	}
+	return NULL;
+}
+
+void jvm__free(struct jvm *j)
+{
+	if (!j)
+		return;
+	jvm_structs__free(j->js);
+	free(j);
+}
+
+/* ---- threads -------------------------------------------------------------------- */
+
+int jvm__threads(struct jvm *j, struct jvm_thread *out, size_t max)
+{
+	uint64_t list, arr;
+	uint32_t len;
+	if (rd64(j, j->thread_list, &list) < 0 || !list || rd32(j, list + j->tl_length, &len) < 0 ||
+	    rd64(j, list + j->tl_threads, &arr) < 0 || (len && !arr))
+		return -1;
+	if (len > JVM_MAX_THREADS)
+		len = JVM_MAX_THREADS;
+	size_t n = 0;
+	uint64_t ptrs[64];
+	for (uint32_t i = 0; i < len && n < max; i += 64) {
+		uint32_t k = len - i < 64 ? len - i : 64;
+		if (rd(j, arr + 8ull * i, ptrs, 8ull * k) < 0)
+			return -1;
+		for (uint32_t x = 0; x < k && n < max; x++) {
+			uint64_t t = ptrs[x], os = 0;
+			int32_t tid = 0, st = 0;
+			unsigned char an[24];
+			if (!t || rd64(j, t + j->jt_osthread, &os) < 0 || !os ||
+			    rd(j, os + j->os_tid, &tid, 4) < 0 || rd(j, t + j->jt_state, &st, 4) < 0 ||
+			    rd(j, t + j->jt_anchor, an, sizeof(an)) < 0 || tid <= 0)
+				continue;
+			struct jvm_thread *o = &out[n++];
+			o->thread = t;
+			o->tid = tid;
+			o->state = st == j->st_java ? JVM_IN_JAVA : st == j->st_native ? JVM_IN_NATIVE :
+				   st == j->st_vm ? JVM_IN_VM : st == j->st_blocked ? JVM_BLOCKED :
+				   JVM_STATE_OTHER;
+			memcpy(&o->sp, an + j->an_sp, 8);
+			memcpy(&o->pc, an + j->an_pc, 8);
+			memcpy(&o->fp, an + j->an_fp, 8);
+		}
+	}
+	return (int)n;
+}
+
+/* ---- frames --------------------------------------------------------------------- */
+
+static bool in_interp(const struct jvm *j, uint64_t pc)
+{
+	return pc >= j->interp_lo && pc < j->interp_hi;
+}
+
+/* The code blob holding PC, or 0: the heap's segment map walked back to the
+ * blob's first segment (each entry says how many segments back to go, at
+ * most 0xff a step; 0xff entries lead to the start), bounded. */
+static uint64_t blob_of(const struct jvm *j, uint64_t pc)
+{
+	for (size_t h = 0; h < j->nheaps; h++) {
+		if (pc < j->heaps[h].lo || pc >= j->heaps[h].hi)
+			continue;
+		uint64_t seg = (pc - j->heaps[h].lo) >> j->heaps[h].log2;
+		for (int step = 0; step < 4096; step++) {
+			uint8_t v;
+			if (rd(j, j->heaps[h].segmap + seg, &v, 1) < 0 || v == 0xff)
+				return 0;       /* 0xff: a free segment */
+			if (v == 0)
+				break;
+			if (v > seg)
+				return 0;
+			seg -= v;
+		}
+		uint64_t block = j->heaps[h].lo + (seg << j->heaps[h].log2);
+		uint32_t used = 0;
+		uint64_t used_off = jvm_structs__offset(j->js, "HeapBlock::Header", "_used");
+		if (used_off != UINT64_MAX && (rd32(j, block + used_off, &used) < 0 || !(used & 0xff)))
+			return 0;       /* a free block */
+		return block + j->heapblock_size;
+	}
+	return 0;
+}
+
+bool jvm__is_java(struct jvm *j, uint64_t pc)
+{
+	if (in_interp(j, pc))
+		return true;
+	for (size_t h = 0; h < j->nheaps; h++)
+		if (pc >= j->heaps[h].lo && pc < j->heaps[h].hi)
+			return true;
+	return false;
+}
+
+static bool is_nmethod(const struct jvm *j, uint64_t blob)
+{
+	uint64_t np;
+	char name[8];
+	return rd64(j, blob + j->cb_name, &np) == 0 && rd(j, np, name, 8) == 0 &&
+	       !memcmp(name, "nmethod", 8);
+}
+
+enum jvm_walk_end jvm__walk(struct jvm *j, uint64_t sp, uint64_t pc, uint64_t fp,
+			    struct jvm_frame *out, size_t max, size_t *n, uint64_t *next_sp,
+			    uint64_t *next_pc, uint64_t *next_fp)
+{
+	*n = 0;
+	*next_sp = *next_pc = *next_fp = 0;
+	if (max > JVM_MAX_FRAMES)
+		max = JVM_MAX_FRAMES;
+	if (!sp || (sp & 7))
+		return JVM_END_UNREADABLE;
+	if (!pc && rd64(j, sp - 8, &pc) < 0)
+		return JVM_END_UNREADABLE;
+	bool reread = false;
+	while (*n < max) {
+		if (pc == j->call_stub_ret) {
+			/* the call stub's frame: a plain fp frame; its caller is
+			 * the native code that called Java */
+			uint64_t w[2];
+			if (!fp || rd(j, fp, w, sizeof(w)) < 0)
+				return JVM_END_UNREADABLE;
+			*next_sp = fp + 8 * FR_SENDER_SP;
+			*next_pc = w[FR_RETURN];
+			*next_fp = w[FR_LINK];
+			return JVM_END_ENTRY;
+		}
+		struct jvm_frame *f = &out[*n];
+		uint64_t nsp, npc, nfp;
+		if (in_interp(j, pc)) {
+			uint64_t w[11];         /* fp - 8 .. fp + 2 */
+			if (!fp || (fp & 7) || fp < sp || rd(j, fp - 64, w, sizeof(w)) < 0)
+				return JVM_END_UNREADABLE;
+			uint64_t method = w[8 + FR_INTERP_METHOD], bcp = w[8 + FR_INTERP_BCP];
+			uint64_t cm = 0;
+			int32_t bci = -1;
+			if (rd64(j, method + j->m_const, &cm) == 0 && cm && bcp >= cm + j->cm_size) {
+				uint16_t size = 0;
+				rd16(j, cm + j->cm_code_size, &size);
+				if (bcp - (cm + j->cm_size) <= size)
+					bci = (int32_t)(bcp - (cm + j->cm_size));
+			}
+			*f = (struct jvm_frame){ .method = method, .pc = pc, .bci = bci,
+						 .kind = JVM_INTERPRETED };
+			nsp = fp + 8 * FR_SENDER_SP;
+			npc = w[8 + FR_RETURN];
+			nfp = w[8 + FR_LINK];
+		} else {
+			uint64_t blob = blob_of(j, pc);
+			int32_t words = 0;
+			if (!blob) {
+				if (!reread && read_code(j) == 0 && (reread = true) &&
+				    (in_interp(j, pc) || blob_of(j, pc)))
+					continue;
+				return *n ? JVM_END_UNKNOWN : JVM_END_UNKNOWN;
+			}
+			if (rd(j, blob + j->cb_frame_size, &words, 4) < 0 || words <= 0 ||
+			    (uint32_t)words > MAX_FRAME_WORDS)
+				return JVM_END_UNREADABLE;
+			uint64_t method = 0;
+			bool nm = is_nmethod(j, blob);
+			if (nm && rd64(j, blob + j->cm_method, &method) < 0)
+				return JVM_END_UNREADABLE;
+			*f = (struct jvm_frame){ .method = method, .pc = pc, .blob = blob, .bci = -1,
+						 .kind = nm ? JVM_COMPILED : JVM_STUB };
+			nsp = sp + 8ull * (uint32_t)words;
+			uint64_t w[2];
+			if (rd(j, nsp - 16, w, sizeof(w)) < 0)
+				return JVM_END_UNREADABLE;
+			npc = w[1];
+			nfp = w[0];
+		}
+		(*n)++;
+		if (nsp <= sp)
+			return JVM_END_UNREADABLE;      /* the stack grows down: callers above */
+		sp = nsp;
+		pc = npc;
+		fp = nfp;
+	}
+	return JVM_END_DEEP;
+}
+
+/* ---- names ---------------------------------------------------------------------- */
+
+/* Symbol SYM's bytes into OUT (cut at LEN - 1, '/' made '.' when DOTS).
+ * 0, or -1. */
+static int symbol(const struct jvm *j, uint64_t sym, char *out, size_t len, bool dots)
+{
+	uint16_t n;
+	out[0] = 0;
+	if (!sym || len < 2 || rd16(j, sym + j->sym_length, &n) < 0)
+		return -1;
+	size_t k = n < len - 1 ? n : len - 1;
+	if (k > MAX_SYMBOL)
+		k = MAX_SYMBOL;
+	if (k && rd(j, sym + j->sym_body, out, k) < 0)
+		return -1;
+	out[k] = 0;
+	for (size_t i = 0; i < k; i++)
+		if ((unsigned char)out[i] < 0x20 || out[i] == 0x7f)
+			out[i] = '?';
+		else if (dots && out[i] == '/')
+			out[i] = '.';
+	return 0;
+}
+
+/* The Symbol* at constant pool CP's entry INDEX, or 0. */
+static uint64_t cp_symbol(const struct jvm *j, uint64_t cp, uint16_t index)
+{
+	int32_t len;
+	uint64_t sym;
+	if (rd(j, cp + j->cp_length, &len, 4) < 0 || index == 0 || index >= len ||
+	    rd64(j, cp + j->cp_size + 8ull * index, &sym) < 0)
+		return 0;
+	return sym & ~1ull;
+}
+
+int jvm__method_name(struct jvm *j, uint64_t method, char *out, size_t len, char *file,
+		     size_t filelen)
+{
+	uint64_t cm, cp, holder, kname;
+	uint16_t ni, si;
+	char cls[512], name[256];
+	out[0] = 0;
+	if (file && filelen)
+		file[0] = 0;
+	if (!method || rd64(j, method + j->m_const, &cm) < 0 || !cm ||
+	    rd64(j, cm + j->cm_constants, &cp) < 0 || !cp || rd16(j, cm + j->cm_name_index, &ni) < 0 ||
+	    rd64(j, cp + j->cp_holder, &holder) < 0 || !holder ||
+	    rd64(j, holder + j->k_name, &kname) < 0 || symbol(j, kname, cls, sizeof(cls), true) < 0 ||
+	    symbol(j, cp_symbol(j, cp, ni), name, sizeof(name), false) < 0)
+		return -1;
+	/* a hidden class (a lambda's): "Main$$Lambda$2+0x..." is written
+	 * "Main$$Lambda$2/0x..." by the JVM itself */
+	char *plus = strstr(cls, "+0x");
+	if (plus)
+		*plus = '/';
+	snprintf(out, len, "%s.%s", cls, name);
+	if (file && filelen && rd16(j, cp + j->cp_source, &si) == 0 && si)
+		symbol(j, cp_symbol(j, cp, si), file, filelen, false);
+	return 0;
+}
+
+/* CompressedReadStream's UNSIGNED5: a byte below 192 is the value, else
+ * more follow, each adding its value times 64 to the i-th power. */
+static bool read_u5(const unsigned char *b, size_t n, size_t *at, uint32_t *v)
+{
+	uint32_t sum = 0;
+	for (int i = 0, shift = 0; i < 5; i++, shift += 6) {
+		if (*at >= n)
+			return false;
+		uint32_t c = b[(*at)++];
+		sum += c << shift;
+		if (c < 192 || i == 4)
+			break;
+	}
+	*v = sum;
+	return true;
+}
+
+static bool read_signed(const unsigned char *b, size_t n, size_t *at, int32_t *v)
+{
+	uint32_t u;
+	if (!read_u5(b, n, at, &u))
+		return false;
+	*v = (int32_t)(u >> 1) ^ -(int32_t)(u & 1);
+	return true;
+}
+
+int jvm__line(struct jvm *j, uint64_t method, int bci)
+{
+	uint64_t cm;
+	uint32_t flags = 0;
+	uint16_t size;
+	if (bci < 0 || !method || rd64(j, method + j->m_const, &cm) < 0 || !cm ||
+	    rd32(j, cm + j->cm_flags, &flags) < 0 || !(flags & (uint32_t)j->has_lines) ||
+	    rd16(j, cm + j->cm_code_size, &size) < 0)
+		return 0;
+	/* the compressed line number table follows the bytecodes */
+	unsigned char t[2048];
+	uint64_t at = cm + j->cm_size + size;
+	size_t n = sizeof(t);
+	while (n && rd(j, at, t, n) < 0)
+		n /= 2;                 /* near the end of a mapping */
+	if (!n)
+		return 0;
+	size_t i = 0;
+	int32_t b = 0, l = 0, best_bci = -1, best = 0;
+	while (i < n) {
+		unsigned char c = t[i++];
+		if (c == 0)
+			break;
+		if (c == 0xff) {
+			int32_t db, dl;
+			if (!read_signed(t, n, &i, &db) || !read_signed(t, n, &i, &dl))
+				break;
+			b += db;
+			l += dl;
+		} else {
+			b += c >> 3;
+			l += c & 7;
+		}
+		if (b == bci)
+			return l;
+		if (b < bci && b >= best_bci) {
+			best_bci = b;
+			best = l;
+		}
+	}
+	return best;
+}
+
+int jvm__blob_name(struct jvm *j, uint64_t blob, char *out, size_t len)
+{
+	uint64_t np;
+	out[0] = 0;
+	if (!blob || len < 2 || rd64(j, blob + j->cb_name, &np) < 0 || !np)
+		return -1;
+	size_t k = len - 1 < 64 ? len - 1 : 64;
+	if (rd(j, np, out, k) < 0)
+		return -1;
+	out[k] = 0;
+	for (size_t i = 0; i < k && out[i]; i++)
+		if ((unsigned char)out[i] < 0x20 || out[i] == 0x7f)
+			out[i] = '?';
+	return 0;
+}
