@@ -85,8 +85,11 @@ const char options__usage[] =
 	"                    (default: its PHP functions in place of execute_ex)\n"
 	"      --no-ruby     a Ruby program: its native frames only (default: its\n"
 	"                    methods and blocks in place of rb_vm_exec)\n"
-	"      --no-lines    Python, PHP and Ruby frames by function, without line\n"
-	"                    numbers\n"
+	"      --no-java     a Java program (HotSpot): its native frames only (default:\n"
+	"                    its Java methods in place of the interpreter's and the\n"
+	"                    compiled code's frames)\n"
+	"      --no-lines    Python, PHP, Ruby and Java frames by function, without\n"
+	"                    line numbers\n"
 	"      --subprocesses, --no-subprocesses\n"
 	"                    also sample the processes PID starts, or not (default:\n"
 	"                    not with PID, yes with -- COMMAND)\n"
@@ -130,7 +133,7 @@ enum {
 	OPT_MAX_DEPTH = 256, OPT_STATS, OPT_CPU, OPT_IDLE, OPT_NO_IDLE, OPT_TID,
 	OPT_THREADS_MATCHING, OPT_DEBUG_DIR, OPT_CONVERT, OPT_PROCESSES, OPT_SYSCALLS, OPT_KERNEL_STACKS, OPT_CAPTURE, OPT_OS_THREADS, OPT_GO_SYSTEM, OPT_SUBPROCESSES,
 	OPT_NO_SUBPROCESSES, OPT_DUMP, OPT_PERIOD, OPT_HISTORY, OPT_PID_FILE, OPT_DEBUGINFOD_DEADLINE,
-	OPT_LISTEN, OPT_LISTEN_TOKEN_FILE, OPT_PUSH, OPT_PUSH_AUTH_FILE, OPT_PUSH_HEADER_FILE, OPT_APP_NAME, OPT_TAG, OPT_NO_PYTHON, OPT_NO_PHP, OPT_NO_RUBY, OPT_NO_LINES,
+	OPT_LISTEN, OPT_LISTEN_TOKEN_FILE, OPT_PUSH, OPT_PUSH_AUTH_FILE, OPT_PUSH_HEADER_FILE, OPT_APP_NAME, OPT_TAG, OPT_NO_PYTHON, OPT_NO_PHP, OPT_NO_RUBY, OPT_NO_JAVA, OPT_NO_LINES,
 };
 
 const struct option *options__table(void);
@@ -165,6 +168,7 @@ static const struct option long_opts[] = {
 	{ "no-python", no_argument, NULL, OPT_NO_PYTHON },
 	{ "no-php", no_argument, NULL, OPT_NO_PHP },
 	{ "no-ruby", no_argument, NULL, OPT_NO_RUBY },
+	{ "no-java", no_argument, NULL, OPT_NO_JAVA },
 	{ "no-lines", no_argument, NULL, OPT_NO_LINES },
 	{ "subprocesses", no_argument, NULL, OPT_SUBPROCESSES },
 	{ "no-subprocesses", no_argument, NULL, OPT_NO_SUBPROCESSES },
@@ -531,6 +535,10 @@ static int parse_one(struct options *o, int c, const char *arg, char *err, size_
 	case OPT_NO_RUBY:
 		o->no_ruby = 1;
 		frames_off(o, "ruby");
+		return 0;
+	case OPT_NO_JAVA:
+		o->no_java = 1;
+		frames_off(o, "java");
 		return 0;
 	case OPT_NO_LINES:
 		o->no_lines = 1;

@@ -53,6 +53,7 @@ struct options {
 	int no_python;                  /* --no-python: no Python frames */
 	int no_php;                     /* --no-php: no PHP frames */
 	int no_ruby;                    /* --no-ruby: no Ruby frames */
+	int no_java;                    /* --no-java: no Java frames */
 	char frames_off[32];            /* those of them, "python,ruby" */
 	int no_lines;                   /* --no-lines: Python frames without lines */
 	int subprocesses;               /* follow descendants: default 0 with PIDs, 1 with -- COMMAND */

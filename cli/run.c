@@ -769,7 +769,7 @@ static int start_sampler(struct run *r)
 		.kernel_stacks = o->kernel_stacks, .runtime_views = !o->os_threads,
 		.capture = o->capture == CAPTURE_PERF ? TARGET_CAPTURE_PERF :
 			   o->capture == CAPTURE_PTRACE ? TARGET_CAPTURE_PTRACE : TARGET_CAPTURE_AUTO,
-		.go_system = o->go_system, .no_interp_frames = o->no_python && o->no_php && o->no_ruby,
+		.go_system = o->go_system, .no_interp_frames = o->no_python && o->no_php && o->no_ruby && o->no_java,
 		.frames_off = o->frames_off[0] ? o->frames_off : NULL,
 		.no_lines = o->no_lines,
 		.tids = o->ntids ? o->tids : NULL, .ntids = o->ntids,

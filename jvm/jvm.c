@@ -36,6 +36,8 @@ struct jvm {
 	uint64_t m_const, cm_constants, cm_name_index, cm_code_size, cm_flags, cm_size;
 	uint64_t cp_holder, cp_size, cp_length, cp_source, k_name, sym_length, sym_body;
 	uint64_t heapblock_size;
+	/* compiled frames' scopes (inlining); 0: not in the tables */
+	uint64_t nm_pcs, nm_deps, nm_metadata, cm_scopes_data, pd_pc, pd_scope, pd_size;
 	int64_t has_lines, st_native, st_vm, st_java, st_blocked;
 	/* where */
 	uint64_t thread_list;           /* &ThreadsSMRSupport::_java_thread_list */
@@ -44,13 +46,28 @@ struct jvm {
 	struct { uint64_t lo, hi, segmap; uint32_t log2; } heaps[JVM_MAX_HEAPS];
 	size_t nheaps;
 	uint64_t heaps_addr;            /* &CodeCache::_heaps */
+	/* jvm__set_stack(): reads within it come from this copy */
+	uint64_t ov_addr;
+	const unsigned char *ov;
+	size_t ov_len;
 };
 
 static int rd(const struct jvm *j, uint64_t addr, void *buf, size_t len)
 {
 	if (!addr || addr + len < addr)
 		return -1;
+	if (j->ov && addr >= j->ov_addr && addr + len <= j->ov_addr + j->ov_len) {
+		memcpy(buf, j->ov + (addr - j->ov_addr), len);
+		return 0;
+	}
 	return j->read(j->ctx, addr, buf, len);
+}
+
+void jvm__set_stack(struct jvm *j, uint64_t addr, const unsigned char *copy, size_t len)
+{
+	j->ov_addr = addr;
+	j->ov = copy;
+	j->ov_len = copy ? len : 0;
 }
 
 static int rd64(const struct jvm *j, uint64_t addr, uint64_t *out)
@@ -130,6 +147,22 @@ static const char *offsets(struct jvm *j)
 		return "_java_thread_list or _call_stub_return_address";
 	if (rd64(j, a, &j->call_stub_ret) < 0)
 		return "_call_stub_return_address";
+	static const struct { const char *type, *field; size_t at; } sc[] = {
+		{ "nmethod", "_scopes_pcs_offset", offsetof(struct jvm, nm_pcs) },
+		{ "nmethod", "_dependencies_offset", offsetof(struct jvm, nm_deps) },
+		{ "nmethod", "_metadata_offset", offsetof(struct jvm, nm_metadata) },
+		{ "CompiledMethod", "_scopes_data_begin", offsetof(struct jvm, cm_scopes_data) },
+		{ "PcDesc", "_pc_offset", offsetof(struct jvm, pd_pc) },
+		{ "PcDesc", "_scope_decode_offset", offsetof(struct jvm, pd_scope) },
+	};
+	j->pd_size = jvm_structs__size(j->js, "PcDesc");
+	for (size_t i = 0; i < sizeof(sc) / sizeof(sc[0]); i++) {
+		uint64_t off = jvm_structs__offset(j->js, sc[i].type, sc[i].field);
+		if (off == UINT64_MAX || off > 4096)
+			j->pd_size = 0;         /* no inlined frames: each nmethod one frame */
+		else
+			memcpy((char *)j + sc[i].at, &off, sizeof(off));
+	}
 	j->heaps_addr = jvm_structs__static(j->js, "CodeCache", "_heaps");
 	if (!j->heaps_addr)
 		return "CodeCache::_heaps";
@@ -265,6 +298,31 @@ void jvm__free(struct jvm *j)
 
 /* ---- threads -------------------------------------------------------------------- */
 
+/* JavaThread T into *O: 0, or -1. */
+static int one_thread(const struct jvm *j, uint64_t t, struct jvm_thread *o)
+{
+	uint64_t os = 0;
+	int32_t tid = 0, st = 0;
+	unsigned char an[24];
+	if (!t || rd64(j, t + j->jt_osthread, &os) < 0 || !os || rd(j, os + j->os_tid, &tid, 4) < 0 ||
+	    rd(j, t + j->jt_state, &st, 4) < 0 || rd(j, t + j->jt_anchor, an, sizeof(an)) < 0 ||
+	    tid <= 0)
+		return -1;
+	o->thread = t;
+	o->tid = tid;
+	o->state = st == j->st_java ? JVM_IN_JAVA : st == j->st_native ? JVM_IN_NATIVE :
+		   st == j->st_vm ? JVM_IN_VM : st == j->st_blocked ? JVM_BLOCKED : JVM_STATE_OTHER;
+	memcpy(&o->sp, an + j->an_sp, 8);
+	memcpy(&o->pc, an + j->an_pc, 8);
+	memcpy(&o->fp, an + j->an_fp, 8);
+	return 0;
+}
+
+int jvm__thread(struct jvm *j, uint64_t thread, struct jvm_thread *out)
+{
+	return one_thread(j, thread, out);
+}
+
 int jvm__threads(struct jvm *j, struct jvm_thread *out, size_t max)
 {
 	uint64_t list, arr;
@@ -280,24 +338,9 @@ int jvm__threads(struct jvm *j, struct jvm_thread *out, size_t max)
 		uint32_t k = len - i < 64 ? len - i : 64;
 		if (rd(j, arr + 8ull * i, ptrs, 8ull * k) < 0)
 			return -1;
-		for (uint32_t x = 0; x < k && n < max; x++) {
-			uint64_t t = ptrs[x], os = 0;
-			int32_t tid = 0, st = 0;
-			unsigned char an[24];
-			if (!t || rd64(j, t + j->jt_osthread, &os) < 0 || !os ||
-			    rd(j, os + j->os_tid, &tid, 4) < 0 || rd(j, t + j->jt_state, &st, 4) < 0 ||
-			    rd(j, t + j->jt_anchor, an, sizeof(an)) < 0 || tid <= 0)
-				continue;
-			struct jvm_thread *o = &out[n++];
-			o->thread = t;
-			o->tid = tid;
-			o->state = st == j->st_java ? JVM_IN_JAVA : st == j->st_native ? JVM_IN_NATIVE :
-				   st == j->st_vm ? JVM_IN_VM : st == j->st_blocked ? JVM_BLOCKED :
-				   JVM_STATE_OTHER;
-			memcpy(&o->sp, an + j->an_sp, 8);
-			memcpy(&o->pc, an + j->an_pc, 8);
-			memcpy(&o->fp, an + j->an_fp, 8);
-		}
+		for (uint32_t x = 0; x < k && n < max; x++)
+			if (one_thread(j, ptrs[x], &out[n]) == 0)
+				n++;
 	}
 	return (int)n;
 }
@@ -354,6 +397,69 @@ static bool is_nmethod(const struct jvm *j, uint64_t blob)
 	char name[8];
 	return rd64(j, blob + j->cb_name, &np) == 0 && rd(j, np, name, 8) == 0 &&
 	       !memcmp(name, "nmethod", 8);
+}
+
+static bool read_u5(const unsigned char *b, size_t n, size_t *at, uint32_t *v);
+
+#define MAX_PCDESCS (1u << 20)
+#define MAX_SCOPES 64                   /* inlining deeper than this is not real */
+
+/* The frames of nmethod NM at PC, innermost (the most inlined) first, into
+ * OUT (at most MAX): the scope of the PcDesc at PC (the first at or after
+ * it: a return address has its own), then each scope's sender.  Returns
+ * how many; 0 when the scopes cannot be read (the caller then gives the
+ * nmethod's own method). */
+static size_t scopes(const struct jvm *j, uint64_t nm, uint64_t pc, struct jvm_frame *out,
+		     size_t max)
+{
+	int32_t pcs_off, deps_off, meta_off;
+	uint64_t code, data;
+	if (!j->pd_size || j->pd_size > 64 || rd(j, nm + j->nm_pcs, &pcs_off, 4) < 0 ||
+	    rd(j, nm + j->nm_deps, &deps_off, 4) < 0 || rd(j, nm + j->nm_metadata, &meta_off, 4) < 0 ||
+	    rd64(j, nm + j->cb_code_begin, &code) < 0 || rd64(j, nm + j->cm_scopes_data, &data) < 0 ||
+	    pcs_off <= 0 || deps_off < pcs_off || meta_off <= 0 || pc < code || !data)
+		return 0;
+	uint64_t count = (uint64_t)(deps_off - pcs_off) / j->pd_size;
+	if (!count || count > MAX_PCDESCS)
+		return 0;
+	int64_t rel = (int64_t)(pc - code);
+	uint64_t base = nm + (uint64_t)pcs_off, lo = 0, hi = count;
+	/* the first PcDesc whose pc offset is at or after REL */
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		int32_t off;
+		if (rd(j, base + mid * j->pd_size + j->pd_pc, &off, 4) < 0)
+			return 0;
+		if (off < rel)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == count)
+		return 0;
+	int32_t decode;
+	if (rd(j, base + lo * j->pd_size + j->pd_scope, &decode, 4) < 0 || decode <= 0)
+		return 0;
+	size_t n = 0;
+	for (int depth = 0; decode > 0 && depth < MAX_SCOPES && n < max; depth++) {
+		unsigned char b[16];
+		size_t got = sizeof(b), at = 0;
+		while (got && rd(j, data + (uint64_t)decode, b, got) < 0)
+			got /= 2;
+		uint32_t sender, midx, bci;
+		if (!read_u5(b, got, &at, &sender) || !read_u5(b, got, &at, &midx) ||
+		    !read_u5(b, got, &at, &bci) || !midx || midx > (1u << 20))
+			return n;
+		uint64_t method;
+		if (rd64(j, nm + (uint64_t)meta_off + 8ull * (midx - 1), &method) < 0 || !method)
+			return n;
+		out[n++] = (struct jvm_frame){ .method = method, .pc = pc, .blob = nm,
+					       .bci = (int32_t)bci - 1, .kind = JVM_COMPILED };
+		if ((int32_t)sender >= decode && sender)
+			break;          /* senders are written before their callees */
+		decode = (int32_t)sender;
+	}
+	return n;
 }
 
 enum jvm_walk_end jvm__walk(struct jvm *j, uint64_t sp, uint64_t pc, uint64_t fp,
@@ -417,8 +523,12 @@ enum jvm_walk_end jvm__walk(struct jvm *j, uint64_t sp, uint64_t pc, uint64_t fp
 			bool nm = is_nmethod(j, blob);
 			if (nm && rd64(j, blob + j->cm_method, &method) < 0)
 				return JVM_END_UNREADABLE;
-			*f = (struct jvm_frame){ .method = method, .pc = pc, .blob = blob, .bci = -1,
-						 .kind = nm ? JVM_COMPILED : JVM_STUB };
+			size_t k = nm ? scopes(j, blob, pc, f, max - *n) : 0;
+			if (k)
+				*n += k - 1;    /* the last, f[k - 1], is counted below */
+			else
+				*f = (struct jvm_frame){ .method = method, .pc = pc, .blob = blob,
+							 .bci = -1, .kind = nm ? JVM_COMPILED : JVM_STUB };
 			nsp = sp + 8ull * (uint32_t)words;
 			uint64_t w[2];
 			if (rd(j, nsp - 16, w, sizeof(w)) < 0)

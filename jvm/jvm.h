@@ -66,12 +66,19 @@ void jvm__free(struct jvm *j);  /* accepts NULL */
  * readable). */
 int jvm__threads(struct jvm *j, struct jvm_thread *out, size_t max);
 
+/* JavaThread THREAD (as jvm__threads() gave it) now: 0, or -1. */
+int jvm__thread(struct jvm *j, uint64_t thread, struct jvm_thread *out);
+
 /* The Java frames from one with SP, PC (0: the word below SP) and FP,
  * innermost first, at most MAX, into OUT; *N how many; *NEXT_SP, *NEXT_PC,
  * *NEXT_FP the native frame that called the Java code (JVM_END_ENTRY). */
 enum jvm_walk_end jvm__walk(struct jvm *j, uint64_t sp, uint64_t pc, uint64_t fp,
 			    struct jvm_frame *out, size_t max, size_t *n, uint64_t *next_sp,
 			    uint64_t *next_pc, uint64_t *next_fp);
+
+/* Reads of [ADDR, ADDR + LEN) come from COPY (a thread's stack as a
+ * capture copied it) until the next call; COPY NULL: none. */
+void jvm__set_stack(struct jvm *j, uint64_t addr, const unsigned char *copy, size_t len);
 
 /* Whether PC is Java code: the interpreter or the code cache. */
 bool jvm__is_java(struct jvm *j, uint64_t pc);

@@ -98,7 +98,7 @@ struct rt_ops {
 extern const struct rt_ops *const runtimes[];
 
 /* The Go runtime (sample/rt_go.c), CPython (sample/rt_python.c), PHP
- * (sample/rt_php.c), CRuby (sample/rt_ruby.c). */
-extern const struct rt_ops rt_go, rt_python, rt_php, rt_ruby;
+ * (sample/rt_php.c), CRuby (sample/rt_ruby.c), HotSpot (sample/rt_java.c). */
+extern const struct rt_ops rt_go, rt_python, rt_php, rt_ruby, rt_java;
 
 #endif

@@ -52,7 +52,7 @@ struct sampler_config {
 	const int *lifeline;
 };
 
-#define SAMPLER_RUNTIMES 4
+#define SAMPLER_RUNTIMES 8
 #define SAMPLER_RT_STATS 12
 
 /* What the summary and --stats report. */

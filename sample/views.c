@@ -12,7 +12,7 @@
 #include "util/timeutil.h"
 #include "util/xalloc.h"
 
-const struct rt_ops *const runtimes[] = { &rt_go, &rt_python, &rt_php, &rt_ruby, NULL };
+const struct rt_ops *const runtimes[] = { &rt_go, &rt_python, &rt_php, &rt_ruby, &rt_java, NULL };
 
 struct view *sampler_view_of(struct sampler *s, pid_t pid)
 {

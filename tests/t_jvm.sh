@@ -10,6 +10,14 @@
 #      gives, in order, each class.method with the same line (no line
 #      where jcmd says Native Method or Unknown Source); the walk ends at
 #      the call stub.
+#   2. profiles of the same process by perf (no stop) and by ptrace stops,
+#      3 s each, with no flag: each thread's own Java method (computeInner
+#      with its inlined caller computeMiddle between computeOuter and it,
+#      sleeper over Thread.sleep, blocked, main over Thread.sleep) in >= 90%
+#      of its samples; the most common stack of each has jcmd's Java
+#      frames in jcmd's order with jcmd's lines (the computing thread's
+#      innermost line aside: it moves in its loop); >= 95% of samples
+#      rooted; --no-java: no Java method named.
 . "$(dirname "$0")/lib.sh"
 
 JAVA=$(command -v java || :)
@@ -65,6 +73,58 @@ for t in main sleeper blocked; do
 	e=$(T=$tid awk '/^thread / { on = ($2 == ENVIRON["T"]); next } on && /^  end / { print $2; exit }' "$TMP/dump")
 	DETAIL="end $e" check "jvm: the $t thread's walk ends at the call stub" "[ '$e' = entry ]"
 done
+
+# --- 2. profiles ----------------------------------------------------------------------
+# ERE of jcmd's frames of TID, outermost first, each "M (FILE:LINE)" (or "M"
+# or "M (FILE)" where jcmd has no line), anything between; NOLINE=1: no
+# line for the innermost
+jcmd_re() {
+	theirs "$1" | awk -v noline="${2:-0}" '
+		{ m = $0; l = m; sub(/:[0-9]+$/, "", m); sub(/^.*:/, "", l)
+		  gsub(/[][\\.*^$()+?{}|\/]/, "\\\\&", m)
+		  f[NR] = (l > 0 && !(noline && NR == 1)) ? m " \\([^;()]*:" l "\\)" : m "( \\([^;()]*\\))?" }
+		END { for (i = NR; i >= 1; i--) r = r (i < NR ? ";(.*;)?" : "") f[i]; print r }'
+}
+declare -A WANT=(
+	[compute]='JvmSplit\.computeOuter \(JvmSplit\.java:[0-9]+\);JvmSplit\.computeMiddle \(JvmSplit\.java:[0-9]+\);JvmSplit\.computeInner \(JvmSplit\.java:[0-9]+\)'
+	[sleeper]='JvmSplit\.sleeper \(JvmSplit\.java:[0-9]+\);java\.lang\.Thread\.sleep( \(Thread\.java\))?;'
+	[blocked]='JvmSplit\.blocked \(JvmSplit\.java:[0-9]+\);'
+	[main]='JvmSplit\.main \(JvmSplit\.java:[0-9]+\);java\.lang\.Thread\.sleep( \(Thread\.java\))?;'
+)
+profile_checks() {
+	local cap=$1 out=$TMP/$1.folded t tid tot n top re
+	prof "$TMP/$cap" -p "$pid" -d 3 --capture "$cap" --threads --stats -o "$out"
+	check_ran "jvm ($cap)" "$TMP/$cap" "$out"
+	diag "jvm ($cap): $(grep -o 'java: [^;]*' "$TMP/$cap.err" | head -c 700)"
+	for t in compute sleeper blocked main; do
+		tid=$(tid_of "$t")
+		tot=$(folded_count "$out" "^[^;]* \\($tid\\);")
+		n=$(folded_count "$out" "^[^;]* \\($tid\\);(.*;)?${WANT[$t]}")
+		top=$(grep -F " ($tid);" "$out" | sort -t' ' -k2 -nr | head -n 1)
+		DETAIL="$n of $tot; top: $(cut -c1-700 <<<"$top")" \
+			check "jvm ($cap): the $t thread's Java method under its callers in >= 90% of its samples" \
+			pct_ok "$n" "$tot" 90
+		noline=0
+		[ "$t" = compute ] && noline=1
+		re=$(jcmd_re "$tid" $noline)
+		DETAIL="want $re; top: $(cut -c1-700 <<<"$top")" \
+			check "jvm ($cap): the $t thread's most common stack has jcmd's Java frames, in order, with its lines" \
+			"[ -n '$re' ] && RE='$re' awk 'BEGIN { re = ENVIRON[\"RE\"] } { if (\$0 ~ re) f = 1 } END { exit !f }' <<<'$top'"
+	done
+	r=$(grep -o '[0-9.]*% reached their root' "$TMP/$cap.err" | grep -o '^[0-9.]*')
+	DETAIL="$r%" check "jvm ($cap): >= 95% of samples rooted" "[ -n '$r' ] && ge '$r' 95"
+}
+pct_ok() { [ "${2:-0}" -gt 0 ] && [ $(($1 * 100)) -ge $(($2 * $3)) ]; }
+if [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -le 2 ] || [ "$(id -u)" = 0 ]; then
+	profile_checks perf
+else
+	skip "jvm (perf)" "perf events not permitted here"
+fi
+profile_checks ptrace
+prof "$TMP/nojava" -p "$pid" -d 1 --no-java -o "$TMP/nojava.folded"
+check_ran "jvm --no-java" "$TMP/nojava" "$TMP/nojava.folded"
+n=$(folded_count "$TMP/nojava.folded" '(^|;)JvmSplit\.')
+DETAIL="$n samples" check "jvm --no-java: no Java method named" "[ '$n' = 0 ]"
 
 check_unharmed jvm "$pid" "$(thread_count "$pid")"
 stop_target "$pid"
