@@ -50,6 +50,7 @@ tests=(
 	ruby                               # t_bigframe: threads with VM stacks on their native stacks
 	binutils                           # t_ruby: nm finds ruby_current_vm_ptr for tests/bin/rbdump
 	puma                               # t_ruby: a Rack app under a real Ruby server
+	openjdk-17-jdk-headless            # t_jvm: HotSpot, javac, jcmd (the reference stacks)
 	uwsgi-core uwsgi-plugin-python3    # t_python: Python embedded, workers forked
 	php8.2-cli php8.2-opcache          # t_jitgrow: opcache's JIT code, named by its perf map
 	erlang-base                        # t_jitgrow: BEAM's JIT (+JPperf), frame chains through it

@@ -20,6 +20,7 @@
 #define FR_SENDER_SP 2
 #define FR_INTERP_METHOD (-3)
 #define FR_INTERP_BCP (-8)
+#define FR_INTERP_SENDER_SP (-1)
 
 #define MAX_FRAME_WORDS (1u << 20)      /* a compiled frame of 8 MiB is not one */
 #define MAX_SYMBOL 1024                 /* a class or method name cut there */
@@ -391,12 +392,16 @@ bool jvm__is_java(struct jvm *j, uint64_t pc)
 	return false;
 }
 
+/* Whether BLOB is an nmethod: compiled Java code, or the wrapper of a
+ * native method ("native nmethod"). */
 static bool is_nmethod(const struct jvm *j, uint64_t blob)
 {
 	uint64_t np;
-	char name[8];
+	char name[16];
 	return rd64(j, blob + j->cb_name, &np) == 0 && rd(j, np, name, 8) == 0 &&
-	       !memcmp(name, "nmethod", 8);
+	       (!memcmp(name, "nmethod", 8) ||
+		(!memcmp(name, "native n", 8) && rd(j, np + 8, name + 8, 7) == 0 &&
+		 !memcmp(name + 8, "method", 7)));
 }
 
 static bool read_u5(const unsigned char *b, size_t n, size_t *at, uint32_t *v);
@@ -475,6 +480,7 @@ enum jvm_walk_end jvm__walk(struct jvm *j, uint64_t sp, uint64_t pc, uint64_t fp
 	if (!pc && rd64(j, sp - 8, &pc) < 0)
 		return JVM_END_UNREADABLE;
 	bool reread = false;
+	uint64_t usp = sp;              /* the frame's unextended sp */
 	while (*n < max) {
 		if (pc == j->call_stub_ret) {
 			/* the call stub's frame: a plain fp frame; its caller is
@@ -488,7 +494,7 @@ enum jvm_walk_end jvm__walk(struct jvm *j, uint64_t sp, uint64_t pc, uint64_t fp
 			return JVM_END_ENTRY;
 		}
 		struct jvm_frame *f = &out[*n];
-		uint64_t nsp, npc, nfp;
+		uint64_t nsp, npc, nfp, nusp;
 		if (in_interp(j, pc)) {
 			uint64_t w[11];         /* fp - 8 .. fp + 2 */
 			if (!fp || (fp & 7) || fp < sp || rd(j, fp - 64, w, sizeof(w)) < 0)
@@ -505,6 +511,12 @@ enum jvm_walk_end jvm__walk(struct jvm *j, uint64_t sp, uint64_t pc, uint64_t fp
 			*f = (struct jvm_frame){ .method = method, .pc = pc, .bci = bci,
 						 .kind = JVM_INTERPRETED };
 			nsp = fp + 8 * FR_SENDER_SP;
+			/* the caller's sp before the callee's arguments were
+			 * pushed (an adapter's): what a compiled caller's frame
+			 * size counts from */
+			nusp = w[8 + FR_INTERP_SENDER_SP];
+			if (nusp < sp || nusp > nsp + 8 * 4096)
+				nusp = nsp;
 			npc = w[8 + FR_RETURN];
 			nfp = w[8 + FR_LINK];
 		} else {
@@ -529,7 +541,8 @@ enum jvm_walk_end jvm__walk(struct jvm *j, uint64_t sp, uint64_t pc, uint64_t fp
 			else
 				*f = (struct jvm_frame){ .method = method, .pc = pc, .blob = blob,
 							 .bci = -1, .kind = nm ? JVM_COMPILED : JVM_STUB };
-			nsp = sp + 8ull * (uint32_t)words;
+			nsp = usp + 8ull * (uint32_t)words;
+			nusp = nsp;
 			uint64_t w[2];
 			if (rd(j, nsp - 16, w, sizeof(w)) < 0)
 				return JVM_END_UNREADABLE;
@@ -540,6 +553,7 @@ enum jvm_walk_end jvm__walk(struct jvm *j, uint64_t sp, uint64_t pc, uint64_t fp
 		if (nsp <= sp)
 			return JVM_END_UNREADABLE;      /* the stack grows down: callers above */
 		sp = nsp;
+		usp = nusp;
 		pc = npc;
 		fp = nfp;
 	}

@@ -60,7 +60,7 @@ struct jvview {
 		uint32_t n, status;
 		uint64_t pcs[OUTER_FRAMES];
 	} *outers;
-	uint64_t outer_cached;
+	uint64_t outer_cached, torn;
 	uint64_t merged, walked_regs, walked_anchor, unended, refound, reunwound, stubs, unknown;
 	struct sampler *s;
 };
@@ -108,7 +108,6 @@ static size_t java_read(void *arg, pid_t pid, pid_t tid, int running, void *out,
 {
 	struct jvview *v = arg;
 	(void)pid;
-	(void)running;
 	const struct jv_th *t = thread_of(v, tid);
 	if (!t) {
 		v->refresh = 1;
@@ -126,6 +125,15 @@ static size_t java_read(void *arg, pid_t pid, pid_t tid, int running, void *out,
 		h.end = jvm__walk(v->jvm, jt.sp, jt.pc, jt.fp, fr, max, &n, &h.next_sp, &h.next_pc,
 				  &h.next_fp);
 		h.anchored = 1;
+		/* running (read after its perf sample): the walk holds only if
+		 * the thread stayed outside Java code all along */
+		struct jvm_thread again;
+		if (running && (jvm__thread(v->jvm, t->thread, &again) < 0 || again.sp != jt.sp ||
+				again.pc != jt.pc || again.fp != jt.fp)) {
+			n = 0;
+			h.anchored = 0;
+			v->torn++;
+		}
 	}
 	h.n = (uint32_t)n;
 	memcpy(out, &h, sizeof(h));
@@ -268,7 +276,8 @@ static enum unwind_status java_merge(struct rt_view *rv, struct sampler *s, cons
 	struct jv_head h;
 	memcpy(&h, c->rt_data, sizeof(h));
 	size_t nf = 0, n = *depth, max = (size_t)s->cfg.max_depth;
-	if (h.anchored) {
+	bool in_java = !c->partial_regs && c->stack_len && jvm__is_java(v->jvm, c->regs.rip);
+	if (h.anchored && !in_java) {
 		nf = (c->rt_len - sizeof(h)) / sizeof(struct jvm_frame);
 		if (nf > h.n)
 			nf = h.n;
@@ -276,7 +285,7 @@ static enum unwind_status java_merge(struct rt_view *rv, struct sampler *s, cons
 			nf = JVM_MAX_FRAMES;
 		memcpy(v->frames, c->rt_data + sizeof(h), nf * sizeof(struct jvm_frame));
 		v->walked_anchor += nf ? c->ticks : 0;
-	} else if (!c->partial_regs && c->stack_len && jvm__is_java(v->jvm, c->regs.rip)) {
+	} else if (in_java) {
 		uint64_t nsp, npc, nfp;
 		jvm__set_stack(v->jvm, c->stack_addr, c->stack, c->stack_len);
 		h.end = jvm__walk(v->jvm, c->regs.rsp, c->regs.rip, c->regs.rbp, v->frames,
@@ -391,6 +400,8 @@ static size_t java_stats(const struct rt_view *rv, struct rt_stat *out)
 				     "stub's caller)", v->outer_cached };
 	out[n++] = (struct rt_stat){ "unended", "of them whose Java frames did not end at the call "
 				     "stub ([truncated])", v->unended };
+	out[n++] = (struct rt_stat){ "torn", "read after a perf sample, the thread back in Java "
+				     "code meanwhile (no Java frames)", v->torn };
 	out[n++] = (struct rt_stat){ "stubs", "stub frames named", v->stubs };
 	out[n++] = (struct rt_stat){ "unknown", "frames whose method was not read ([unknown java "
 				     "frame])", v->unknown };

@@ -18,6 +18,11 @@
 #      frames in jcmd's order with jcmd's lines (the computing thread's
 #      innermost line aside: it moves in its loop); >= 95% of samples
 #      rooted; --no-java: no Java method named.
+#   3. a Java HTTP server (tests/targets/JvmHttp.java: the JDK's
+#      com.sun.net.httpserver, 4 worker threads) under two curl loops: the
+#      handler's chain (Handler.handle -> handleRequest -> renderPage or
+#      lookup, at their lines) under the executor's methods in >= 2 of its
+#      worker threads; >= 95% of samples rooted.
 . "$(dirname "$0")/lib.sh"
 
 JAVA=$(command -v java || :)
@@ -128,4 +133,46 @@ DETAIL="$n samples" check "jvm --no-java: no Java method named" "[ '$n' = 0 ]"
 
 check_unharmed jvm "$pid" "$(thread_count "$pid")"
 stop_target "$pid"
+# --- 3. an HTTP server under load ---------------------------------------------------
+http_server() {
+	local r=$TMP/http.ready hp port t seen=0 all=0 h tot
+	"$JAVA" -cp "$BIN/java" JvmHttp "$r" >"$TMP/http.out" 2>&1 &
+	PIDS+=("$!")
+	if ! wait_until 30 file_ready "$r"; then
+		DETAIL="$(head -c 300 "$TMP/http.out")" check "jvm: JvmHttp starts" false
+		return
+	fi
+	read -r hp port <"$r"
+	PIDS+=("$hp")
+	: >"$TMP/curling"
+	for k in 1 2; do
+		(n=0; while [ -e "$TMP/curling" ] && [ $n -lt 3000 ]; do
+			curl -s -o /dev/null "http://127.0.0.1:$port/r$k"; n=$((n + 1)); done) &
+		PIDS+=("$!")
+	done
+	prof "$TMP/http" -p "$hp" -d 3 --threads --stats -o "$TMP/http.folded"
+	check_ran "jvm: http" "$TMP/http" "$TMP/http.folded"
+	diag "jvm: http: $(grep -o 'java: [^;]*' "$TMP/http.err" | head -c 700)"
+	local want='[^;]*ThreadPoolExecutor\.runWorker \([^;()]*\);(.*;)?JvmHttp\$Handler\.handle \(JvmHttp\.java:[0-9]+\);JvmHttp\$Handler\.handleRequest \(JvmHttp\.java:[0-9]+\);JvmHttp\$Handler\.(renderPage|lookup) \(JvmHttp\.java:[0-9]+\)'
+	for t in $(grep -o '^pool-[0-9]*-thread-[0-9]* ([0-9]*)' "$TMP/http.folded" | grep -o '([0-9]*)$' | tr -d '()' | sort -u); do
+		tot=$(folded_count "$TMP/http.folded" "^[^;]* \\($t\\);")
+		h=$(folded_count "$TMP/http.folded" "^[^;]* \\($t\\);(.*;)?$want")
+		all=$((all + 1))
+		[ "$h" -gt 0 ] && seen=$((seen + 1))
+		diag "jvm: http worker $t: the handler in $h of its $tot samples"
+	done
+	DETAIL="$seen of $all workers; top: $(sort -t' ' -k2 -nr "$TMP/http.folded" | grep -F renderPage | head -n 1 | cut -c1-600)" \
+		check "jvm: http: the handler's chain under the executor's methods in >= 2 worker threads" \
+		"[ $seen -ge 2 ]"
+	r=$(grep -o '[0-9.]*% reached their root' "$TMP/http.err" | grep -o '^[0-9.]*')
+	DETAIL="$r%" check "jvm: http: >= 95% of samples rooted" "[ -n '$r' ] && ge '$r' 95"
+	check_unharmed "jvm: http" "$hp" "$(thread_count "$hp")"
+	rm -f "$TMP/curling"
+	stop_target "$hp"
+}
+if command -v curl >/dev/null && [ -f "$BIN/java/JvmHttp.class" ]; then
+	http_server
+else
+	skip "jvm: http" "no curl, or tests/bin/java/JvmHttp.class not built"
+fi
 done_testing

@@ -277,4 +277,9 @@ tests/bin/java/JvmSplit.class: tests/targets/JvmSplit.java tests/tests.mk
 	@echo "  JAVAC   $<"
 	$(Q)$(JAVAC) -d tests/bin/java $<
 TEST_BINS += tests/bin/java/JvmSplit.class
+tests/bin/java/JvmHttp.class: tests/targets/JvmHttp.java tests/tests.mk
+	@mkdir -p tests/bin/java
+	@echo "  JAVAC   $<"
+	$(Q)$(JAVAC) -d tests/bin/java $<
+TEST_BINS += tests/bin/java/JvmHttp.class
 endif
