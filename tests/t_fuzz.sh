@@ -17,7 +17,7 @@ if [ "${PASS_INDEX:-1}" != 1 ]; then
 fi
 case $FUZZ_REPLAY in /*) ;; *) FUZZ_REPLAY=$ROOT/$FUZZ_REPLAY ;; esac
 
-for name in maps elf unwind writers gopclntab cfi pylines pyinterp phpinterp goroutines golayout rbvm; do
+for name in maps elf unwind writers gopclntab cfi pylines pyinterp phpinterp goroutines golayout rbvm jvm; do
 	bin=$FUZZ_REPLAY/replay_$name
 	corpus=$ROOT/tests/fuzz/corpus/$name
 	n=$(find "$corpus" -type f 2>/dev/null | wc -l)

@@ -35,6 +35,9 @@
 #           three calls (tests/fuzz/corpus/phpinterp/seed-chain)
 #   rbvm    a CRuby 3.1 VM in a fake process memory of the input
 #           (ruby/vm.c): threads, frames, names, lines
+#   jvm     a HotSpot JVM in a fake process memory of the input (jvm/):
+#           its exported tables, threads, frames, names, lines; a seed by
+#           FUZZ_JVM_SEED (tests/fuzz/corpus/jvm/seed-thread)
 # Two builds of each:
 #   build/fuzz/fuzz_NAME     libFuzzer (clang), by `make fuzz`;
 #                            FUZZ_SECS=N also runs each for N seconds
@@ -55,6 +58,7 @@ FUZZ_NAMES  += pylines pyinterp phpinterp
 FUZZ_NAMES  += goroutines
 FUZZ_NAMES  += golayout
 FUZZ_NAMES  += rbvm
+FUZZ_NAMES  += jvm
 # FUZZ_OWN_NAME: objects harness NAME replaces with its own definitions
 # (the goroutine reader's memory is the fuzz input, not a process).
 FUZZ_OWN_goroutines := util/remote.o

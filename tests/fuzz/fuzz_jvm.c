@@ -1,0 +1,330 @@
+/* Fuzz target: a HotSpot JVM read from a process whose memory is corrupt
+ * or hostile (jvm/vmstructs.c, jvm/jvm.c): the exported tables, the thread
+ * list, the frames walked from each thread's last Java frame and from a
+ * given sp/pc/fp, the names and lines of their methods.
+ *
+ * The input (integers little-endian):
+ *   0      bit 0: memory outside the regions reads as byte 1 repeated
+ *          (every pointer leads somewhere, every length is huge)
+ *   1      that byte
+ *   8-167  the 20 addresses of struct jvm_symbols, in its order
+ *   168-191 a frame to walk from: sp, pc, fp
+ *   192-   the process's memory: regions, each an address (8 bytes), a
+ *          length (2) and its bytes; at most MAX_REGIONS
+ * Besides not crashing or hanging, what must hold: counts within what was
+ * asked; names terminated within their buffers; lines not negative.
+ * FUZZ_JVM_VERBOSE=1 prints each frame read.
+ *
+ * FUZZ_JVM_SEED=FILE writes a seed: a fake JVM whose tables name every
+ * field the reader needs, with one thread blocked in an interpreted frame
+ * of "Seed.run" (a line table: bci 0 at line 7) called from the call stub
+ * (tests/fuzz/corpus/jvm/seed-thread). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jvm/jvm.h"
+
+#define HEADER 192
+#define MAX_REGIONS 16
+
+struct region {
+	uint64_t addr;
+	const uint8_t *data;
+	size_t len;
+};
+
+struct mem {
+	struct region r[MAX_REGIONS];
+	size_t n;
+	int fill;
+};
+
+static void fail(const char *what)
+{
+	fprintf(stderr, "fuzz_jvm: %s\n", what);
+	abort();
+}
+
+static int fake_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	const struct mem *m = ctx;
+	for (size_t i = 0; i < m->n; i++) {
+		const struct region *r = &m->r[i];
+		if (addr >= r->addr && addr - r->addr <= r->len && len <= r->len - (addr - r->addr)) {
+			memcpy(buf, r->data + (addr - r->addr), len);
+			return 0;
+		}
+	}
+	if (m->fill < 0)
+		return -1;
+	memset(buf, m->fill, len);
+	return 0;
+}
+
+static uint64_t le(const uint8_t *p, size_t n)
+{
+	uint64_t v = 0;
+	for (size_t i = 0; i < n; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
+static void check_str(const char *s, size_t cap)
+{
+	if (strnlen(s, cap) == cap)
+		fail("a name unterminated");
+}
+
+static void walk(struct jvm *j, uint64_t sp, uint64_t pc, uint64_t fp)
+{
+	static struct jvm_frame fr[JVM_MAX_FRAMES];
+	for (size_t max = 64; max; max = max == 3 ? 0 : 3) {
+		size_t n;
+		uint64_t a, b, c;
+		jvm__walk(j, sp, pc, fp, fr, max, &n, &a, &b, &c);
+		if (n > max)
+			fail("more frames than asked");
+		for (size_t k = 0; k < n; k++) {
+			char name[200], file[64];
+			if (fr[k].kind == JVM_STUB) {
+				jvm__blob_name(j, fr[k].blob, name, sizeof(name));
+				check_str(name, sizeof(name));
+				continue;
+			}
+			jvm__method_name(j, fr[k].method, name, sizeof(name), file, sizeof(file));
+			check_str(name, sizeof(name));
+			check_str(file, sizeof(file));
+			int line = jvm__line(j, fr[k].method, fr[k].bci);
+			if (line < 0)
+				fail("a negative line");
+			if (getenv("FUZZ_JVM_VERBOSE"))
+				fprintf(stderr, "fuzz_jvm: frame %zu of %zu: %s %s:%d\n", k, n, name, file, line);
+		}
+	}
+}
+
+/* ---- the seed ------------------------------------------------------------------ */
+
+#define SEED_BASE 0x100000ull
+
+struct seed {
+	uint8_t mem[0x4000];
+	size_t used;
+};
+
+static uint64_t put(struct seed *s, const void *p, size_t n)
+{
+	uint64_t at = SEED_BASE + s->used;
+	memcpy(s->mem + s->used, p, n);
+	s->used += (n + 7) & ~7ul;
+	return at;
+}
+
+static uint64_t put_str(struct seed *s, const char *str)
+{
+	return put(s, str, strlen(str) + 1);
+}
+
+static void set64(struct seed *s, uint64_t addr, uint64_t v)
+{
+	memcpy(s->mem + (addr - SEED_BASE), &v, 8);
+}
+
+static void write_seed(const char *path)
+{
+	static struct seed s;
+	memset(&s, 0, sizeof(s));
+	/* the layout words: struct entries of 48 bytes (type, field, type
+	 * string, is static, offset, address), types of 24 (name, size),
+	 * constants of 16 (name, value) */
+	uint64_t words[20] = { 0, 0, 0, 0, 0, 8, 16, 24, 32, 40, 48, 0, 8, 24, 0, 8, 16, 0, 8, 16 };
+	uint64_t w = put(&s, words, sizeof(words));
+	/* the objects, fields at the offsets the table gives */
+	uint64_t list_var = put(&s, (uint64_t[1]){ 0 }, 8);
+	uint64_t stub_var = put(&s, (uint64_t[1]){ 0x700000 }, 8);   /* call stub return */
+	uint64_t heaps_var = put(&s, (uint64_t[1]){ 0 }, 8);
+	uint64_t code_var = put(&s, (uint64_t[1]){ 0 }, 8);
+	struct { const char *t, *f; uint64_t off, addr; } f[] = {
+		{ "ThreadsSMRSupport", "_java_thread_list", 0, list_var },
+		{ "ThreadsList", "_length", 4, 0 }, { "ThreadsList", "_threads", 16, 0 },
+		{ "JavaThread", "_osthread", 8, 0 }, { "OSThread", "_thread_id", 0, 0 },
+		{ "JavaThread", "_anchor", 16, 0 }, { "JavaThread", "_thread_state", 40, 0 },
+		{ "JavaFrameAnchor", "_last_Java_sp", 0, 0 },
+		{ "JavaFrameAnchor", "_last_Java_pc", 8, 0 },
+		{ "JavaFrameAnchor", "_last_Java_fp", 16, 0 },
+		{ "CodeBlob", "_name", 0, 0 }, { "CodeBlob", "_size", 8, 0 },
+		{ "CodeBlob", "_header_size", 12, 0 }, { "CodeBlob", "_frame_size", 16, 0 },
+		{ "CodeBlob", "_code_begin", 24, 0 }, { "CodeBlob", "_code_end", 32, 0 },
+		{ "CompiledMethod", "_method", 40, 0 },
+		{ "Method", "_constMethod", 8, 0 }, { "ConstMethod", "_constants", 8, 0 },
+		{ "ConstMethod", "_name_index", 16, 0 }, { "ConstMethod", "_code_size", 18, 0 },
+		{ "ConstMethod", "_flags", 20, 0 },
+		{ "ConstantPool", "_pool_holder", 8, 0 }, { "ConstantPool", "_length", 16, 0 },
+		{ "ConstantPool", "_source_file_name_index", 20, 0 },
+		{ "Klass", "_name", 8, 0 }, { "Symbol", "_length", 4, 0 }, { "Symbol", "_body", 6, 0 },
+		{ "StubRoutines", "_call_stub_return_address", 0, stub_var },
+		{ "CodeCache", "_heaps", 0, heaps_var },
+		{ "AbstractInterpreter", "_code", 0, code_var },
+		{ "StubQueue", "_stub_buffer", 0, 0 }, { "StubQueue", "_buffer_limit", 8, 0 },
+		{ "GrowableArrayBase", "_len", 0, 0 }, { "GrowableArray<int>", "_data", 8, 0 },
+	};
+	size_t nf = sizeof(f) / sizeof(f[0]);
+	uint64_t structs = SEED_BASE + s.used;
+	s.used += (nf + 1) * 48;
+	for (size_t i = 0; i < nf; i++) {
+		uint64_t e = structs + i * 48;
+		set64(&s, e, put_str(&s, f[i].t));
+		set64(&s, e + 8, put_str(&s, f[i].f));
+		memcpy(s.mem + (e + 24 - SEED_BASE), &(int32_t){ f[i].addr != 0 }, 4);
+		set64(&s, e + 32, f[i].off);
+		set64(&s, e + 40, f[i].addr);
+	}
+	struct { const char *n; uint64_t size; } t[] = {
+		{ "ConstMethod", 32 }, { "ConstantPool", 24 }, { "HeapBlock", 16 },
+	};
+	uint64_t types = SEED_BASE + s.used;
+	s.used += 4 * 24;
+	for (size_t i = 0; i < 3; i++) {
+		set64(&s, types + i * 24, put_str(&s, t[i].n));
+		set64(&s, types + i * 24 + 8, t[i].size);
+	}
+	struct { const char *n; int32_t v; } c[] = {
+		{ "_thread_in_native", 4 }, { "_thread_in_vm", 6 }, { "_thread_in_Java", 8 },
+		{ "_thread_blocked", 10 }, { "ConstMethod::_has_linenumber_table", 1 },
+	};
+	uint64_t ints = SEED_BASE + s.used;
+	s.used += 6 * 16;
+	for (size_t i = 0; i < 5; i++) {
+		set64(&s, ints + i * 16, put_str(&s, c[i].n));
+		memcpy(s.mem + (ints + i * 16 + 8 - SEED_BASE), &c[i].v, 4);
+	}
+	uint64_t longs = put(&s, (uint64_t[2]){ 0, 0 }, 16);
+	set64(&s, w, structs);
+	set64(&s, w + 8, types);
+	set64(&s, w + 16, ints);
+	set64(&s, w + 24, longs);
+	/* the interpreter's code at 0x600000 (4 KiB) */
+	uint64_t queue = put(&s, (uint64_t[2]){ 0x600000, 0x1000 }, 16);
+	set64(&s, code_var, queue);
+	/* a method: its symbols, pool, ConstMethod (2 bytecodes, then a line
+	 * table: bci 0 at line 7: (0 << 3 | 7), end) */
+	uint64_t kname = put(&s, "\0\0\0\0\4\0Seed", 10);
+	uint64_t mname = put(&s, "\0\0\0\0\3\0run", 9);
+	uint64_t fname = put(&s, "\0\0\0\0\11\0Seed.java", 15);
+	uint64_t klass = put(&s, (uint64_t[2]){ 0, kname }, 16);
+	uint8_t cp[24 + 3 * 8] = { 0 };
+	memcpy(cp + 8, &klass, 8);
+	memcpy(cp + 16, &(int32_t){ 3 }, 4);
+	memcpy(cp + 20, &(uint16_t){ 2 }, 2);
+	memcpy(cp + 24 + 8, &mname, 8);
+	memcpy(cp + 24 + 16, &fname, 8);
+	uint64_t pool = put(&s, cp, sizeof(cp));
+	uint8_t cm[32 + 2 + 2] = { 0 };
+	memcpy(cm + 8, &pool, 8);
+	memcpy(cm + 16, &(uint16_t){ 1 }, 2);
+	memcpy(cm + 18, &(uint16_t){ 2 }, 2);
+	memcpy(cm + 20, &(uint32_t){ 1 }, 4);
+	cm[34] = 7;
+	uint64_t cmeth = put(&s, cm, sizeof(cm));
+	uint64_t method = put(&s, (uint64_t[2]){ 0, cmeth }, 16);
+	/* the thread's stack: an interpreted frame at fp, its method at
+	 * fp - 24, its bcp (bci 0) at fp - 64, caller's sp at fp - 8; its
+	 * saved fp (that of the call stub's frame) at fp, return address (the
+	 * call stub's) at fp + 8 */
+	uint64_t stack[16] = { 0 };
+	uint64_t st = SEED_BASE + s.used, fp = st + 8 * 8, stubfp = st + 12 * 8;
+	stack[0] = cmeth + 32;                  /* fp - 64: bcp */
+	stack[5] = method;                      /* fp - 24 */
+	stack[7] = fp + 16;                     /* fp - 8: sender sp */
+	stack[8] = stubfp;
+	stack[9] = 0x700000;
+	stack[12] = 0;                          /* the stub frame: caller's fp, pc */
+	stack[13] = 0x401234;
+	put(&s, stack, sizeof(stack));
+	uint8_t os[8] = { 0 };
+	memcpy(os, &(int32_t){ 4242 }, 4);
+	uint64_t osthread = put(&s, os, 8);
+	uint64_t thread[6] = { 0, osthread, st, 0x600010, fp, 10 };
+	uint64_t th = put(&s, thread, sizeof(thread));
+	uint64_t arr = put(&s, &th, 8);
+	uint8_t tl[24] = { 0 };
+	memcpy(tl + 4, &(uint32_t){ 1 }, 4);
+	memcpy(tl + 16, &arr, 8);
+	set64(&s, list_var, put(&s, tl, sizeof(tl)));
+	uint8_t heaps[16] = { 0 };
+	set64(&s, heaps_var, put(&s, heaps, sizeof(heaps)));
+	/* the input */
+	FILE *out = fopen(path, "wb");
+	if (!out)
+		fail("cannot write the seed");
+	uint8_t h[HEADER] = { 0 };
+	for (int i = 0; i < 20; i++)
+		memcpy(h + 8 + 8 * i, &(uint64_t){ w + 8 * (uint64_t)i }, 8);
+	memcpy(h + 168, &(uint64_t){ st }, 8);
+	memcpy(h + 176, &(uint64_t){ 0x600010 }, 8);
+	memcpy(h + 184, &fp, 8);
+	fwrite(h, 1, sizeof(h), out);
+	uint8_t rh[10];
+	memcpy(rh, &(uint64_t){ SEED_BASE }, 8);
+	memcpy(rh + 8, &(uint16_t){ (uint16_t)s.used }, 2);
+	fwrite(rh, 1, sizeof(rh), out);
+	fwrite(s.mem, 1, s.used, out);
+	fclose(out);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size < HEADER)
+		return 0;
+	static struct mem m;
+	memset(&m, 0, sizeof(m));
+	m.fill = data[0] & 1 ? data[1] : -1;
+	struct jvm_symbols sym;
+	uint64_t *f[] = { &sym.structs, &sym.types, &sym.ints, &sym.longs, &sym.s_type, &sym.s_field,
+			  &sym.s_typestr, &sym.s_static, &sym.s_offset, &sym.s_address, &sym.s_stride,
+			  &sym.t_name, &sym.t_size, &sym.t_stride, &sym.i_name, &sym.i_value,
+			  &sym.i_stride, &sym.l_name, &sym.l_value, &sym.l_stride };
+	for (int i = 0; i < 20; i++)
+		*f[i] = le(data + 8 + 8 * i, 8);
+	size_t at = HEADER;
+	while (m.n < MAX_REGIONS && at + 10 <= size) {
+		uint64_t addr = le(data + at, 8);
+		size_t len = (size_t)le(data + at + 8, 2);
+		at += 10;
+		if (len > size - at)
+			len = size - at;
+		m.r[m.n++] = (struct region){ addr, data + at, len };
+		at += len;
+	}
+	char why[200];
+	struct jvm *j = jvm__open(&sym, fake_read, &m, why, sizeof(why));
+	if (!j) {
+		check_str(why, sizeof(why));
+		if (getenv("FUZZ_JVM_VERBOSE"))
+			fprintf(stderr, "fuzz_jvm: not opened: %s\n", why);
+		return 0;
+	}
+	static struct jvm_thread th[8];
+	int n = jvm__threads(j, th, 8);
+	if (n > 8)
+		fail("more threads than asked");
+	for (int i = 0; i < n; i++)
+		if (th[i].sp)
+			walk(j, th[i].sp, th[i].pc, th[i].fp);
+	walk(j, le(data + 168, 8), le(data + 176, 8), le(data + 184, 8));
+	jvm__free(j);
+	return 0;
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	const char *seed = getenv("FUZZ_JVM_SEED");
+	if (seed)
+		write_seed(seed);
+	return 0;
+}
