@@ -39,6 +39,9 @@ struct jvm {
 	uint64_t heapblock_size;
 	/* compiled frames' scopes (inlining); 0: not in the tables */
 	uint64_t nm_pcs, nm_deps, nm_metadata, cm_scopes_data, pd_pc, pd_scope, pd_size;
+	/* a frame being deoptimized: its return address is its nmethod's
+	 * deopt handler, its pc saved in the frame; 0: not in the tables */
+	uint64_t cm_deopt, cm_deopt_mh, nm_orig_pc;
 	int64_t has_lines, st_native, st_vm, st_java, st_blocked;
 	/* where */
 	uint64_t thread_list;           /* &ThreadsSMRSupport::_java_thread_list */
@@ -164,6 +167,11 @@ static const char *offsets(struct jvm *j)
 		else
 			memcpy((char *)j + sc[i].at, &off, sizeof(off));
 	}
+	j->cm_deopt = jvm_structs__offset(j->js, "CompiledMethod", "_deopt_handler_begin");
+	j->cm_deopt_mh = jvm_structs__offset(j->js, "CompiledMethod", "_deopt_mh_handler_begin");
+	j->nm_orig_pc = jvm_structs__offset(j->js, "nmethod", "_orig_pc_offset");
+	if (j->cm_deopt > 4096 || j->cm_deopt_mh > 4096 || j->nm_orig_pc > 4096)
+		j->cm_deopt = j->cm_deopt_mh = j->nm_orig_pc = 0;
 	j->heaps_addr = jvm_structs__static(j->js, "CodeCache", "_heaps");
 	if (!j->heaps_addr)
 		return "CodeCache::_heaps";
@@ -535,7 +543,19 @@ enum jvm_walk_end jvm__walk(struct jvm *j, uint64_t sp, uint64_t pc, uint64_t fp
 			bool nm = is_nmethod(j, blob);
 			if (nm && rd64(j, blob + j->cm_method, &method) < 0)
 				return JVM_END_UNREADABLE;
-			size_t k = nm ? scopes(j, blob, pc, f, max - *n) : 0;
+			uint64_t at = pc;
+			if (nm && j->nm_orig_pc) {
+				/* deoptimized: the pc it had is saved in the frame */
+				uint64_t dh = 0, dmh = 0, orig = 0;
+				int32_t off = 0;
+				rd64(j, blob + j->cm_deopt, &dh);
+				rd64(j, blob + j->cm_deopt_mh, &dmh);
+				if ((pc == dh || pc == dmh) && rd(j, blob + j->nm_orig_pc, &off, 4) == 0 &&
+				    off > 0 && off < 8 * (int32_t)MAX_FRAME_WORDS &&
+				    rd64(j, usp + (uint64_t)off, &orig) == 0 && orig)
+					at = orig;
+			}
+			size_t k = nm ? scopes(j, blob, at, f, max - *n) : 0;
 			if (k)
 				*n += k - 1;    /* the last, f[k - 1], is counted below */
 			else

@@ -23,6 +23,13 @@
 #      handler's chain (Handler.handle -> handleRequest -> renderPage or
 #      lookup, at their lines) under the executor's methods in >= 2 of its
 #      worker threads; >= 95% of samples rooted.
+#   4. code that changes under the profiler (tests/targets/JvmChurn.java):
+#      a hot loop whose compiled code is deoptimized during the profile
+#      (the JVM's -XX:+PrintCompilation says "made not entrant"), and a
+#      class loaded, run and unloaded over and over (-Xlog:class+unload):
+#      the loop's method in >= 90% of its thread's samples, none of them
+#      [unknown java frame] or cut; the reloaded class's method named in
+#      >= 30% of the loader's samples, [unknown java frame] in <= 2%.
 . "$(dirname "$0")/lib.sh"
 
 JAVA=$(command -v java || :)
@@ -120,6 +127,9 @@ profile_checks() {
 	DETAIL="$r%" check "jvm ($cap): >= 95% of samples rooted" "[ -n '$r' ] && ge '$r' 95"
 }
 pct_ok() { [ "${2:-0}" -gt 0 ] && [ $(($1 * 100)) -ge $(($2 * $3)) ]; }
+# jcmd again, now that the computing thread has long been in its loop (the
+# first look may have caught it on its way there)
+jcmd "$pid" Thread.print >"$TMP/jcmd" 2>&1
 if [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -le 2 ] || [ "$(id -u)" = 0 ]; then
 	profile_checks perf
 else
@@ -174,5 +184,52 @@ if command -v curl >/dev/null && [ -f "$BIN/java/JvmHttp.class" ]; then
 	http_server
 else
 	skip "jvm: http" "no curl, or tests/bin/java/JvmHttp.class not built"
+fi
+# --- 4. deoptimization, classes unloaded ----------------------------------------------
+churn() {
+	local r=$TMP/churn.ready cp tid tot n bad
+	"$JAVA" -XX:+PrintCompilation -Xlog:class+unload=info:file="$TMP/unload.log" \
+		-cp "$BIN/java" JvmChurn "$r" >"$TMP/churn.out" 2>&1 &
+	cp=$!
+	PIDS+=("$cp")
+	if ! wait_until 30 file_ready "$r"; then
+		DETAIL="$(head -c 300 "$TMP/churn.out")" check "jvm: JvmChurn starts" false
+		return
+	fi
+	prof_bg "$TMP/churn" -p "$cp" -d 4 --threads --stats -o "$TMP/churn.folded"
+	# the loop mixes in a new class (and is deoptimized) within 100 ms
+	# of this file, while the profiler runs
+	: >"$r.go"
+	prof_wait 30
+	check_ran "jvm: churn" "$TMP/churn" "$TMP/churn.folded"
+	diag "jvm: churn: $(grep -o 'java: [^;]*' "$TMP/churn.err" | head -c 700)"
+	deopted() { grep -a 'made not entrant' "$TMP/churn.out" | grep -qE 'JvmChurn::(total|deoptLoop)'; }
+	wait_until 5 deopted
+	n=$(grep -a 'made not entrant' "$TMP/churn.out" | grep -cE 'JvmChurn::(total|deoptLoop)')
+	[ "$n" -gt 0 ] || diag_file "$TMP/churn.out" 20
+	DETAIL="$n lines" check "jvm: churn: the loop's compiled code was deoptimized (PrintCompilation: made not entrant)" "[ '$n' -gt 0 ]"
+	n=$(grep -c 'JvmChurned' "$TMP/unload.log" 2>/dev/null)
+	DETAIL="${n:-0} lines" check "jvm: churn: JvmChurned unloaded (class+unload)" "[ '${n:-0}' -gt 0 ]"
+	tid=$(awk '$1 == "deopt" { print $2 }' "$r")
+	tot=$(folded_count "$TMP/churn.folded" "^[^;]* \\($tid\\);")
+	n=$(folded_count "$TMP/churn.folded" "^[^;]* \\($tid\\);(.*;)?JvmChurn\\.deoptLoop \\(JvmChurn\\.java:[0-9]+\\)")
+	bad=$(folded_count "$TMP/churn.folded" "^[^;]* \\($tid\\);(.*)(\\[unknown java frame\\]|\\[truncated\\])")
+	DETAIL="$n of $tot; $bad unknown or cut" \
+		check "jvm: churn: the deoptimized loop's method in >= 90% of its samples, none unknown or cut" \
+		"pct_ok '$n' '$tot' 90 && [ '$bad' = 0 ]"
+	tid=$(awk '$1 == "loader" { print $2 }' "$r")
+	tot=$(folded_count "$TMP/churn.folded" "^[^;]* \\($tid\\);")
+	n=$(folded_count "$TMP/churn.folded" "^[^;]* \\($tid\\);(.*;)?JvmChurned\\.run \\(JvmChurned\\.java:[0-9]+\\)")
+	bad=$(folded_count "$TMP/churn.folded" "^[^;]* \\($tid\\);(.*)\\[unknown java frame\\]")
+	DETAIL="$n of $tot named; $bad unknown" \
+		check "jvm: churn: the reloaded class's method named in >= 30% of the loader's samples, unknown in <= 2%" \
+		"pct_ok '$n' '$tot' 30 && [ \$(($bad * 100)) -le \$(($tot * 2)) ]"
+	check_unharmed "jvm: churn" "$cp" "$(thread_count "$cp")"
+	stop_target "$cp"
+}
+if [ -f "$BIN/java/JvmChurn.class" ]; then
+	churn
+else
+	skip "jvm: churn" "tests/bin/java/JvmChurn.class not built"
 fi
 done_testing

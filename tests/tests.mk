@@ -282,4 +282,9 @@ tests/bin/java/JvmHttp.class: tests/targets/JvmHttp.java tests/tests.mk
 	@echo "  JAVAC   $<"
 	$(Q)$(JAVAC) -d tests/bin/java $<
 TEST_BINS += tests/bin/java/JvmHttp.class
+tests/bin/java/JvmChurn.class: tests/targets/JvmChurn.java tests/targets/JvmChurned.java tests/tests.mk
+	@mkdir -p tests/bin/java
+	@echo "  JAVAC   $<"
+	$(Q)$(JAVAC) -d tests/bin/java $< tests/targets/JvmChurned.java
+TEST_BINS += tests/bin/java/JvmChurn.class
 endif
