@@ -22,6 +22,7 @@
 #define FR_INTERP_BCP (-8)
 #define FR_INTERP_SENDER_SP (-1)
 
+#define ANCHOR_READ 64
 #define MAX_FRAME_WORDS (1u << 20)      /* a compiled frame of 8 MiB is not one */
 #define MAX_SYMBOL 1024                 /* a class or method name cut there */
 
@@ -139,6 +140,9 @@ static const char *offsets(struct jvm *j)
 			return c[i].name;
 		memcpy((char *)j + c[i].at, &v, sizeof(v));
 	}
+	/* the anchor is read in one piece of ANCHOR_READ bytes */
+	if (j->an_sp > ANCHOR_READ - 8 || j->an_pc > ANCHOR_READ - 8 || j->an_fp > ANCHOR_READ - 8)
+		return "JavaFrameAnchor field within its first 64 bytes";
 	j->cm_size = jvm_structs__size(j->js, "ConstMethod");
 	j->cp_size = jvm_structs__size(j->js, "ConstantPool");
 	j->heapblock_size = jvm_structs__size(j->js, "HeapBlock");
@@ -312,7 +316,7 @@ static int one_thread(const struct jvm *j, uint64_t t, struct jvm_thread *o)
 {
 	uint64_t os = 0;
 	int32_t tid = 0, st = 0;
-	unsigned char an[24];
+	unsigned char an[ANCHOR_READ];
 	if (!t || rd64(j, t + j->jt_osthread, &os) < 0 || !os || rd(j, os + j->os_tid, &tid, 4) < 0 ||
 	    rd(j, t + j->jt_state, &st, 4) < 0 || rd(j, t + j->jt_anchor, an, sizeof(an)) < 0 ||
 	    tid <= 0)

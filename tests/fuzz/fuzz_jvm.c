@@ -24,50 +24,14 @@
 #include <string.h>
 
 #include "jvm/jvm.h"
+#include "tests/fuzz/fakemem.h"
 
 #define HEADER 192
-#define MAX_REGIONS 16
-
-struct region {
-	uint64_t addr;
-	const uint8_t *data;
-	size_t len;
-};
-
-struct mem {
-	struct region r[MAX_REGIONS];
-	size_t n;
-	int fill;
-};
 
 static void fail(const char *what)
 {
 	fprintf(stderr, "fuzz_jvm: %s\n", what);
 	abort();
-}
-
-static int fake_read(void *ctx, uint64_t addr, void *buf, size_t len)
-{
-	const struct mem *m = ctx;
-	for (size_t i = 0; i < m->n; i++) {
-		const struct region *r = &m->r[i];
-		if (addr >= r->addr && addr - r->addr <= r->len && len <= r->len - (addr - r->addr)) {
-			memcpy(buf, r->data + (addr - r->addr), len);
-			return 0;
-		}
-	}
-	if (m->fill < 0)
-		return -1;
-	memset(buf, m->fill, len);
-	return 0;
-}
-
-static uint64_t le(const uint8_t *p, size_t n)
-{
-	uint64_t v = 0;
-	for (size_t i = 0; i < n; i++)
-		v |= (uint64_t)p[i] << (8 * i);
-	return v;
 }
 
 static void check_str(const char *s, size_t cap)
@@ -288,16 +252,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			  &sym.i_stride, &sym.l_name, &sym.l_value, &sym.l_stride };
 	for (int i = 0; i < 20; i++)
 		*f[i] = le(data + 8 + 8 * i, 8);
-	size_t at = HEADER;
-	while (m.n < MAX_REGIONS && at + 10 <= size) {
-		uint64_t addr = le(data + at, 8);
-		size_t len = (size_t)le(data + at + 8, 2);
-		at += 10;
-		if (len > size - at)
-			len = size - at;
-		m.r[m.n++] = (struct region){ addr, data + at, len };
-		at += len;
-	}
+	mem_regions(&m, data + HEADER, size - HEADER);
 	char why[200];
 	struct jvm *j = jvm__open(&sym, fake_read, &m, why, sizeof(why));
 	if (!j) {

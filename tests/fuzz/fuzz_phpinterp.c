@@ -20,50 +20,15 @@
 #include <string.h>
 
 #include "php/interp.h"
+#include "tests/fuzz/fakemem.h"
 
 #define HEADER 16
-#define MAX_REGIONS 16
 #define UNKNOWN "[unknown php frame]"
-
-struct region {
-	uint64_t addr;
-	const uint8_t *data;
-	size_t len;
-};
-
-struct mem {
-	struct region r[MAX_REGIONS];
-	size_t n;
-	int fill;
-};
 
 static void fail(const char *what)
 {
 	fprintf(stderr, "fuzz_phpinterp: %s\n", what);
 	abort();
-}
-
-static int fake_read(void *ctx, uint64_t addr, void *buf, size_t len)
-{
-	const struct mem *m = ctx;
-	for (size_t i = 0; i < m->n; i++) {
-		const struct region *r = &m->r[i];
-		if (addr >= r->addr && addr - r->addr <= r->len && len <= r->len - (addr - r->addr)) {
-			memcpy(buf, r->data + (addr - r->addr), len);
-			return 0;
-		}
-	}
-	if (m->fill < 0)
-		return -1;
-	memset(buf, m->fill, len);
-	return 0;
-}
-
-static uint64_t u64(const uint8_t *b)
-{
-	uint64_t v;
-	memcpy(&v, b, 8);
-	return v;
 }
 
 static void name(struct php_interp *p, const struct php_frame_raw *f, bool lines)
@@ -89,17 +54,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < HEADER)
 		return 0;
 	struct mem m = { .fill = data[0] & 1 ? data[1] : -1 };
-	const uint8_t *p = data + HEADER;
-	size_t left = size - HEADER;
-	while (m.n < MAX_REGIONS && left >= 10) {
-		size_t len = (size_t)(p[8] | p[9] << 8);
-		if (len > left - 10)
-			len = left - 10;
-		m.r[m.n++] = (struct region){ u64(p), p + 10, len };
-		p += 10 + len;
-		left -= 10 + len;
-	}
-	struct php_interp *php = php_interp__fake(php_layout__of(8, 2), fake_read, &m, u64(data + 8));
+	mem_regions(&m, data + HEADER, size - HEADER);
+	struct php_interp *php = php_interp__fake(php_layout__of(8, 2), fake_read, &m, le(data + 8, 8));
 	size_t maxes[2] = { PHP_MAX_FRAMES, 3 };
 	for (int k = 0; k < 2; k++) {
 		uint64_t cur, prev;

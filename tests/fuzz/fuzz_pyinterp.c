@@ -38,65 +38,18 @@
 #include <string.h>
 
 #include "python/interp.h"
+#include "tests/fuzz/fakemem.h"
 #include "util/text.h"
 
 #define HEADER 32
-#define MAX_REGIONS 16
 #define UNKNOWN "[unknown python frame]"
 
 static int verbose;             /* FUZZ_PYINTERP_VERBOSE: what is read, on stderr */
-
-struct region {
-	uint64_t addr;
-	const uint8_t *data;
-	size_t len;
-};
-
-struct mem {
-	struct region r[MAX_REGIONS];
-	size_t n;
-	int fill;               /* -1: outside the regions is unreadable */
-};
 
 static void fail(const char *what)
 {
 	fprintf(stderr, "fuzz_pyinterp: %s\n", what);
 	abort();
-}
-
-static int fake_read(void *ctx, uint64_t addr, void *buf, size_t len)
-{
-	const struct mem *m = ctx;
-	for (size_t i = 0; i < m->n; i++) {
-		const struct region *r = &m->r[i];
-		if (addr >= r->addr && addr - r->addr <= r->len && len <= r->len - (addr - r->addr)) {
-			memcpy(buf, r->data + (addr - r->addr), len);
-			return 0;
-		}
-	}
-	if (m->fill < 0)
-		return -1;
-	memset(buf, m->fill, len);
-	return 0;
-}
-
-static uint64_t u64(const uint8_t *b)
-{
-	uint64_t v;
-	memcpy(&v, b, 8);
-	return v;
-}
-
-static void parse_regions(struct mem *m, const uint8_t *p, size_t size)
-{
-	while (m->n < MAX_REGIONS && size >= 10) {
-		size_t len = (size_t)(p[8] | p[9] << 8);
-		if (len > size - 10)
-			len = size - 10;
-		m->r[m->n++] = (struct region){ u64(p), p + 10, len };
-		p += 10 + len;
-		size -= 10 + len;
-	}
 }
 
 /* Whether a field of WIDTH bytes at OFF lies inside the SIZE bytes read. */
@@ -174,7 +127,7 @@ static void frames(struct py_interp *p, uint64_t tstate)
 static void interp(const struct py_layout *l, struct mem *m, const uint8_t *h)
 {
 	check_layout(l);
-	struct py_interp *p = py_interp__fake(l, fake_read, m, u64(h + 8), u64(h + 16));
+	struct py_interp *p = py_interp__fake(l, fake_read, m, le(h + 8, 8), le(h + 16, 8));
 	if (!p)
 		fail("py_interp__fake refused a layout that fits");
 	struct py_thread t[16];
@@ -195,8 +148,8 @@ static void interp(const struct py_layout *l, struct mem *m, const uint8_t *h)
 		frames(p, t[i].tstate);
 	}
 	if (verbose)
-		fprintf(stderr, " thread state %#llx:\n", (unsigned long long)u64(h + 24));
-	frames(p, u64(h + 24));
+		fprintf(stderr, " thread state %#llx:\n", (unsigned long long)le(h + 24, 8));
+	frames(p, le(h + 24, 8));
 	if (py_interp__gil(p) != gil)
 		fail("py_interp__gil: not what py_interp__threads said");
 	/* threads' names: twice (the second from what the first found) */
@@ -231,11 +184,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < HEADER)
 		return 0;
 	struct mem m = { .fill = data[1] & 1 ? data[2] : -1 };
-	parse_regions(&m, data + HEADER, size - HEADER);
+	mem_regions(&m, data + HEADER, size - HEADER);
 	const struct py_layout *l = py_layout__of(8 + mode);
 	if (mode == 5) {
 		unsigned char block[PY_DEBUG_OFFSETS_SIZE];
-		if (fake_read(&m, u64(data + 8), block, sizeof(block)) < 0 ||
+		if (fake_read(&m, le(data + 8, 8), block, sizeof(block)) < 0 ||
 		    !py_layout__from_debug(block, sizeof(block), &dl))
 			return 0;
 		l = &dl;

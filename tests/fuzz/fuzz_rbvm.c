@@ -17,50 +17,14 @@
 #include <string.h>
 
 #include "ruby/vm.h"
+#include "tests/fuzz/fakemem.h"
 
 #define HEADER 16
-#define MAX_REGIONS 16
-
-struct region {
-	uint64_t addr;
-	const uint8_t *data;
-	size_t len;
-};
-
-struct mem {
-	struct region r[MAX_REGIONS];
-	size_t n;
-	int fill;
-};
 
 static void fail(const char *what)
 {
 	fprintf(stderr, "fuzz_rbvm: %s\n", what);
 	abort();
-}
-
-static int fake_read(void *ctx, uint64_t addr, void *buf, size_t len)
-{
-	const struct mem *m = ctx;
-	for (size_t i = 0; i < m->n; i++) {
-		const struct region *r = &m->r[i];
-		if (addr >= r->addr && addr - r->addr <= r->len && len <= r->len - (addr - r->addr)) {
-			memcpy(buf, r->data + (addr - r->addr), len);
-			return 0;
-		}
-	}
-	if (m->fill < 0)
-		return -1;
-	memset(buf, m->fill, len);
-	return 0;
-}
-
-static uint64_t le(const uint8_t *p, size_t n)
-{
-	uint64_t v = 0;
-	for (size_t i = 0; i < n; i++)
-		v |= (uint64_t)p[i] << (8 * i);
-	return v;
 }
 
 static void check_str(const char *s, size_t cap)
@@ -79,16 +43,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&m, 0, sizeof(m));
 	m.fill = data[0] & 1 ? data[1] : -1;
 	uint64_t vm_ptr = le(data + 8, 8);
-	size_t at = HEADER;
-	while (m.n < MAX_REGIONS && at + 10 <= size) {
-		uint64_t addr = le(data + at, 8);
-		size_t len = (size_t)le(data + at + 8, 2);
-		at += 10;
-		if (len > size - at)
-			len = size - at;
-		m.r[m.n++] = (struct region){ addr, data + at, len };
-		at += len;
-	}
+	mem_regions(&m, data + HEADER, size - HEADER);
 	struct rb_vm *v = rb_vm__fake(ruby_layout__find(3, 1), fake_read, &m, vm_ptr);
 	struct rb_thread_raw th[8];
 	static struct rb_frame_raw fr[RB_MAX_FRAMES];
