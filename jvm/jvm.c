@@ -43,6 +43,11 @@ struct jvm {
 	/* a frame being deoptimized: its return address is its nmethod's
 	 * deopt handler, its pc saved in the frame; 0: not in the tables */
 	uint64_t cm_deopt, cm_deopt_mh, nm_orig_pc;
+	/* the call stub's frame: its JavaCallWrapper (words from its fp) and
+	 * the wrapper's saved anchor, the Java frames that called into the
+	 * VM; 0: not in the tables */
+	int64_t entry_wrapper;
+	uint64_t jcw_anchor;
 	int64_t has_lines, st_native, st_vm, st_java, st_blocked;
 	/* where */
 	uint64_t thread_list;           /* &ThreadsSMRSupport::_java_thread_list */
@@ -176,6 +181,11 @@ static const char *offsets(struct jvm *j)
 	j->nm_orig_pc = jvm_structs__offset(j->js, "nmethod", "_orig_pc_offset");
 	if (j->cm_deopt > 4096 || j->cm_deopt_mh > 4096 || j->nm_orig_pc > 4096)
 		j->cm_deopt = j->cm_deopt_mh = j->nm_orig_pc = 0;
+	j->jcw_anchor = jvm_structs__offset(j->js, "JavaCallWrapper", "_anchor");
+	if (jvm_structs__constant(j->js, "frame::entry_frame_call_wrapper_offset",
+				  &j->entry_wrapper) < 0 || j->entry_wrapper < -64 ||
+	    j->entry_wrapper > 64 || j->jcw_anchor > 4096)
+		j->entry_wrapper = 0;
 	j->heaps_addr = jvm_structs__static(j->js, "CodeCache", "_heaps");
 	if (!j->heaps_addr)
 		return "CodeCache::_heaps";
@@ -481,10 +491,12 @@ static size_t scopes(const struct jvm *j, uint64_t nm, uint64_t pc, struct jvm_f
 
 enum jvm_walk_end jvm__walk(struct jvm *j, uint64_t sp, uint64_t pc, uint64_t fp,
 			    struct jvm_frame *out, size_t max, size_t *n, uint64_t *next_sp,
-			    uint64_t *next_pc, uint64_t *next_fp)
+			    uint64_t *next_pc, uint64_t *next_fp, uint64_t *entry_fp)
 {
 	*n = 0;
 	*next_sp = *next_pc = *next_fp = 0;
+	if (entry_fp)
+		*entry_fp = 0;
 	if (max > JVM_MAX_FRAMES)
 		max = JVM_MAX_FRAMES;
 	if (!sp || (sp & 7))
@@ -503,6 +515,8 @@ enum jvm_walk_end jvm__walk(struct jvm *j, uint64_t sp, uint64_t pc, uint64_t fp
 			*next_sp = fp + 8 * FR_SENDER_SP;
 			*next_pc = w[FR_RETURN];
 			*next_fp = w[FR_LINK];
+			if (entry_fp)
+				*entry_fp = fp;
 			return JVM_END_ENTRY;
 		}
 		struct jvm_frame *f = &out[*n];
@@ -582,6 +596,22 @@ enum jvm_walk_end jvm__walk(struct jvm *j, uint64_t sp, uint64_t pc, uint64_t fp
 		fp = nfp;
 	}
 	return JVM_END_DEEP;
+}
+
+int jvm__caller_anchor(struct jvm *j, uint64_t entry_fp, uint64_t *sp, uint64_t *pc,
+			uint64_t *fp)
+{
+	uint64_t wrapper;
+	unsigned char an[ANCHOR_READ];
+	*sp = *pc = *fp = 0;
+	if (!j->entry_wrapper || !entry_fp ||
+	    rd64(j, entry_fp + (uint64_t)(8 * j->entry_wrapper), &wrapper) < 0 || !wrapper ||
+	    rd(j, wrapper + j->jcw_anchor, an, sizeof(an)) < 0)
+		return -1;
+	memcpy(sp, an + j->an_sp, 8);
+	memcpy(pc, an + j->an_pc, 8);
+	memcpy(fp, an + j->an_fp, 8);
+	return *sp ? 0 : -1;
 }
 
 /* ---- names ---------------------------------------------------------------------- */
@@ -689,7 +719,7 @@ int jvm__line(struct jvm *j, uint64_t method, int bci)
 	if (!n)
 		return 0;
 	size_t i = 0;
-	int32_t b = 0, l = 0, best_bci = -1, best = 0;
+	int64_t b = 0, l = 0, best_bci = -1, best = 0;
 	while (i < n) {
 		unsigned char c = t[i++];
 		if (c == 0)
@@ -704,14 +734,16 @@ int jvm__line(struct jvm *j, uint64_t method, int bci)
 			b += c >> 3;
 			l += c & 7;
 		}
+		if (b < 0 || b > 65535 || l < 0 || l > INT32_MAX)
+			break;          /* not a line table: bcis fit in 16 bits */
 		if (b == bci)
-			return l;
+			return (int)l;
 		if (b < bci && b >= best_bci) {
 			best_bci = b;
 			best = l;
 		}
 	}
-	return best;
+	return (int)best;
 }
 
 int jvm__blob_name(struct jvm *j, uint64_t blob, char *out, size_t len)

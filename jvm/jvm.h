@@ -71,10 +71,18 @@ int jvm__thread(struct jvm *j, uint64_t thread, struct jvm_thread *out);
 
 /* The Java frames from one with SP, PC (0: the word below SP) and FP,
  * innermost first, at most MAX, into OUT; *N how many; *NEXT_SP, *NEXT_PC,
- * *NEXT_FP the native frame that called the Java code (JVM_END_ENTRY). */
+ * *NEXT_FP the native frame that called the Java code, and *ENTRY_FP (if
+ * not NULL) the call stub's frame (JVM_END_ENTRY). */
 enum jvm_walk_end jvm__walk(struct jvm *j, uint64_t sp, uint64_t pc, uint64_t fp,
 			    struct jvm_frame *out, size_t max, size_t *n, uint64_t *next_sp,
-			    uint64_t *next_pc, uint64_t *next_fp);
+			    uint64_t *next_pc, uint64_t *next_fp, uint64_t *entry_fp);
+
+/* The last Java frame of the Java code that called into the VM (or a
+ * native method) which called the Java code whose call stub's frame is
+ * ENTRY_FP: the anchor its JavaCallWrapper saved.  0, or -1: none (the
+ * thread's first Java code). */
+int jvm__caller_anchor(struct jvm *j, uint64_t entry_fp, uint64_t *sp, uint64_t *pc,
+		       uint64_t *fp);
 
 /* Reads of [ADDR, ADDR + LEN) come from COPY (a thread's stack as a
  * capture copied it) until the next call; COPY NULL: none. */

@@ -70,10 +70,41 @@ struct jvview {
 #define NAMES_TICKS 300
 #define OUTER_COPY (64u << 10)
 
-struct jv_head {
-	uint32_t state, n, end, anchored;
+/* A run of Java frames between two native ones: how many frames, how the
+ * walk ended, and the native frame that called it (JVM_END_ENTRY). */
+struct jv_seg {
+	uint32_t n, end;
 	uint64_t next_sp, next_pc, next_fp;
 };
+
+#define JV_MAX_SEGS 8           /* Java in native in Java...: deeper stays [unknown] */
+
+struct jv_head {
+	uint32_t state, nseg, anchored, pad;
+	struct jv_seg seg[JV_MAX_SEGS];
+};
+
+/* Walks the runs of Java frames from SP, PC, FP into FR (at most MAX in
+ * all), each run's caller's from the anchor its call stub's JavaCallWrapper
+ * saved; the runs into SEG.  Returns how many frames. */
+static size_t walk_all(struct jvm *j, uint64_t sp, uint64_t pc, uint64_t fp, struct jvm_frame *fr,
+		       size_t max, struct jv_seg *seg, uint32_t *nseg)
+{
+	size_t all = 0;
+	*nseg = 0;
+	while (*nseg < JV_MAX_SEGS && all < max) {
+		struct jv_seg *g = &seg[(*nseg)++];
+		size_t n;
+		uint64_t efp;
+		g->end = jvm__walk(j, sp, pc, fp, fr + all, max - all, &n, &g->next_sp, &g->next_pc,
+				   &g->next_fp, &efp);
+		g->n = (uint32_t)n;
+		all += n;
+		if (g->end != JVM_END_ENTRY || jvm__caller_anchor(j, efp, &sp, &pc, &fp) < 0)
+			break;
+	}
+	return all;
+}
 
 static int by_tid(const void *a, const void *b)
 {
@@ -122,8 +153,7 @@ static size_t java_read(void *arg, pid_t pid, pid_t tid, int running, void *out,
 	if (jt.sp) {
 		size_t max = (cap - sizeof(h)) / sizeof(struct jvm_frame);
 		struct jvm_frame *fr = (struct jvm_frame *)((char *)out + sizeof(h));
-		h.end = jvm__walk(v->jvm, jt.sp, jt.pc, jt.fp, fr, max, &n, &h.next_sp, &h.next_pc,
-				  &h.next_fp);
+		n = walk_all(v->jvm, jt.sp, jt.pc, jt.fp, fr, max, h.seg, &h.nseg);
 		h.anchored = 1;
 		/* running (read after its perf sample): the walk holds only if
 		 * the thread stayed outside Java code all along */
@@ -131,11 +161,11 @@ static size_t java_read(void *arg, pid_t pid, pid_t tid, int running, void *out,
 		if (running && (jvm__thread(v->jvm, t->thread, &again) < 0 || again.sp != jt.sp ||
 				again.pc != jt.pc || again.fp != jt.fp)) {
 			n = 0;
+			h.nseg = 0;
 			h.anchored = 0;
 			v->torn++;
 		}
 	}
-	h.n = (uint32_t)n;
 	memcpy(out, &h, sizeof(h));
 	return sizeof(h) + n * sizeof(struct jvm_frame);
 }
@@ -224,8 +254,8 @@ static enum unwind_status unwind_outer(struct jvview *v, struct sampler *s,
 				       const struct capture *c, const struct jv_head *h,
 				       size_t *depth)
 {
-	struct outer *o = &v->outers[(h->next_sp >> 4 ^ h->next_pc) % OUTERS];
-	if (o->sp == h->next_sp && o->pc == h->next_pc) {
+	struct outer *o = &v->outers[(h->seg[0].next_sp >> 4 ^ h->seg[0].next_pc) % OUTERS];
+	if (o->sp == h->seg[0].next_sp && o->pc == h->seg[0].next_pc) {
 		memcpy(s->pcs, o->pcs, o->n * sizeof(*s->pcs));
 		*depth = o->n;
 		v->outer_cached += c->ticks;
@@ -233,8 +263,8 @@ static enum unwind_status unwind_outer(struct jvview *v, struct sampler *s,
 	}
 	enum unwind_status st = unwind_outer_now(v, s, c, h, depth);
 	if (*depth <= OUTER_FRAMES) {
-		o->sp = h->next_sp;
-		o->pc = h->next_pc;
+		o->sp = h->seg[0].next_sp;
+		o->pc = h->seg[0].next_pc;
 		o->n = (uint32_t)*depth;
 		o->status = (uint32_t)st;
 		memcpy(o->pcs, s->pcs, *depth * sizeof(*s->pcs));
@@ -247,15 +277,15 @@ static enum unwind_status unwind_outer_now(struct jvview *v, struct sampler *s,
 					   size_t *depth)
 {
 	size_t len = OUTER_COPY;
-	while (len >= 4096 && remote__read(c->pid, h->next_sp, v->outer, len) < 0)
+	while (len >= 4096 && remote__read(c->pid, h->seg[0].next_sp, v->outer, len) < 0)
 		len /= 2;
 	*depth = 0;
 	if (len < 4096)
 		return UNWIND_PARTIAL;
 	struct user_regs_struct regs = c->regs;
-	regs.rip = h->next_pc;
-	regs.rsp = h->next_sp;
-	regs.rbp = h->next_fp;
+	regs.rip = h->seg[0].next_pc;
+	regs.rsp = h->seg[0].next_sp;
+	regs.rbp = h->seg[0].next_fp;
 	uint64_t *pcs;
 	uint32_t space;
 	return sampler_unwind_saved(s, c->pid, c->space, &regs, v->outer, len, len, &pcs, depth,
@@ -263,10 +293,11 @@ static enum unwind_status unwind_outer_now(struct jvview *v, struct sampler *s,
 }
 
 /* Puts the capture's Java frames in place of the native frames that are
- * Java code: the native frames before the first such frame (innermost:
- * the VM's, a native method's), the Java frames, then the native frames
- * from the one the walk ended at (the call stub's caller) found in the
- * native stack, or unwound again from there. */
+ * Java code, run by run: the native frames before a run's first Java
+ * frame (innermost: the VM's, a native method's), the run's Java frames,
+ * then the native frames from the one that called the run (the call
+ * stub's caller) found in the native stack, or unwound again from there,
+ * up to the next run's first Java frame, and so on to the root. */
 static enum unwind_status java_merge(struct rt_view *rv, struct sampler *s, const struct capture *c,
 				     enum unwind_status st, size_t *depth)
 {
@@ -279,71 +310,82 @@ static enum unwind_status java_merge(struct rt_view *rv, struct sampler *s, cons
 	bool in_java = !c->partial_regs && c->stack_len && jvm__is_java(v->jvm, c->regs.rip);
 	if (h.anchored && !in_java) {
 		nf = (c->rt_len - sizeof(h)) / sizeof(struct jvm_frame);
-		if (nf > h.n)
-			nf = h.n;
 		if (nf > JVM_MAX_FRAMES)
 			nf = JVM_MAX_FRAMES;
 		memcpy(v->frames, c->rt_data + sizeof(h), nf * sizeof(struct jvm_frame));
+		if (h.nseg > JV_MAX_SEGS)
+			h.nseg = JV_MAX_SEGS;
 		v->walked_anchor += nf ? c->ticks : 0;
 	} else if (in_java) {
-		uint64_t nsp, npc, nfp;
 		jvm__set_stack(v->jvm, c->stack_addr, c->stack, c->stack_len);
-		h.end = jvm__walk(v->jvm, c->regs.rsp, c->regs.rip, c->regs.rbp, v->frames,
-				  JVM_MAX_FRAMES, &nf, &nsp, &npc, &nfp);
+		nf = walk_all(v->jvm, c->regs.rsp, c->regs.rip, c->regs.rbp, v->frames, JVM_MAX_FRAMES,
+			      h.seg, &h.nseg);
 		jvm__set_stack(v->jvm, 0, NULL, 0);
-		h.next_sp = nsp;
-		h.next_pc = npc;
-		h.next_fp = nfp;
 		v->walked_regs += nf ? c->ticks : 0;
 	}
-	if (!nf)
+	if (!nf || !h.nseg)
 		return st;
-	if (v->native_cap < n + 1) {
-		v->native_cap = n + 1;
+	/* the native frames, as unwound (then, past a run whose caller is not
+	 * among them, as unwound again from its caller) */
+	if (v->native_cap < max + 1) {
+		v->native_cap = max + 1;
 		v->native = xrealloc(v->native, v->native_cap * sizeof(*v->native));
 	}
 	memcpy(v->native, s->pcs, n * sizeof(*v->native));
-	size_t i0 = 0;
-	while (i0 < n && !jvm__is_java(v->jvm, v->native[i0]))
-		i0++;
-	/* the prefix and the Java frames, then the rest */
-	size_t prefix = i0 < max ? i0 : max, njava = nf < max - prefix ? nf : max - prefix;
-	bool cut = prefix + nf > max;
-	for (size_t k = 0; k < njava; k++)
-		v->javapcs[k] = frame_pc(v, s, &v->frames[k]);
-	size_t out = prefix + njava;
-	enum unwind_status end = UNWIND_TRUNCATED;
-	size_t tail = 0;
-	uint64_t *from = NULL;
-	if (!cut && h.end == JVM_END_ENTRY) {
-		size_t i1 = i0;
+	size_t out = 0, pos = 0, f = 0;
+	enum unwind_status end = st;
+	bool cut = false, done = false;
+	for (uint32_t g = 0; g < h.nseg && !cut && !done; g++) {
+		const struct jv_seg *seg = &h.seg[g];
+		size_t i0 = pos;
+		while (i0 < n && !jvm__is_java(v->jvm, v->native[i0]))
+			i0++;
+		for (; pos < i0 && !cut; pos++)         /* the native frames before */
+			if (out == max)
+				cut = true;
+			else
+				v->javapcs[out++] = v->native[pos];
+		for (uint32_t k = 0; k < seg->n && f < nf && !cut; k++, f++)
+			if (out == max)
+				cut = true;
+			else
+				v->javapcs[out++] = frame_pc(v, s, &v->frames[f]);
+		if (cut)
+			break;
+		if (seg->end != JVM_END_ENTRY) {
+			v->unended += c->ticks;
+			end = UNWIND_TRUNCATED;
+			done = true;
+			break;
+		}
 		/* the native stack holds return addresses as they are, or one
 		 * byte back (inside the call) */
-		while (i1 < n && v->native[i1] != h.next_pc && v->native[i1] + 1 != h.next_pc)
+		size_t i1 = i0;
+		while (i1 < n && v->native[i1] != seg->next_pc && v->native[i1] + 1 != seg->next_pc)
 			i1++;
 		if (i1 < n) {
-			from = v->native + i1;
-			tail = n - i1;
-			end = st;
+			pos = i1;
 			v->refound += c->ticks;
-		} else {
-			end = unwind_outer(v, s, c, &h, &tail);   /* into s->pcs */
-			from = s->pcs;
-			v->reunwound += c->ticks;
+			continue;
 		}
-	} else if (h.end != JVM_END_ENTRY) {
-		v->unended += c->ticks;
+		struct jv_head one = { .seg = { *seg } };
+		size_t tail;
+		end = unwind_outer(v, s, c, &one, &tail);       /* into s->pcs */
+		v->reunwound += c->ticks;
+		if (tail > max)
+			tail = max;
+		memcpy(v->native, s->pcs, tail * sizeof(*v->native));
+		n = tail;
+		pos = 0;
 	}
-	if (out + tail > max) {
-		tail = max - out;
-		end = UNWIND_TRUNCATED;
+	for (; !done && pos < n && !cut; pos++) {
+		if (out == max)
+			cut = true;
+		else
+			v->javapcs[out++] = v->native[pos];
 	}
-	/* s->pcs: [prefix][java][tail]; the tail may be in s->pcs itself */
-	if (tail)
-		memmove(s->pcs + out, from, tail * sizeof(*s->pcs));
-	memcpy(s->pcs, v->native, prefix * sizeof(*s->pcs));
-	memcpy(s->pcs + prefix, v->javapcs, njava * sizeof(*s->pcs));
-	*depth = out + tail;
+	memcpy(s->pcs, v->javapcs, out * sizeof(*s->pcs));
+	*depth = out;
 	v->merged += c->ticks;
 	return cut ? UNWIND_TRUNCATED : end;
 }

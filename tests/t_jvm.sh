@@ -13,7 +13,9 @@
 #   2. profiles of the same process by perf (no stop) and by ptrace stops,
 #      3 s each, with no flag: each thread's own Java method (computeInner
 #      with its inlined caller computeMiddle between computeOuter and it,
-#      sleeper over Thread.sleep, blocked, main over Thread.sleep) in >= 90%
+#      sleeper over Thread.sleep, blocked, main over Thread.sleep, and the
+#      method called by reflection over the VM's frames over Method.invoke:
+#      two runs of Java frames, the VM's native frames between) in >= 90%
 #      of its samples; the most common stack of each has jcmd's Java
 #      frames in jcmd's order with jcmd's lines (the computing thread's
 #      innermost line aside: it moves in its loop); >= 95% of samples
@@ -103,13 +105,14 @@ declare -A WANT=(
 	[sleeper]='JvmSplit\.sleeper \(JvmSplit\.java:[0-9]+\);java\.lang\.Thread\.sleep( \(Thread\.java\))?;'
 	[blocked]='JvmSplit\.blocked \(JvmSplit\.java:[0-9]+\);'
 	[main]='JvmSplit\.main \(JvmSplit\.java:[0-9]+\);java\.lang\.Thread\.sleep( \(Thread\.java\))?;'
+	[reflect]='JvmSplit\.reflect \(JvmSplit\.java:[0-9]+\);(.*;)?java\.lang\.reflect\.Method\.invoke \([^;()]*\);(.*;)?JavaCalls::call_helper[^;]*;JvmSplit\.reflectTarget \(JvmSplit\.java:[0-9]+\);java\.lang\.Thread\.sleep( \(Thread\.java\))?;'
 )
 profile_checks() {
 	local cap=$1 out=$TMP/$1.folded t tid tot n top re
 	prof "$TMP/$cap" -p "$pid" -d 3 --capture "$cap" --threads --stats -o "$out"
 	check_ran "jvm ($cap)" "$TMP/$cap" "$out"
 	diag "jvm ($cap): $(grep -o 'java: [^;]*' "$TMP/$cap.err" | head -c 700)"
-	for t in compute sleeper blocked main; do
+	for t in compute sleeper blocked main reflect; do
 		tid=$(tid_of "$t")
 		tot=$(folded_count "$out" "^[^;]* \\($tid\\);")
 		n=$(folded_count "$out" "^[^;]* \\($tid\\);(.*;)?${WANT[$t]}")

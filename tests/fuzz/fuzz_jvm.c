@@ -46,7 +46,10 @@ static void walk(struct jvm *j, uint64_t sp, uint64_t pc, uint64_t fp)
 	for (size_t max = 64; max; max = max == 3 ? 0 : 3) {
 		size_t n;
 		uint64_t a, b, c;
-		jvm__walk(j, sp, pc, fp, fr, max, &n, &a, &b, &c);
+		uint64_t efp, csp, cpc, cfp;
+		if (jvm__walk(j, sp, pc, fp, fr, max, &n, &a, &b, &c, &efp) == JVM_END_ENTRY &&
+		    jvm__caller_anchor(j, efp, &csp, &cpc, &cfp) == 0 && !csp)
+			fail("a caller's anchor with no sp");
 		if (n > max)
 			fail("more frames than asked");
 		for (size_t k = 0; k < n; k++) {

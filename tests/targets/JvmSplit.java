@@ -1,7 +1,8 @@
 // JvmSplit READY: a Java program with a known split, for the JVM reader
 // (tests/t_jvm.sh): a thread computing (computeOuter -> computeMiddle ->
 // computeInner, JIT-compiled once hot), one asleep, one blocked on a
-// monitor that main holds while it sleeps.  Writes READY (its PID, then
+// monitor that main holds while it sleeps, one asleep in a method called
+// by reflection (Method.invoke: Java called from the VM called from Java).  Writes READY (its PID, then
 // "NAME TID" per thread, the OS thread id read from /proc/thread-self)
 // once every thread has started.
 import java.nio.file.Files;
@@ -48,6 +49,19 @@ public class JvmSplit {
         }
     }
 
+    static void reflectTarget() throws InterruptedException {
+        started.add("reflect " + tid());
+        Thread.sleep(3600_000);
+    }
+
+    static void reflect() {
+        try {
+            JvmSplit.class.getDeclaredMethod("reflectTarget").invoke(null);
+        } catch (Exception e) {
+            throw new RuntimeException(e);
+        }
+    }
+
     static void blocked() {
         started.add("blocked " + tid());
         synchronized (lock) {
@@ -57,14 +71,15 @@ public class JvmSplit {
 
     public static void main(String[] args) throws Exception {
         synchronized (lock) {
-            for (String name : new String[] { "compute", "sleeper", "blocked" }) {
+            for (String name : new String[] { "compute", "sleeper", "blocked", "reflect" }) {
                 Runnable r = name.equals("compute") ? JvmSplit::computeOuter
-                        : name.equals("sleeper") ? JvmSplit::sleeper : JvmSplit::blocked;
+                        : name.equals("sleeper") ? JvmSplit::sleeper
+                        : name.equals("reflect") ? JvmSplit::reflect : JvmSplit::blocked;
                 Thread t = new Thread(r, name);
                 t.setDaemon(true);
                 t.start();
             }
-            while (started.size() < 3)
+            while (started.size() < 4)
                 Thread.sleep(1);
             StringBuilder b = new StringBuilder();
             b.append(ProcessHandle.current().pid()).append('\n');

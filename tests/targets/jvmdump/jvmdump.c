@@ -45,7 +45,7 @@ int main(int argc, char **argv)
 		size_t k;
 		uint64_t nsp, npc, nfp;
 		enum jvm_walk_end e = jvm__walk(j, th[i].sp, th[i].pc, th[i].fp, fr, JVM_MAX_FRAMES, &k,
-						&nsp, &npc, &nfp);
+						&nsp, &npc, &nfp, NULL);
 		for (size_t x = 0; x < k; x++) {
 			char name[600], file[256];
 			if (fr[x].kind == JVM_STUB) {
