@@ -163,6 +163,7 @@ bench: cprof-attach
 	@bash bench/always.sh $(if $(QUICK),120,600)
 	@bash bench/serve.sh $(if $(QUICK),45,150)
 	@bash bench/python.sh $(if $(QUICK),2 2,5 3)
+	@bash bench/runtimes.sh $(if $(QUICK),2 2,5 3)
 	@bash bench/slowdown.sh $(if $(QUICK),2 2,5 3)
 	@bash bench/watchdog.sh $(if $(QUICK),5,10)
 	@bash bench/mariadb.sh $(if $(QUICK),10,15)
