@@ -48,6 +48,14 @@ struct jvm {
 	 * VM; 0: not in the tables */
 	int64_t entry_wrapper;
 	uint64_t jcw_anchor;
+	/* a thread's java.lang.Thread and its name: the oops' layout, the
+	 * fields found in their classes (0: not yet, UINT64_MAX: not found) */
+	uint64_t jt_threadobj, ik_fields, ik_nfields, ik_constants, arr_data;
+	uint64_t narrow_oop_base_addr, narrow_oop_shift_addr, narrow_klass_base_addr,
+		 narrow_klass_shift_addr, oop_klass;
+	int64_t fi_slots, fi_name, fi_low, fi_high, fi_flags, fi_tag;
+	uint64_t thread_name_off, string_value_off, string_coder_off;
+	uint64_t thread_klass, string_klass;
 	int64_t has_lines, st_native, st_vm, st_java, st_blocked;
 	/* where */
 	uint64_t thread_list;           /* &ThreadsSMRSupport::_java_thread_list */
@@ -101,6 +109,41 @@ static int remote_read(void *ctx, uint64_t addr, void *buf, size_t len)
 }
 
 /* ---- opening -------------------------------------------------------------------- */
+
+/* What reading a thread's name takes (jvm__thread_name); any of it
+ * missing leaves jt_threadobj 0: no names. */
+static void names_layout(struct jvm *j)
+{
+	const struct jvm_structs *js = j->js;
+	j->jt_threadobj = jvm_structs__offset(js, "JavaThread", "_threadObj");
+	j->ik_fields = jvm_structs__offset(js, "InstanceKlass", "_fields");
+	j->ik_nfields = jvm_structs__offset(js, "InstanceKlass", "_java_fields_count");
+	j->ik_constants = jvm_structs__offset(js, "InstanceKlass", "_constants");
+	j->arr_data = jvm_structs__offset(js, "Array<u2>", "_data");
+	j->oop_klass = jvm_structs__offset(js, "oopDesc", "_metadata._compressed_klass");
+	j->narrow_oop_base_addr = jvm_structs__static(js, "CompressedOops", "_narrow_oop._base");
+	j->narrow_oop_shift_addr = jvm_structs__static(js, "CompressedOops", "_narrow_oop._shift");
+	j->narrow_klass_base_addr =
+		jvm_structs__static(js, "CompressedKlassPointers", "_narrow_klass._base");
+	j->narrow_klass_shift_addr =
+		jvm_structs__static(js, "CompressedKlassPointers", "_narrow_klass._shift");
+	bool ok = j->jt_threadobj < 4096 && j->ik_fields < 4096 && j->ik_nfields < 4096 &&
+		  j->ik_constants < 4096 && j->arr_data < 64 && j->oop_klass < 64 &&
+		  j->narrow_oop_base_addr && j->narrow_oop_shift_addr && j->narrow_klass_base_addr &&
+		  j->narrow_klass_shift_addr &&
+		  jvm_structs__constant(js, "FieldInfo::field_slots", &j->fi_slots) == 0 &&
+		  jvm_structs__constant(js, "FieldInfo::name_index_offset", &j->fi_name) == 0 &&
+		  jvm_structs__constant(js, "FieldInfo::low_packed_offset", &j->fi_low) == 0 &&
+		  jvm_structs__constant(js, "FieldInfo::high_packed_offset", &j->fi_high) == 0 &&
+		  jvm_structs__constant(js, "FieldInfo::access_flags_offset", &j->fi_flags) == 0 &&
+		  jvm_structs__constant(js, "FIELDINFO_TAG_SIZE", &j->fi_tag) == 0 &&
+		  j->fi_slots > 0 && j->fi_slots <= 16 && j->fi_name >= 0 && j->fi_name < j->fi_slots &&
+		  j->fi_low >= 0 && j->fi_low < j->fi_slots && j->fi_high >= 0 &&
+		  j->fi_high < j->fi_slots && j->fi_flags >= 0 && j->fi_flags < j->fi_slots &&
+		  j->fi_tag >= 0 && j->fi_tag < 16;
+	if (!ok)
+		j->jt_threadobj = 0;
+}
 
 /* Looks up every offset; the name of the first missing, or NULL. */
 static const char *offsets(struct jvm *j)
@@ -186,6 +229,7 @@ static const char *offsets(struct jvm *j)
 				  &j->entry_wrapper) < 0 || j->entry_wrapper < -64 ||
 	    j->entry_wrapper > 64 || j->jcw_anchor > 4096)
 		j->entry_wrapper = 0;
+	names_layout(j);
 	j->heaps_addr = jvm_structs__static(j->js, "CodeCache", "_heaps");
 	if (!j->heaps_addr)
 		return "CodeCache::_heaps";
@@ -612,6 +656,118 @@ int jvm__caller_anchor(struct jvm *j, uint64_t entry_fp, uint64_t *sp, uint64_t 
 	memcpy(pc, an + j->an_pc, 8);
 	memcpy(fp, an + j->an_fp, 8);
 	return *sp ? 0 : -1;
+}
+
+/* ---- a thread's name ----------------------------------------------------------- */
+
+static int symbol(const struct jvm *j, uint64_t sym, char *out, size_t len, bool dots);
+static uint64_t cp_symbol(const struct jvm *j, uint64_t cp, uint16_t index);
+
+/* The klass of object OOP (its header's compressed class pointer), or 0. */
+static uint64_t klass_of(const struct jvm *j, uint64_t oop)
+{
+	uint32_t nk;
+	uint64_t base;
+	uint32_t shift;
+	if (!oop || (oop & 7) || rd32(j, oop + j->oop_klass, &nk) < 0 || !nk ||
+	    rd64(j, j->narrow_klass_base_addr, &base) < 0 ||
+	    rd32(j, j->narrow_klass_shift_addr, &shift) < 0 || shift > 8)
+		return 0;
+	return base + ((uint64_t)nk << shift);
+}
+
+/* The object a reference field at ADDR holds (a compressed oop), or 0. */
+static uint64_t oop_at(const struct jvm *j, uint64_t addr)
+{
+	uint32_t n;
+	uint64_t base;
+	uint32_t shift;
+	if (rd32(j, addr, &n) < 0 || !n || rd64(j, j->narrow_oop_base_addr, &base) < 0 ||
+	    rd32(j, j->narrow_oop_shift_addr, &shift) < 0 || shift > 8)
+		return 0;
+	return base + ((uint64_t)n << shift);
+}
+
+/* Whether KLASS is named NAME ("java/lang/String"). */
+static bool klass_is(const struct jvm *j, uint64_t klass, const char *name)
+{
+	uint64_t sym;
+	char got[64];
+	return klass && rd64(j, klass + j->k_name, &sym) == 0 && symbol(j, sym, got, sizeof(got), false) == 0 &&
+	       !strcmp(got, name);
+}
+
+/* The offset in its objects of KLASS's instance field NAME, or UINT64_MAX. */
+static uint64_t field_offset(const struct jvm *j, uint64_t klass, const char *name)
+{
+	uint64_t fields, cp;
+	uint16_t count;
+	if (rd64(j, klass + j->ik_fields, &fields) < 0 || !fields ||
+	    rd16(j, klass + j->ik_nfields, &count) < 0 || rd64(j, klass + j->ik_constants, &cp) < 0 ||
+	    !cp || count > 4096)
+		return UINT64_MAX;
+	uint16_t fi[16];
+	for (uint16_t i = 0; i < count; i++) {
+		if (rd(j, fields + j->arr_data + 2ull * (uint64_t)j->fi_slots * i, fi,
+		       2 * (size_t)j->fi_slots) < 0)
+			return UINT64_MAX;
+		char got[64];
+		if (symbol(j, cp_symbol(j, cp, fi[j->fi_name]), got, sizeof(got), false) < 0 ||
+		    strcmp(got, name) || (fi[j->fi_flags] & 0x0008 /* static */))
+			continue;
+		uint64_t off = ((uint64_t)fi[j->fi_high] << 16 | fi[j->fi_low]) >> j->fi_tag;
+		return off < 4096 ? off : UINT64_MAX;
+	}
+	return UINT64_MAX;
+}
+
+int jvm__thread_name(struct jvm *j, uint64_t thread, char *out, size_t len)
+{
+	uint64_t handle, obj, name, value;
+	out[0] = 0;
+	if (!j->jt_threadobj || len < 2 || rd64(j, thread + j->jt_threadobj, &handle) < 0 ||
+	    !handle || rd64(j, handle, &obj) < 0 || !obj)
+		return -1;
+	uint64_t tk = klass_of(j, obj);
+	if (!tk)
+		return -1;
+	if (tk != j->thread_klass) {    /* a subclass of Thread has its own klass */
+		j->thread_klass = tk;
+		j->thread_name_off = field_offset(j, tk, "name");
+		for (uint64_t super = tk, k = 0; j->thread_name_off == UINT64_MAX && k < 8; k++) {
+			uint64_t so = jvm_structs__offset(j->js, "Klass", "_super");
+			if (so == UINT64_MAX || rd64(j, super + so, &super) < 0 || !super)
+				break;
+			j->thread_name_off = field_offset(j, super, "name");
+		}
+	}
+	if (j->thread_name_off == UINT64_MAX || !(name = oop_at(j, obj + j->thread_name_off)))
+		return -1;
+	uint64_t sk = klass_of(j, name);
+	if (sk != j->string_klass) {
+		if (!klass_is(j, sk, "java/lang/String"))
+			return -1;
+		j->string_klass = sk;
+		j->string_value_off = field_offset(j, sk, "value");
+		j->string_coder_off = field_offset(j, sk, "coder");
+	}
+	uint8_t coder = 0;
+	uint32_t n;
+	if (j->string_value_off == UINT64_MAX || !(value = oop_at(j, name + j->string_value_off)) ||
+	    (j->string_coder_off != UINT64_MAX && rd(j, name + j->string_coder_off, &coder, 1) < 0) ||
+	    rd32(j, value + 12, &n) < 0)        /* a byte[]: its length after a compressed klass */
+		return -1;
+	size_t bytes = n < 1024 ? n : 1024;
+	unsigned char buf[1024];
+	if (bytes && rd(j, value + 16, buf, bytes) < 0)
+		return -1;
+	size_t k = 0;
+	for (size_t i = 0; i < bytes && k < len - 1; i += coder ? 2 : 1) {
+		unsigned c = coder && i + 1 < bytes ? (unsigned)(buf[i] | buf[i + 1] << 8) : buf[i];
+		out[k++] = c >= 0x20 && c < 0x7f ? (char)c : '?';
+	}
+	out[k] = 0;
+	return 0;
 }
 
 /* ---- names ---------------------------------------------------------------------- */

@@ -69,6 +69,11 @@ int jvm__threads(struct jvm *j, struct jvm_thread *out, size_t max);
 /* JavaThread THREAD (as jvm__threads() gave it) now: 0, or -1. */
 int jvm__thread(struct jvm *j, uint64_t thread, struct jvm_thread *out);
 
+/* The name of Java thread THREAD (its java.lang.Thread's, not cut as the
+ * OS thread's is), into OUT: 0, or -1 (not read: the JVM's layout is not
+ * the one this reader knows, compressed oops and class pointers). */
+int jvm__thread_name(struct jvm *j, uint64_t thread, char *out, size_t len);
+
 /* The Java frames from one with SP, PC (0: the word below SP) and FP,
  * innermost first, at most MAX, into OUT; *N how many; *NEXT_SP, *NEXT_PC,
  * *NEXT_FP the native frame that called the Java code, and *ENTRY_FP (if

@@ -33,6 +33,7 @@
 struct jv_th {
 	pid_t tid;
 	uint64_t thread;
+	char name[64];                  /* its java.lang.Thread's name, "" if not read */
 };
 
 struct jvview {
@@ -44,7 +45,7 @@ struct jvview {
 	size_t nthreads;
 	struct jvm_thread *raw;
 	int refresh;
-	uint64_t ticks, read_tick, named_tick;
+	uint64_t ticks, read_tick, named_tick, reads;
 	uint32_t states[5];             /* stacks__rt_state("java_state=...") */
 	struct jvm_frame frames[JVM_MAX_FRAMES];
 	uint64_t *native, *javapcs;
@@ -67,6 +68,7 @@ struct jvview {
 
 #define PC_CACHE (1u << 14)
 #define THREADS_EVERY 100
+#define NAMES_EVERY 10                  /* reads of the thread table */
 #define NAMES_TICKS 300
 #define OUTER_COPY (64u << 10)
 
@@ -112,14 +114,29 @@ static int by_tid(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* Reads the Java threads again; their names: a new thread's, and every
+ * thread's at every NAMES_EVERY-th read (Thread.setName). */
 static int read_threads(struct jvview *v)
 {
 	int n = jvm__threads(v->jvm, v->raw, JVM_MAX_THREADS);
 	if (n < 0)
 		return -1;
-	v->threads = xrealloc(v->threads, ((size_t)n + 1) * sizeof(*v->threads));
-	for (int i = 0; i < n; i++)
-		v->threads[i] = (struct jv_th){ v->raw[i].tid, v->raw[i].thread };
+	bool all = v->reads++ % NAMES_EVERY == 0;
+	struct jv_th *old = v->threads;
+	size_t nold = v->nthreads;
+	struct jv_th *t = xcalloc((size_t)n + 1, sizeof(*t));
+	for (int i = 0; i < n; i++) {
+		t[i].tid = v->raw[i].tid;
+		t[i].thread = v->raw[i].thread;
+		struct jv_th key = { .tid = t[i].tid };
+		const struct jv_th *was = nold ? bsearch(&key, old, nold, sizeof(key), by_tid) : NULL;
+		if (was && was->thread == t[i].thread && !all)
+			memcpy(t[i].name, was->name, sizeof(t[i].name));
+		else if (jvm__thread_name(v->jvm, t[i].thread, t[i].name, sizeof(t[i].name)) < 0)
+			t[i].name[0] = 0;
+	}
+	free(old);
+	v->threads = t;
 	qsort(v->threads, (size_t)n, sizeof(*v->threads), by_tid);
 	v->nthreads = (size_t)n;
 	v->read_tick = v->ticks;
@@ -129,7 +146,7 @@ static int read_threads(struct jvview *v)
 
 static const struct jv_th *thread_of(const struct jvview *v, pid_t tid)
 {
-	struct jv_th key = { tid, 0 };
+	struct jv_th key = { .tid = tid };
 	return v->nthreads ? bsearch(&key, v->threads, v->nthreads, sizeof(key), by_tid) : NULL;
 }
 
@@ -192,6 +209,9 @@ static uint32_t java_thread_of(struct rt_view *rv, const struct capture *c, uint
 {
 	struct jvview *v = (struct jvview *)rv;
 	*state = 0;
+	const struct jv_th *t = thread_of(v, c->tid);
+	if (t && t->name[0])
+		sampler_name_thread(v->s, c->slot, c->pid, c->tid, "java_thread", t->name);
 	if (c->rt_len >= sizeof(struct jv_head)) {
 		struct jv_head h;
 		memcpy(&h, c->rt_data, sizeof(h));

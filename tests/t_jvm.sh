@@ -19,7 +19,9 @@
 #      of its samples; the most common stack of each has jcmd's Java
 #      frames in jcmd's order with jcmd's lines (the computing thread's
 #      innermost line aside: it moves in its loop); >= 95% of samples
-#      rooted; --no-java: no Java method named.
+#      rooted; the pprof label java_thread the Java thread's whole name
+#      (longer than the OS thread's 15 bytes) on every sample; --no-java:
+#      no Java method named.
 #   3. a Java HTTP server (tests/targets/JvmHttp.java: the JDK's
 #      com.sun.net.httpserver, 4 worker threads) under two curl loops: the
 #      handler's chain (Handler.handle -> handleRequest -> renderPage or
@@ -140,6 +142,27 @@ else
 	skip "jvm (perf)" "perf events not permitted here"
 fi
 profile_checks ptrace
+# the label java_thread: the java.lang.Thread's whole name on every sample
+# of each thread (the reflect thread's longer than the OS name's 15 bytes)
+if have_pprof; then
+	prof "$TMP/labels" -p "$pid" -d 2 -o "$TMP/labels.pprof"
+	pprof_raw "$TMP/labels.pprof" >"$TMP/labels.raw"
+	declare -A L=() T=()
+	while IFS=$'\t' read -r t v c; do
+		L["$t|$v"]=$(( ${L["$t|$v"]:-0} + c )); T["$t"]=$(( ${T["$t"]:-0} + c ))
+	done < <(label_stats "$TMP/labels.raw" java_thread)
+	bad=
+	for t in main compute sleeper blocked reflect; do
+		tid=$(tid_of "$t")
+		name=$t
+		[ "$t" = reflect ] && name=reflect-worker-with-a-long-name
+		[ "${T[$tid]:-0}" -gt 0 ] && [ "${L["$tid|$name"]:-0}" = "${T[$tid]}" ] ||
+			bad="$bad $t:${L["$tid|$name"]:-0}/${T[$tid]:-0}"
+	done
+	DETAIL="$bad" check "jvm: pprof: label java_thread = the Java thread's whole name on every sample of each thread" "[ -z '$bad' ]"
+else
+	skip "jvm: pprof labels" "no go tool pprof ($GO)"
+fi
 prof "$TMP/nojava" -p "$pid" -d 1 --no-java -o "$TMP/nojava.folded"
 check_ran "jvm --no-java" "$TMP/nojava" "$TMP/nojava.folded"
 n=$(folded_count "$TMP/nojava.folded" '(^|;)JvmSplit\.')
@@ -168,7 +191,7 @@ http_server() {
 	check_ran "jvm: http" "$TMP/http" "$TMP/http.folded"
 	diag "jvm: http: $(grep -o 'java: [^;]*' "$TMP/http.err" | head -c 700)"
 	local want='[^;]*ThreadPoolExecutor\.runWorker \([^;()]*\);(.*;)?JvmHttp\$Handler\.handle \(JvmHttp\.java:[0-9]+\);JvmHttp\$Handler\.handleRequest \(JvmHttp\.java:[0-9]+\);JvmHttp\$Handler\.(renderPage|lookup) \(JvmHttp\.java:[0-9]+\)'
-	for t in $(grep -o '^pool-[0-9]*-thread-[0-9]* ([0-9]*)' "$TMP/http.folded" | grep -o '([0-9]*)$' | tr -d '()' | sort -u); do
+	for t in $(grep -oE '^pool-[0-9]+-thread-[0-9]+[^;]* \([0-9]+\);' "$TMP/http.folded" | grep -oE '\([0-9]+\);$' | tr -d '();' | sort -u); do
 		tot=$(folded_count "$TMP/http.folded" "^[^;]* \\($t\\);")
 		h=$(folded_count "$TMP/http.folded" "^[^;]* \\($t\\);(.*;)?$want")
 		all=$((all + 1))

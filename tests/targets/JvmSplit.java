@@ -75,7 +75,8 @@ public class JvmSplit {
                 Runnable r = name.equals("compute") ? JvmSplit::computeOuter
                         : name.equals("sleeper") ? JvmSplit::sleeper
                         : name.equals("reflect") ? JvmSplit::reflect : JvmSplit::blocked;
-                Thread t = new Thread(r, name);
+                // the reflect thread's name is longer than an OS thread's 15 bytes
+                Thread t = new Thread(r, name.equals("reflect") ? "reflect-worker-with-a-long-name" : name);
                 t.setDaemon(true);
                 t.start();
             }

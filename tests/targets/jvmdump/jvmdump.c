@@ -1,5 +1,6 @@
 /* jvmdump PID: what jvm/ reads of the HotSpot JVM of process PID, once,
- * stopping nothing: a line per Java thread ("thread TID state=S"), then,
+ * stopping nothing: a line per Java thread ("thread TID state=S
+ * name=NAME", its java.lang.Thread's name), then,
  * for a thread with a last Java frame (one in native code, in the VM or
  * blocked), a line per Java frame, innermost first ("  CLASS.METHOD
  * FILE:LINE interpreted|compiled", "  [STUB NAME] stub") and how the walk
@@ -39,7 +40,11 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	for (int i = 0; i < n; i++) {
-		printf("thread %d state=%s\n", (int)th[i].tid, states[th[i].state]);
+		char tname[128];
+		if (jvm__thread_name(j, th[i].thread, tname, sizeof(tname)) < 0)
+			tname[0] = 0;
+		printf("thread %d state=%s%s%s\n", (int)th[i].tid, states[th[i].state],
+		       tname[0] ? " name=" : "", tname);
 		if (!th[i].sp)
 			continue;
 		size_t k;
