@@ -11,7 +11,7 @@
  *   168-191 a frame to walk from: sp, pc, fp
  *   192-   the process's memory: regions, each an address (8 bytes), a
  *          length (2) and its bytes; at most MAX_REGIONS
- * Besides not crashing or hanging, what must hold: counts within what was
+ * Each thread's name is read too.  Besides not crashing or hanging, what must hold: counts within what was
  * asked; names terminated within their buffers; lines not negative.
  * FUZZ_JVM_VERBOSE=1 prints each frame read.
  *
@@ -268,9 +268,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int n = jvm__threads(j, th, 8);
 	if (n > 8)
 		fail("more threads than asked");
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
+		char name[64];
+		jvm__thread_name(j, th[i].thread, name, sizeof(name));
+		check_str(name, sizeof(name));
 		if (th[i].sp)
 			walk(j, th[i].sp, th[i].pc, th[i].fp);
+	}
 	walk(j, le(data + 168, 8), le(data + 176, 8), le(data + 184, 8));
 	jvm__free(j);
 	return 0;
