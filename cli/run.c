@@ -95,8 +95,12 @@ static int setup_signals(struct run *r)
 	sigaddset(&set, SIGTSTP);
 	sigaddset(&set, SIGUSR2);       /* the watchdog: we were stopped */
 	sigaddset(&set, SIGUSR1);       /* --history: write it now */
-	if (sigprocmask(SIG_BLOCK, &set, &r->old_mask) < 0)
-		return -errno;
+	/* pthread_sigmask, never sigprocmask: the unwinder's (unwind/libunwind.c). */
+	int e = pthread_sigmask(SIG_BLOCK, &set, &r->old_mask);
+	if (e) {
+		errno = e;
+		return -e;
+	}
 	/* A stopped tracer stops its target's signal delivery: no job
 	 * control while attached (SIGTSTP is read below and only noted). */
 	signal(SIGPIPE, SIG_IGN);
@@ -707,7 +711,7 @@ static int child_status(struct run *r)
 	if (status == -1) {
 		/* Detached and still running: wait for it, with our signals back
 		 * to normal so that Ctrl-C still works. */
-		sigprocmask(SIG_SETMASK, &r->old_mask, NULL);
+		pthread_sigmask(SIG_SETMASK, &r->old_mask, NULL);
 		while (waitpid(sampler__first_pid(r->sampler), &status, 0) < 0 && errno == EINTR)
 			;
 	}
