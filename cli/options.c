@@ -685,8 +685,7 @@ int options__parse(struct options *o, int argc, char **argv, char *err, size_t e
 	/* Always on (a run without end: --period, --history, --listen,
 	 * --push), a lower rate: see OPTIONS_HZ_ALWAYS. */
 	if (!o->hz)
-		o->hz = o->period > 0 || o->history > 0 || o->listen || o->push ? OPTIONS_HZ_ALWAYS :
-			OPTIONS_HZ;
+		o->hz = options__always_on(o) ? OPTIONS_HZ_ALWAYS : OPTIONS_HZ;
 	int r = check_combination(o, optind, nopts, argv, err, errlen);
 	if (r < 0)
 		options__free(o);
@@ -825,13 +824,9 @@ static int check_combination(struct options *o, int first, int nopts, char **arg
 {
 	if (first < nopts && check_subcommand(argv[first], err, errlen) < 0)
 		return -EINVAL;
-	if ((o->period > 0 || o->history > 0) && (o->convert || o->dump)) {
+	if (options__always_on(o) && (o->convert || o->dump)) {
 		snprintf(err, errlen, "--%s is for sampling without end; not with --%s",
-			 o->period > 0 ? "period" : "history", o->convert ? "convert" : "dump");
-		return -EINVAL;
-	}
-	if ((o->listen || o->push) && (o->convert || o->dump)) {
-		snprintf(err, errlen, "--%s is for sampling without end; not with --%s",
+			 o->period > 0 ? "period" : o->history > 0 ? "history" :
 			 o->listen ? "listen" : "push", o->convert ? "convert" : "dump");
 		return -EINVAL;
 	}
@@ -903,7 +898,7 @@ static int check_combination(struct options *o, int first, int nopts, char **arg
 	}
 	if (o->format == FORMAT_AUTO)
 		o->format = FORMAT_PPROF;
-	if ((o->period > 0 || o->history > 0) && o->output && (o->output_given || !o->command) &&
+	if (options__always_on(o) && o->output && (o->output_given || !o->command) &&
 	    (strcmp(o->output, "-") == 0 || stream_name(o->output))) {
 		snprintf(err, errlen, "--%s writes a file per %s: -o needs a file name (with %%n, "
 			 "%%t or %%p for one file each), not %s", o->period > 0 ? "period" : "history",
