@@ -8,8 +8,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-enum out_format { FORMAT_AUTO, FORMAT_PPROF, FORMAT_FOLDED, FORMAT_SVG, FORMAT_SPEEDSCOPE,
-		  FORMAT_JSON /* --dump only */ };
+#include "output/formats.h"         /* enum out_format: the table of formats */
 
 #define MAX_TIDS 256
 #define MAX_PIDS 64
@@ -131,15 +130,15 @@ static inline uint64_t options__sample_period_ns(const struct options *o)
 int options__parse(struct options *o, int argc, char **argv, char *err, size_t errlen);
 void options__free(struct options *o);
 
-/* The format a file name asks for, by its ending, case-insensitive:
- * .pprof, .pb.gz, .pb and .prof are pprof; .svg a flame graph; .json
- * speedscope; .folded, .collapsed and .txt folded; "-" (standard output)
- * folded.  FORMAT_AUTO for any other name: the caller refuses it unless
- * --format says. */
+/* The format a file name asks for, by its ending, case-insensitive (the
+ * table's endings, output/formats.c: .pprof, .pb.gz, .pb and .prof are
+ * pprof; .svg a flame graph; .json speedscope; .folded, .collapsed and
+ * .txt folded); "-" (standard output) folded.  FORMAT_AUTO for any other
+ * name: the caller refuses it unless --format says. */
 enum out_format options__format_for(const char *path);
 
-/* The output file name when -o is not given: "cprof-PID" and the ending
- * of FORMAT (.pprof, .folded, .svg, .json) into BUF. */
+/* The output file name when -o is not given: "cprof-PID" and the first
+ * ending of FORMAT's row (.pprof, .folded, .svg, .json) into BUF. */
 void options__default_output(enum out_format format, pid_t pid, char *buf, size_t len);
 
 extern const char options__usage[];

@@ -503,16 +503,11 @@ static char *command_line(int argc, char **argv)
 	return sb.s ? sb.s : xstrdup("");
 }
 
-typedef int (*writer_fn)(int, const struct frames *, const struct profile_info *, char *, size_t);
-
-static writer_fn writer_for(enum out_format f)
+/* The writer of F's row (output/formats.c); folded where F has none. */
+static output_writer writer_for(enum out_format f)
 {
-	switch (f) {
-	case FORMAT_PPROF: return pprof__write;
-	case FORMAT_SVG: return svg__write;
-	case FORMAT_SPEEDSCOPE: return speedscope__write;
-	default: return folded__write;
-	}
+	const struct output_format *row = &output_formats[f];
+	return row->write ? row->write : output_formats[FORMAT_FOLDED].write;
 }
 
 /* Writes FR to the output and gives it its name. */
