@@ -45,7 +45,7 @@ SRCS := util/xalloc.c util/hist.c util/syscalls.c util/intern.c util/strbuf.c ut
         sample/sampler.c \
         unwind/unwinder.c unwind/libunwind.c unwind/capture.c unwind/py_trampoline.c \
         dwarf/symbolizer.c \
-        profile/stacks.c profile/timeline.c output/frames.c output/output.c output/readers.c output/folded.c output/pprof.c output/svg.c output/speedscope.c \
+        profile/stacks.c profile/timeline.c output/frames.c output/output.c output/formats.c output/readers.c output/folded.c output/pprof.c output/svg.c output/speedscope.c \
         cli/options.c cli/run.c cli/dump.c cli/periods.c cli/pidfile.c
 SRCS += util/text.c
 SRCS += util/secret.c

@@ -279,7 +279,7 @@ static void reset_child(const sigset_t *mask, int nice_value)
 	signal(SIGPIPE, SIG_DFL);
 	signal(SIGTTIN, SIG_DFL);
 	signal(SIGTTOU, SIG_DFL);
-	sigprocmask(SIG_SETMASK, mask, NULL);
+	pthread_sigmask(SIG_SETMASK, mask, NULL);
 	setpriority(PRIO_PROCESS, 0, nice_value);
 }
 

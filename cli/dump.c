@@ -202,7 +202,8 @@ static int sample(struct dump *d, sigset_t *old)
 	sigaddset(&set, SIGCHLD);       /* the sampler's thread reads it */
 	pthread_sigmask(SIG_BLOCK, &set, old);
 	struct sampler_config cfg = {
-		.pids = o->pids, .npids = o->npids, .hz = o->hz, .subprocesses = o->subprocesses,
+		.pids = o->pids, .npids = o->npids, .hz = o->hz,
+		.period_ns = options__sample_period_ns(o), .subprocesses = o->subprocesses,
 		.max_depth = o->max_depth, .tids = o->ntids ? o->tids : NULL, .ntids = o->ntids,
 		.threads_re = o->threads_matching ? &o->threads_re : NULL, .once = 1,
 	};

@@ -31,7 +31,7 @@ static int refuse_setuid(void)
  * bare "Segmentation fault": our line instead (after the library's own, if
  * it printed one), and an exit below 128.  Whatever was being sampled is detached
  * by the kernel as the process ends (no thread is left stopped: see
- * shared/DESIGN.md), and an output file is replaced only once complete,
+ * docs/safety.md, "Detached at the end"), and an output file is replaced only once complete,
  * so it is as it was.  Not under the sanitizers, whose own reports are
  * the point. */
 /* Libraries that give up with error(3) (libdw on ENOMEM: "libdw: Cannot

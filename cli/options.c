@@ -211,20 +211,6 @@ static const struct {
 	{ "version", "cprof-attach --version" },
 };
 
-/* File name endings and their formats (compared case-insensitively). */
-static const struct {
-	const char *ending;
-	enum out_format format;
-} endings[] = {
-	{ ".pprof", FORMAT_PPROF }, { ".pb.gz", FORMAT_PPROF }, { ".pb", FORMAT_PPROF },
-	{ ".prof", FORMAT_PPROF }, { ".svg", FORMAT_SVG }, { ".json", FORMAT_SPEEDSCOPE },
-	{ ".folded", FORMAT_FOLDED }, { ".collapsed", FORMAT_FOLDED }, { ".txt", FORMAT_FOLDED },
-};
-
-#define FORMATS_AND_ENDINGS \
-	"use --format pprof|folded|svg|speedscope, or a name ending in .pprof .pb.gz .pb " \
-	".prof (pprof), .svg (svg), .json (speedscope), .folded .collapsed .txt (folded)"
-
 /* Is PATH by its name a stream: standard output or one of our descriptors
  * (/dev/stdout, /dev/fd/N, /proc/self/fd/N), or a device (/dev/...)?
  * Then, with no ending and no --format, the profile is folded text, as
@@ -333,42 +319,24 @@ static int pid_list_error(int e, const char *what, const char *arg, char *err, s
 
 enum out_format options__format_for(const char *path)
 {
-	size_t n = strlen(path);
 	if (strcmp(path, "-") == 0)
 		return FORMAT_FOLDED;
-	for (size_t i = 0; i < sizeof(endings) / sizeof(*endings); i++) {
-		size_t k = strlen(endings[i].ending);
-		if (n > k && strcasecmp(path + n - k, endings[i].ending) == 0)
-			return endings[i].format;
-	}
-	return FORMAT_AUTO;
+	return output__format_of_path(path);
 }
 
 void options__default_output(enum out_format format, pid_t pid, char *buf, size_t len)
 {
-	const char *ext = format == FORMAT_SVG ? "svg" :
-			  format == FORMAT_SPEEDSCOPE ? "json" :
-			  format == FORMAT_FOLDED ? "folded" : "pprof";
-	snprintf(buf, len, "cprof-%d.%s", (int)pid, ext);
+	const char *ext = format > FORMAT_AUTO && format < FORMAT_COUNT &&
+			  output_formats[format].write ? output_formats[format].endings[0] :
+			  output_formats[FORMAT_PPROF].endings[0];
+	snprintf(buf, len, "cprof-%d%s", (int)pid, ext);
 }
 
+/* Any row's name, --dump's json too (checked with the rest). */
 static int parse_format(const char *arg, enum out_format *f)
 {
-	static const char *const names[] = {
-		[FORMAT_PPROF] = "pprof", [FORMAT_FOLDED] = "folded", [FORMAT_SVG] = "svg",
-		[FORMAT_SPEEDSCOPE] = "speedscope",
-	};
-	for (int i = FORMAT_PPROF; i <= FORMAT_SPEEDSCOPE; i++) {
-		if (strcasecmp(arg, names[i]) == 0) {
-			*f = (enum out_format)i;
-			return 0;
-		}
-	}
-	if (strcasecmp(arg, "json") == 0) {     /* --dump's; checked with the rest */
-		*f = FORMAT_JSON;
-		return 0;
-	}
-	return -EINVAL;
+	*f = output__format_named(arg);
+	return *f == FORMAT_AUTO ? -EINVAL : 0;
 }
 
 /* Turns off the frames-only view NAME (sampler_config.frames_off: names
@@ -408,8 +376,9 @@ static int parse_one(struct options *o, int c, const char *arg, char *err, size_
 		return 0;
 	case OPT_FORMAT:
 		if (parse_format(arg, &o->format) < 0) {
-			snprintf(err, errlen,
-				 "--format must be pprof, folded, svg or speedscope, not '%s'", arg);
+			char names[128];
+			output__format_names(0, names, sizeof(names));
+			snprintf(err, errlen, "--format must be %s, not '%s'", names, arg);
 			return -EINVAL;
 		}
 		return 0;
@@ -685,8 +654,7 @@ int options__parse(struct options *o, int argc, char **argv, char *err, size_t e
 	/* Always on (a run without end: --period, --history, --listen,
 	 * --push), a lower rate: see OPTIONS_HZ_ALWAYS. */
 	if (!o->hz)
-		o->hz = o->period > 0 || o->history > 0 || o->listen || o->push ? OPTIONS_HZ_ALWAYS :
-			OPTIONS_HZ;
+		o->hz = options__always_on(o) ? OPTIONS_HZ_ALWAYS : OPTIONS_HZ;
 	int r = check_combination(o, optind, nopts, argv, err, errlen);
 	if (r < 0)
 		options__free(o);
@@ -726,7 +694,8 @@ static int check_convert(struct options *o, int first, int nopts, char *err, siz
 	if (o->format == FORMAT_AUTO)
 		o->format = options__format_for(o->output);
 	if (o->format == FORMAT_AUTO) {
-		snprintf(err, errlen, "cannot tell the format of '%s': " FORMATS_AND_ENDINGS, o->output);
+		snprintf(err, errlen, "cannot tell the format of '%s': %s", o->output,
+			 output__formats_and_endings);
 		return -EINVAL;
 	}
 	if (o->format == FORMAT_JSON) {
@@ -825,13 +794,9 @@ static int check_combination(struct options *o, int first, int nopts, char **arg
 {
 	if (first < nopts && check_subcommand(argv[first], err, errlen) < 0)
 		return -EINVAL;
-	if ((o->period > 0 || o->history > 0) && (o->convert || o->dump)) {
+	if (options__always_on(o) && (o->convert || o->dump)) {
 		snprintf(err, errlen, "--%s is for sampling without end; not with --%s",
-			 o->period > 0 ? "period" : "history", o->convert ? "convert" : "dump");
-		return -EINVAL;
-	}
-	if ((o->listen || o->push) && (o->convert || o->dump)) {
-		snprintf(err, errlen, "--%s is for sampling without end; not with --%s",
+			 o->period > 0 ? "period" : o->history > 0 ? "history" :
 			 o->listen ? "listen" : "push", o->convert ? "convert" : "dump");
 		return -EINVAL;
 	}
@@ -896,14 +861,14 @@ static int check_combination(struct options *o, int first, int nopts, char **arg
 			return -EINVAL;
 		}
 		if (o->format == FORMAT_AUTO) {
-			snprintf(err, errlen, "cannot tell the format from the name '%s': "
-				 FORMATS_AND_ENDINGS, o->output);
+			snprintf(err, errlen, "cannot tell the format from the name '%s': %s",
+				 o->output, output__formats_and_endings);
 			return -EINVAL;
 		}
 	}
 	if (o->format == FORMAT_AUTO)
 		o->format = FORMAT_PPROF;
-	if ((o->period > 0 || o->history > 0) && o->output && (o->output_given || !o->command) &&
+	if (options__always_on(o) && o->output && (o->output_given || !o->command) &&
 	    (strcmp(o->output, "-") == 0 || stream_name(o->output))) {
 		snprintf(err, errlen, "--%s writes a file per %s: -o needs a file name (with %%n, "
 			 "%%t or %%p for one file each), not %s", o->period > 0 ? "period" : "history",

@@ -5,10 +5,10 @@
 
 #include <regex.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
-enum out_format { FORMAT_AUTO, FORMAT_PPROF, FORMAT_FOLDED, FORMAT_SVG, FORMAT_SPEEDSCOPE,
-		  FORMAT_JSON /* --dump only */ };
+#include "output/formats.h"         /* enum out_format: the table of formats */
 
 #define MAX_TIDS 256
 #define MAX_PIDS 64
@@ -91,6 +91,38 @@ struct options {
 #define MAX_DEPTH_MAX 65536
 #define DURATION_MAX 1e7                /* seconds: 115 days */
 
+/* Always on: a run without end (--period, --history, --listen, --push),
+ * sampled at OPTIONS_HZ_ALWAYS unless -F says, its profiles written per
+ * period or per SIGUSR1 (cli/periods.c), served or pushed.  The one place
+ * that says which options make a run always on: the same before and after
+ * options__parse's defaults (--push sets --period, --listen --history). */
+static inline int options__always_on(const struct options *o)
+{
+	return o->period > 0 || o->history > 0 || o->listen || o->push;
+}
+
+/* --listen or --push without -o: the profiles go there, no file is
+ * written (not even one at the end). */
+static inline int options__served_only(const struct options *o)
+{
+	return (o->listen || o->push) && !o->output_given;
+}
+
+/* The run ends with one profile of its whole length, written to -o or the
+ * default name: no --period (one file a period instead) and not served
+ * only.  What the status line promises to write at Ctrl-C. */
+static inline int options__whole_run(const struct options *o)
+{
+	return o->period <= 0 && !options__served_only(o);
+}
+
+/* The sampling period: the wall time one sample stands for, 1e9 / hz
+ * nanoseconds (the pprof period; the sampler's ticks). */
+static inline uint64_t options__sample_period_ns(const struct options *o)
+{
+	return 1000000000ull / (uint64_t)o->hz;
+}
+
 /* Fills O from ARGV.  Returns 0, or -EINVAL with a one-line reason in ERR.
  * O keeps pointers into ARGV and into itself (output may point at
  * default_output): do not copy it.  Call options__free() after a
@@ -98,15 +130,15 @@ struct options {
 int options__parse(struct options *o, int argc, char **argv, char *err, size_t errlen);
 void options__free(struct options *o);
 
-/* The format a file name asks for, by its ending, case-insensitive:
- * .pprof, .pb.gz, .pb and .prof are pprof; .svg a flame graph; .json
- * speedscope; .folded, .collapsed and .txt folded; "-" (standard output)
- * folded.  FORMAT_AUTO for any other name: the caller refuses it unless
- * --format says. */
+/* The format a file name asks for, by its ending, case-insensitive (the
+ * table's endings, output/formats.c: .pprof, .pb.gz, .pb and .prof are
+ * pprof; .svg a flame graph; .json speedscope; .folded, .collapsed and
+ * .txt folded); "-" (standard output) folded.  FORMAT_AUTO for any other
+ * name: the caller refuses it unless --format says. */
 enum out_format options__format_for(const char *path);
 
-/* The output file name when -o is not given: "cprof-PID" and the ending
- * of FORMAT (.pprof, .folded, .svg, .json) into BUF. */
+/* The output file name when -o is not given: "cprof-PID" and the first
+ * ending of FORMAT's row (.pprof, .folded, .svg, .json) into BUF. */
 void options__default_output(enum out_format format, pid_t pid, char *buf, size_t len);
 
 extern const char options__usage[];

@@ -374,7 +374,7 @@ static struct frames *name_slices(struct periods *p, uint64_t from, uint64_t to)
 static void info_for(const struct periods *p, uint64_t start, uint64_t end, struct profile_info *info)
 {
 	*info = (struct profile_info){
-		.period_ns = 1000000000ull / (uint64_t)p->o->hz, .start_ns = start,
+		.period_ns = options__sample_period_ns(p->o), .start_ns = start,
 		.duration_ns = end > start ? end - start : 0, .comment = p->comment,
 		.thread_root = p->o->thread_root, .process_root = p->o->processes,
 		.weight_cpu = p->o->cpu, .syscall_leaf = p->o->syscall_leaf,
@@ -761,7 +761,7 @@ int periods__new(struct periods **out, const struct options *o, const char *patt
 	p->slice_ns = p->period_ns ? p->period_ns : HISTORY_SLICE_NS;
 	const char *age = getenv("CPROF_STACK_AGE");
 	p->age_ns = age && atof(age) >= 0 ? (uint64_t)llround(atof(age) * 1e9) : STACK_AGE_NS;
-	p->whole_run = !p->period_ns && !((o->listen || o->push) && !o->output_given);
+	p->whole_run = options__whole_run(o);
 	if (p->history_ns && p->slice_ns > HISTORY_SLICE_NS)
 		p->slice_ns = HISTORY_SLICE_NS;
 	struct sampler_progress pr;

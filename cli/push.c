@@ -284,7 +284,7 @@ static int send_one(struct push *p, CURL *c, const struct item *it, long timeout
 	curl_mimepart *part = curl_mime_addpart(mime);
 	curl_mime_name(part, "profile");
 	curl_mime_filename(part, "profile.pprof");
-	curl_mime_type(part, "application/octet-stream");
+	curl_mime_type(part, output_formats[FORMAT_PPROF].content_type);
 	curl_mime_data(part, it->body, it->len);
 	part = curl_mime_addpart(mime);
 	curl_mime_name(part, "sample_type_config");
@@ -421,7 +421,7 @@ void push__period(void *arg, const struct frames *fr, const struct profile_info 
 		return;
 	struct item it = { 0 };
 	off_t size = -1;
-	if (pprof__write(fd, fr, info, err, sizeof(err)) == 0)
+	if (output_formats[FORMAT_PPROF].write(fd, fr, info, err, sizeof(err)) == 0)
 		size = lseek(fd, 0, SEEK_END);
 	if (size > 0) {
 		it.len = (size_t)size;

@@ -95,8 +95,12 @@ static int setup_signals(struct run *r)
 	sigaddset(&set, SIGTSTP);
 	sigaddset(&set, SIGUSR2);       /* the watchdog: we were stopped */
 	sigaddset(&set, SIGUSR1);       /* --history: write it now */
-	if (sigprocmask(SIG_BLOCK, &set, &r->old_mask) < 0)
-		return -errno;
+	/* pthread_sigmask, never sigprocmask: the unwinder's (unwind/libunwind.c). */
+	int e = pthread_sigmask(SIG_BLOCK, &set, &r->old_mask);
+	if (e) {
+		errno = e;
+		return -e;
+	}
 	/* A stopped tracer stops its target's signal delivery: no job
 	 * control while attached (SIGTSTP is read below and only noted). */
 	signal(SIGPIPE, SIG_IGN);
@@ -156,12 +160,6 @@ static uint64_t self_rss(void)
 		fclose(f);
 	}
 	return (uint64_t)rss * (uint64_t)sysconf(_SC_PAGESIZE);
-}
-
-/* --listen or --push without -o: the profiles go there, no file is written. */
-static int served_only(const struct options *o)
-{
-	return (o->listen || o->push) && !o->output_given;
 }
 
 static const char *plural(uint64_t n, const char *one, const char *many)
@@ -247,7 +245,7 @@ static void show_status(struct run *r, int final)
 				      (double)self_rss() / 1048576.0);
 	}
 	size_t width = term_columns() - 1, used = columns_of(line, SIZE_MAX, NULL), bytes;
-	if (r->periods && (r->o->period > 0 || served_only(r->o)))
+	if (r->periods && !options__whole_run(r->o))
 		snprintf(hint, sizeof(hint), " (Ctrl-C to stop)");
 	else
 		snprintf(hint, sizeof(hint), " (Ctrl-C to stop and write %s)", outfile__path(r->out));
@@ -505,16 +503,11 @@ static char *command_line(int argc, char **argv)
 	return sb.s ? sb.s : xstrdup("");
 }
 
-typedef int (*writer_fn)(int, const struct frames *, const struct profile_info *, char *, size_t);
-
-static writer_fn writer_for(enum out_format f)
+/* The writer of F's row (output/formats.c); folded where F has none. */
+static output_writer writer_for(enum out_format f)
 {
-	switch (f) {
-	case FORMAT_PPROF: return pprof__write;
-	case FORMAT_SVG: return svg__write;
-	case FORMAT_SPEEDSCOPE: return speedscope__write;
-	default: return folded__write;
-	}
+	const struct output_format *row = &output_formats[f];
+	return row->write ? row->write : output_formats[FORMAT_FOLDED].write;
 }
 
 /* Writes FR to the output and gives it its name. */
@@ -549,7 +542,7 @@ static int write_profile(struct run *r, const struct sampler_stats *ss, int argc
 		return -EIO;
 	char *cmdline = command_line(argc, argv);
 	struct profile_info info = {
-		.period_ns = 1000000000ull / (uint64_t)r->o->hz,
+		.period_ns = options__sample_period_ns(r->o),
 		.start_ns = ss->start_real_ns,
 		.duration_ns = ss->end_ns - ss->start_ns,
 		.comment = cmdline,
@@ -603,7 +596,7 @@ static void print_summary(const struct run *r, const struct sampler_stats *ss)
 	if (r->restarts)
 		fprintf(stderr, "cprof-attach: %u processes followed through %s; the numbers below "
 			"are the last one's\n", r->restarts + 1, r->o->pid_file);
-	const char *wrote = r->o->period > 0 || served_only(r->o) ?
+	const char *wrote = !options__whole_run(r->o) ?
 			    (ps.written ? ps.last : "no file") : outfile__path(r->out);
 	/* A runtime's profile counts its units (goroutines): say so, with
 	 * the threads they ran on. */
@@ -707,7 +700,7 @@ static int child_status(struct run *r)
 	if (status == -1) {
 		/* Detached and still running: wait for it, with our signals back
 		 * to normal so that Ctrl-C still works. */
-		sigprocmask(SIG_SETMASK, &r->old_mask, NULL);
+		pthread_sigmask(SIG_SETMASK, &r->old_mask, NULL);
 		while (waitpid(sampler__first_pid(r->sampler), &status, 0) < 0 && errno == EINTR)
 			;
 	}
@@ -763,7 +756,8 @@ static int start_sampler(struct run *r)
 	const struct options *o = r->o;
 	struct sampler_config cfg = {
 		.pids = o->pid_file ? &r->pid : o->pids, .npids = o->npids, .command = o->command,
-		.child_mask = &r->old_mask, .hz = o->hz, .subprocesses = o->subprocesses,
+		.child_mask = &r->old_mask, .hz = o->hz,
+		.period_ns = options__sample_period_ns(o), .subprocesses = o->subprocesses,
 		.max_depth = o->max_depth, .no_idle = o->no_idle,
 		.timeline = o->format == FORMAT_SPEEDSCOPE,
 		.kernel_stacks = o->kernel_stacks, .runtime_views = !o->os_threads,
@@ -811,7 +805,7 @@ int run__profile(const struct options *o, int argc, char **argv)
 	}
 	if (o->ntids && check_tids(o) < 0)
 		goto out;
-	if ((o->period > 0 || o->history > 0) && o->output) {
+	if (options__always_on(o) && o->output) {
 		char pat[4096];       /* a bad pattern is refused before anything attaches */
 		if (periods__expand(o->output, 1, 0, 0, pat, sizeof(pat), r.err, sizeof(r.err)) < 0) {
 			errorf("%s", r.err);
@@ -842,7 +836,7 @@ again:
 	if (start_sampler(&r) < 0)
 		goto out;
 	char *cmdline = command_line(argc, argv);
-	if ((o->period > 0 || o->history > 0) &&
+	if (options__always_on(o) &&
 	    periods__new(&r.periods, o, o->output ? o->output : r.default_name, r.sampler,
 			 sampler__first_pid(r.sampler), writer_for(o->format), cmdline, r.err,
 			 sizeof(r.err)) < 0) {
@@ -868,7 +862,7 @@ again:
 	}
 	if (r.periods && r.push)
 		periods__set_sink(r.periods, push__period, r.push, o->output_given);
-	else if (r.periods && o->listen && !o->output_given)
+	else if (r.periods && options__served_only(o))      /* served, not pushed */
 		periods__set_sink(r.periods, NULL, NULL, 0);
 	live_show(&r);
 	if (r.serve && !r.serving) {
@@ -935,7 +929,7 @@ again:
 			goto out;
 		}
 	}
-	if (o->period <= 0 && !served_only(o) && write_profile(&r, &ss, argc, argv) < 0)
+	if (options__whole_run(o) && write_profile(&r, &ss, argc, argv) < 0)
 		goto out;
 	print_summary(&r, &ss);
 	if (o->stats)
@@ -982,7 +976,7 @@ int run__convert(const struct options *o)
 	if (outfile__open(&r.out, o->output, r.err, sizeof(r.err)) < 0) {
 		errorf("%s", r.err);
 	} else {
-		struct profile_info info = { .period_ns = 1000000000ull / (uint64_t)o->hz,
+		struct profile_info info = { .period_ns = options__sample_period_ns(o),
 					     .comment = o->convert, .thread_root = o->thread_root,
 					     .process_root = o->processes, .weight_cpu = o->cpu };
 		if (write_frames(&r, fr, &info) == 0)

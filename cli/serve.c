@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "cli/dump.h"
+#include "output/formats.h"
 #include "output/output.h"
 #include "util/xalloc.h"
 
@@ -370,17 +371,11 @@ static enum MHD_Result profile(struct serve *s, struct MHD_Connection *c, enum r
 	struct periods_ask ask = { .kind = ASK_NEXT, .seconds = 30 };
 	const char *sec = arg(c, "seconds"), *last = arg(c, "last"), *from = arg(c, "from"),
 		   *to = arg(c, "to"), *fmt = arg(c, "format");
-	int (*write)(int, const struct frames *, const struct profile_info *, char *, size_t) =
-		pprof__write;
-	const char *type = "application/octet-stream";
-	if (fmt && !strcmp(fmt, "folded")) {
-		write = folded__write;
-		type = "text/plain; charset=utf-8";
-	} else if (fmt && !strcmp(fmt, "svg")) {
-		write = svg__write;
-		type = "image/svg+xml";
-	} else if (fmt && strcmp(fmt, "pprof")) {
-		return text(s, c, r, 400, "format must be pprof, folded or svg, not '%.40s'", fmt);
+	enum out_format f = fmt ? output__format_served(fmt) : FORMAT_PPROF;
+	if (f == FORMAT_AUTO) {
+		char names[128];
+		output__format_names(1, names, sizeof(names));
+		return text(s, c, r, 400, "format must be %s, not '%.40s'", names, fmt);
 	}
 	if ((sec != NULL) + (last != NULL) + (from != NULL || to != NULL) > 1)
 		return text(s, c, r, 400, "give one of seconds=N (the next N seconds), last=N (the "
@@ -431,12 +426,12 @@ static enum MHD_Result profile(struct serve *s, struct MHD_Connection *c, enum r
 	if (e < 0)
 		return text(s, c, r, 500, "out of memory");
 	info.default_cpu = r == R_PROFILE;
-	struct MHD_Response *resp = written(write, fr, &info, err, sizeof(err));
+	struct MHD_Response *resp = written(output_formats[f].write, fr, &info, err, sizeof(err));
 	frames__free(fr);
 	if (!resp)
 		return text(s, c, r, 500, "%s", err);
-	MHD_add_response_header(resp, "Content-Type", type);
-	if (write == pprof__write)
+	MHD_add_response_header(resp, "Content-Type", output_formats[f].content_type);
+	if (f == FORMAT_PPROF)
 		MHD_add_response_header(resp, "Content-Disposition", "attachment; filename=\"profile\"");
 	return answer(s, c, r, 200, resp);
 }
@@ -476,13 +471,14 @@ static enum MHD_Result goroutine(struct serve *s, struct MHD_Connection *c)
 		return text(s, c, R_GOROUTINE, 503, "%s", e == -EBUSY ? "too many asks at once" :
 			    e == -ECANCELED ? "sampling ended" : "out of memory");
 	int as_text = debug && strcmp(debug, "0") != 0;
-	struct MHD_Response *resp = written(as_text ? dump_text : pprof__write, fr, &info, err,
+	const struct output_format *pprof = &output_formats[FORMAT_PPROF];
+	struct MHD_Response *resp = written(as_text ? dump_text : pprof->write, fr, &info, err,
 					    sizeof(err));
 	frames__free(fr);
 	if (!resp)
 		return text(s, c, R_GOROUTINE, 500, "%s", err);
 	MHD_add_response_header(resp, "Content-Type", as_text ? "text/plain; charset=utf-8" :
-				"application/octet-stream");
+				pprof->content_type);
 	return answer(s, c, R_GOROUTINE, 200, resp);
 }
 

@@ -70,7 +70,7 @@ pid_t watchdog__start(int *lifeline)
 	signal(SIGHUP, SIG_IGN);
 	sigset_t none;
 	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
+	pthread_sigmask(SIG_SETMASK, &none, NULL);
 	watch(profiler);
 	_exit(0);
 }

@@ -11,12 +11,12 @@
 #include <sys/types.h>
 
 #include "attach/target.h"
-#include "goroutine/curg.h"
 #include "profile/stacks.h"
 #include "sample/sampler.h"
 #include "unwind/unwinder.h"
 
 #define MAX_NOTES 64
+#define SAMPLER_RUNTIMES_MAX 8          /* entries of runtimes[] (sample/views.c) */
 
 struct rt_view;
 struct rt_ops;
@@ -33,10 +33,11 @@ struct view {
 struct space {
 	struct modules *ms;
 	struct unwinder *uw;
-	struct gocurg curg;             /* its Go runtime's layout (sample/rt_go.c) */
-	int curg_known;                 /* 1: curg read, -1: none, 0: not looked at */
-	uint32_t curg_probe;            /* the target reads it at each stop, and this
-					   much of its stack (0: not yet) */
+	/* Each runtime's own state of this space, runtimes[i]'s at [i]:
+	 * rt_ops.space_size bytes, zeroed when the space (generation) is
+	 * made, freed with it; NULL for a runtime that keeps none.  The
+	 * runtime reads it through sampler_rt_space(). */
+	void *rt_state[SAMPLER_RUNTIMES_MAX];
 	uint32_t index;                 /* in spaces[]: what stacks are counted with */
 	uint64_t born_ns, last_refresh_ns, last_scan_ns;
 };

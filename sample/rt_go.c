@@ -436,40 +436,50 @@ static int go_tick(struct rt_view *rv, struct sampler *s, char *note, size_t not
 	return go_check_readable(v, note, notelen);
 }
 
+/* What the Go view keeps of each address space (rt_ops.space_size), with
+ * or without a view of its processes: the runtime's curg layout, and the
+ * probe the target was given. */
+struct go_space {
+	struct gocurg curg;             /* its Go runtime's layout */
+	int curg_known;                 /* 1: curg read, -1: none, 0: not looked at */
+	uint32_t curg_probe;            /* the target reads it at each stop, and this
+					   much of its stack (0: not yet) */
+};
+
 /* The layout of the Go runtime that PC (in runtime.systemstack) is in,
  * read from its code once per address space (goroutine/curg.h). */
-static const struct gocurg *curg_layout(struct sampler *s, struct space *sp, uint64_t pc)
+static const struct gocurg *curg_layout(struct space *sp, struct go_space *g, uint64_t pc)
 {
-	if (sp->curg_known == 0) {
+	if (g->curg_known == 0) {
 		const struct module *m = modules__find(sp->ms, pc);
 		unsigned char code[160];
 		uint64_t lo, hi;
 		size_t len;
-		sp->curg_known = -1;
+		g->curg_known = -1;
 		/* and gosave_systemstack_switch's, where systemstack calls it:
 		 * where the goroutine's frame pointer is saved (gobuf.bp) */
 		if (m && module__go_systemstack(m, &lo, &hi) == 0 &&
 		    (len = hi - lo < sizeof(code) ? (size_t)(hi - lo) : sizeof(code)) &&
-		    module__read(m, lo, code, len) == 0 && gocurg__layout(code, len, &sp->curg) == 0 &&
-		    module__read(m, lo + (uint64_t)(int64_t)sp->curg.save_at, code, 32) == 0 &&
-		    gocurg__save(code, 32, &sp->curg) == 0)
-			sp->curg_known = 1;
+		    module__read(m, lo, code, len) == 0 && gocurg__layout(code, len, &g->curg) == 0 &&
+		    module__read(m, lo + (uint64_t)(int64_t)g->curg.save_at, code, 32) == 0 &&
+		    gocurg__save(code, 32, &g->curg) == 0)
+			g->curg_known = 1;
 	}
-	return sp->curg_known > 0 ? &sp->curg : NULL;
+	return g->curg_known > 0 ? &g->curg : NULL;
 }
 
 /* Has the target read the goroutine a Go thread on its system stack works
  * for, and STACK bytes of its stack, while the thread is stopped.  The
  * goroutine does not run while its M is on the system stack for it, but
  * it may as soon as the M is resumed. */
-static void set_probe(struct sampler *s, struct space *sp, const struct capture *c,
+static void set_probe(struct sampler *s, struct go_space *g, const struct capture *c,
 		      const struct gocurg *l, uint32_t stack)
 {
 	/* every layout is of Go 1.17+, whose register ABI keeps g in %r14 */
 	struct target_probe p = { l->tls_g, { l->g_m, l->m_curg }, (uint32_t)gocurg__g_len(l),
 				  l->g_sched, 8, stack, 1 };
 	if (target__set_probe(s->t, c->pid, c->space, &p) == 0)
-		sp->curg_probe = stack;
+		g->curg_probe = stack;
 }
 
 /* A Go program's space: its probe set at once, from its runtime's own
@@ -480,13 +490,15 @@ static void set_probe(struct sampler *s, struct space *sp, const struct capture 
 static void go_space(struct sampler *s, struct space *sp, uint32_t id, pid_t pid)
 {
 	const struct module *m = modules__main(sp->ms);
+	struct go_space *g = sampler_rt_space(sp, &rt_go);
 	const struct gocurg *l;
 	uint64_t lo, hi;
-	if (!s->t || !m || module__go_systemstack(m, &lo, &hi) != 0 || !(l = curg_layout(s, sp, lo)))
+	if (!s->t || !m || !g || module__go_systemstack(m, &lo, &hi) != 0 ||
+	    !(l = curg_layout(sp, g, lo)))
 		return;
 	struct capture c = { .pid = pid, .space = id };
-	if (!sp->curg_probe)
-		set_probe(s, sp, &c, l, GO_PROBE_STACK);
+	if (!g->curg_probe)
+		set_probe(s, g, &c, l, GO_PROBE_STACK);
 }
 
 /* The thread of capture C ended on its system stack (runtime.systemstack,
@@ -515,13 +527,15 @@ static enum unwind_status go_jumped(struct sampler *s, const struct capture *c, 
 				    uint64_t jump_sp, size_t *depth)
 {
 	struct space *sp = &s->spaces[space];
+	struct go_space *g = sampler_rt_space(sp, &rt_go);
 	const struct gocurg *l;
 	size_t max = (size_t)s->cfg.max_depth, n = 0;
 	struct go_rec r, again;
-	if (*depth == 0 || *depth >= max || !sp->uw || !(l = curg_layout(s, sp, s->pcs[*depth - 1])))
+	if (*depth == 0 || *depth >= max || !sp->uw || !g ||
+	    !(l = curg_layout(sp, g, s->pcs[*depth - 1])))
 		return UNWIND_PARTIAL;
-	if (!sp->curg_probe)
-		set_probe(s, sp, c, l, GO_PROBE_STACK);
+	if (!g->curg_probe)
+		set_probe(s, g, c, l, GO_PROBE_STACK);
 	if (c->probe_ptrs == 3 && c->probe_ptr[2] == 0)
 		return UNWIND_COMPLETE;         /* no goroutine: see below */
 	if (c->probe_len) {
@@ -576,8 +590,8 @@ static enum unwind_status go_jumped(struct sampler *s, const struct capture *c, 
 	struct unwind_input in = { &regs, false, r.sp, stack, len, want, NULL, 0 };
 	enum unwind_status st = unwinder__unwind(sp->uw, &in, s->pcs + *depth, max - *depth, &n);
 	*depth += n;
-	if (st == UNWIND_STACK_SHORT && c->probe_stack_len && sp->curg_probe < TARGET_PROBE_STACK_MAX)
-		set_probe(s, sp, c, l, 2 * sp->curg_probe);     /* deeper: larger copies */
+	if (st == UNWIND_STACK_SHORT && c->probe_stack_len && g->curg_probe < TARGET_PROBE_STACK_MAX)
+		set_probe(s, g, c, l, 2 * g->curg_probe);       /* deeper: larger copies */
 	return st == UNWIND_STACK_SHORT ? UNWIND_TRUNCATED : st == UNWIND_NO_MODULE ? UNWIND_PARTIAL : st;
 }
 
@@ -666,4 +680,5 @@ const struct rt_ops rt_go = {
 	.name = "goroutines", .unit = "goroutine", .units = "goroutines",
 	.open = go_open, .tick = go_tick, .thread = go_thread, .stats = go_stats,
 	.keep = go_keep, .free = go_free, .jumped = go_jumped, .space = go_space,
+	.space_size = sizeof(struct go_space),
 };

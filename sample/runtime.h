@@ -86,6 +86,10 @@ struct rt_ops {
 	 * at each capture (Go: the goroutine behind a system stack, so that
 	 * its first such sample is whole).  NULL: none. */
 	void (*space)(struct sampler *s, struct space *sp, uint32_t id, pid_t pid);
+	/* The size of the state it keeps per address space, for space() and
+	 * jumped() (Go: its runtime's curg layout and the probe set), zeroed
+	 * when the space is made and freed with it; 0: none. */
+	size_t space_size;
 	/* Not per view: a capture whose unwind jumped to another stack
 	 * (unwinder__jumped(): a Go thread on its system stack) is made
 	 * whole, its frames after s->pcs[0 .. *DEPTH); NULL if the runtime
@@ -96,6 +100,10 @@ struct rt_ops {
 
 /* Every runtime the sampler knows of, ended by NULL. */
 extern const struct rt_ops *const runtimes[];
+
+/* OPS's own state of address space SP (rt_ops.space_size bytes), or NULL
+ * if it keeps none or the space is free. */
+void *sampler_rt_space(const struct space *sp, const struct rt_ops *ops);
 
 /* The Go runtime (sample/rt_go.c), CPython (sample/rt_python.c), PHP
  * (sample/rt_php.c), CRuby (sample/rt_ruby.c), HotSpot (sample/rt_java.c). */

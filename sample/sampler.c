@@ -52,7 +52,7 @@ static int start_ticks(struct sampler *s)
 {
 	s->stats.start_ns = now_ns();
 	s->stats.start_real_ns = realtime_ns();
-	s->period_ns = 1000000000ull / (uint64_t)s->cfg.hz;
+	s->period_ns = s->cfg.period_ns;
 	s->rng = s->stats.start_ns ^ ((uint64_t)getpid() << 32) ^ 0x9e3779b97f4a7c15ull;
 	/* For the tests only: they show the aliasing a fixed period causes. */
 	const char *j = getenv("CPROF_TICK_JITTER");
@@ -191,7 +191,7 @@ static int start_targets(struct sampler *s)
 	struct target_config tc = { .capture = c->capture,
 				    .kernel_stacks = c->kernel_stacks,
 				    .subprocesses = c->subprocesses,
-				    .period_ns = 1000000000ull / (uint64_t)c->hz, .tids = c->tids,
+				    .period_ns = c->period_ns, .tids = c->tids,
 				    .ntids = c->ntids, .threads_re = c->threads_re };
 	s->t = target__new(&tc);
 	if (c->command)

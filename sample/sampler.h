@@ -28,6 +28,7 @@ struct sampler_config {
 	char *const *command;           /* ... or launch this (argv) */
 	const sigset_t *child_mask;     /* the launched command's signal mask */
 	int hz;
+	uint64_t period_ns;             /* 1e9 / hz: the caller's sampling period */
 	enum target_capture capture;    /* how running threads are captured */
 	int subprocesses;               /* follow children (see attach/target.h) */
 	int max_depth;                  /* frames kept; deeper stacks end in [truncated] */

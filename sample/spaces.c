@@ -56,6 +56,9 @@ static struct space *new_space(struct sampler *s, uint32_t id, pid_t pid)
 	modules__refresh(sp->ms, pid);
 	sp->uw = unwinder__new(sp->ms);
 	sp->born_ns = sp->last_refresh_ns = sp->last_scan_ns = now_ns();
+	for (size_t i = 0; runtimes[i]; i++)
+		if (runtimes[i]->space_size)
+			sp->rt_state[i] = xcalloc(1, runtimes[i]->space_size);
 	s->gen[id] = index;
 	for (const struct rt_ops *const *o = runtimes; *o; o++)
 		if ((*o)->space)
@@ -148,6 +151,12 @@ struct space *sampler_due_scan(struct sampler *s, struct space *sp, uint32_t id,
 	return now ? now : sp;
 }
 
+static void free_rt_states(struct space *sp)
+{
+	for (size_t i = 0; i < SAMPLER_RUNTIMES_MAX; i++)
+		free(sp->rt_state[i]);
+}
+
 /* Module tables for the processes there are now, read before the first
  * tick: attaching is not sampling time. */
 void sampler_read_spaces(struct sampler *s)
@@ -178,6 +187,7 @@ void sampler_free_spaces(struct sampler *s, void (*forget)(void *arg, uint32_t s
 			continue;
 		unwinder__free(s->spaces[i].uw);
 		modules__free(s->spaces[i].ms);
+		free_rt_states(&s->spaces[i]);
 		s->spaces[i] = (struct space){ .index = (uint32_t)i };
 		s->free_spaces = xrealloc(s->free_spaces, (s->nfree_spaces + 1) * sizeof(*s->free_spaces));
 		s->free_spaces[s->nfree_spaces++] = (uint32_t)i;
@@ -193,6 +203,7 @@ void sampler_spaces_free(struct sampler *s)
 	for (size_t i = 0; i < s->nspaces; i++) {
 		unwinder__free(s->spaces[i].uw);
 		modules__free(s->spaces[i].ms);
+		free_rt_states(&s->spaces[i]);
 	}
 	free(s->spaces);
 	free(s->free_spaces);

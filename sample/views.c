@@ -13,6 +13,16 @@
 #include "util/xalloc.h"
 
 const struct rt_ops *const runtimes[] = { &rt_go, &rt_python, &rt_php, &rt_ruby, &rt_java, NULL };
+_Static_assert(sizeof(runtimes) / sizeof(*runtimes) - 1 <= SAMPLER_RUNTIMES_MAX,
+	       "struct space keeps SAMPLER_RUNTIMES_MAX runtimes' states");
+
+void *sampler_rt_space(const struct space *sp, const struct rt_ops *ops)
+{
+	for (size_t i = 0; runtimes[i]; i++)
+		if (runtimes[i] == ops)
+			return sp->rt_state[i];
+	return NULL;
+}
 
 struct view *sampler_view_of(struct sampler *s, pid_t pid)
 {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 22: always on.  --period writes a profile per period while sampling
+# Always on: --period writes a profile per period while sampling
 # goes on; --history keeps the last minutes and SIGUSR1 writes them.
 #   1. period files of a known split (wallclock: a third each): each file's
 #      shares, and the files' samples add up to the run's exactly (counts

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Criterion 1, attach without harm: whatever ends the profiler (--duration,
+# Attach without harm: whatever ends the profiler (--duration,
 # SIGINT, SIGTERM, the target's exit, SIGKILL of the profiler), the target
 # is left running, every thread untraced, with the same threads.  Threads
 # created while sampling are sampled; forking targets are not disturbed.

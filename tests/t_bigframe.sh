@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 38, item 1: whole stacks where a frame of megabytes lies between a
+# Whole stacks where a frame of megabytes lies between a
 # thread's SP and its callers (Ruby up to 3.2 puts each thread's VM stack,
 # 1 MiB, on its native stack; alloca; big locals).  The copy follows what
 # the unwinder asks for: the part near SP, and far segments where the

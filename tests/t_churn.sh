@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 4, the target's view, 3: threads come and go.  tests/bin/churn
+# Threads that come and go, as the target sees it.  tests/bin/churn
 # creates and joins 100 threads a second (each spins 0.5 ms); profiled for
 # 6 s the profiler exits 0 with nothing but its summary on stderr, counts
 # about 600 threads, samples the long-lived threads at every tick, and

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 17, item 11: children made with clone() without CLONE_THREAD are
+# Children made with clone() without CLONE_THREAD are
 # processes, not threads.  tests/bin/cloner clone()s a short-lived child
 # every 20 ms with exit signal 0 (ptrace reports those as clone events, as
 # it does threads), and one long-lived child that execs /bin/sleep.

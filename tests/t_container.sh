@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 28, item 5: a container's own debug files.  A process in a mount
+# A container's own debug files.  A process in a mount
 # namespace of its own, its root a file system the host does not see (a
 # tmpfs made its root with pivot_root: /proc/PID/maps shows its paths as
 # the container does), runs a program whose DWARF is in a separate file that

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# debuginfod (issue 13, item 4): with DEBUGINFOD_URLS set, the debug file
+# debuginfod: with DEBUGINFOD_URLS set, the debug file
 # of a stripped program is fetched by build ID through libdwfl's
 # standard find-debuginfo path (elfutils' debuginfod client) at
 # symbolization time: names and lines come back.  Without the variable

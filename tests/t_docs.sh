@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 28: the documentation's commands work as printed.
+# The documentation's commands work as printed.
 #   1. Every command block of README.md and docs/*.md marked runnable (the
 #      line `<!-- runnable -->` just before a fenced ```sh block) runs, as
 #      printed, in a scratch directory of its own, with bash -e and a

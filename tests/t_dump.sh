@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 15, item 3: --dump answers a stall in one command.  tests/bin/deadlock
+# --dump answers a stall in one command.  tests/bin/deadlock
 # has two threads deadlocked on two mutexes (lock-a holds A and waits for B,
 # lock-b the reverse), one blocked in read() and one in epoll_wait() that
 # counts its EINTRs.  One --dump must print every thread leaf first with its

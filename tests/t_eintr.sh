@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 4, the target's view, 1: no EINTR.  tests/bin/eintr has one thread
+# No EINTR in the target.  tests/bin/eintr has one thread
 # blocked for good in each of epoll_wait, semop, sigtimedwait, poll, read
 # (pipe), accept, recv (SO_RCVTIMEO), nanosleep, pthread_cond_wait and
 # sem_wait, main in sigwaitinfo, and one thread burning CPU.  Each counts

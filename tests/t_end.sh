@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 4, the target's view, 5: the end, every way.  (The profiler ended by
+# The end of a run, every way, as the target sees it.  (The profiler ended by
 # SIGINT, SIGTERM, --duration and the target's own exit are in t_attach.sh.)
 #  - the target is SIGKILLed from outside while profiled: the profiler
 #    writes what it had, says "target exited", exits 0;

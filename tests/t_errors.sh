@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Criterion 7, errors: each bad invocation prints exactly one line on stderr,
+# Errors: each bad invocation prints exactly one line on stderr,
 # starting "cprof-attach: ", exits non-zero, creates no output file, and
 # leaves the target running and untraced.  Output paths are checked before
 # attaching.  Valid edge values (--hz 1, --hz 10000, --duration 0.25) work.

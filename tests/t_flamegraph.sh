@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 5, the flame graph in a real browser: -o out.svg opened in headless
+# The flame graph in a real browser: -o out.svg opened in headless
 # Chromium.  The screenshot shows each expected frame in its own colour at
 # the place the SVG gives it; the DOM after load has the function names and
 # the embedded script raised no error; clicking a frame zooms (also on the

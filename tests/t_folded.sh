@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Criterion 6, folded output: "root;...;leaf COUNT" lines, one per unique
+# Folded output: "root;...;leaf COUNT" lines, one per unique
 # stack, counts adding up to the summary's samples; --threads puts
 # "NAME (TID)" as the root frame, with the target's real names and TIDs.
 . "$(dirname "$0")/lib.sh"

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Issue 4, the target's view, 4: exec and fork.
+# Exec and fork in the target, as the target sees them.
 #  - fork: tests/bin/forker forks a child every ~5 ms.  While the parent is
 #    profiled, no child is ever traced (TracerPid 0 in every child's
 #    status, polled until 50 were seen, at most 3 s), and neither is a
 #    long-lived one.
-#  - exec (issue 12: exec is followed): tests/bin/execer calls exec on cue
+#  - exec (followed: the run goes on): tests/bin/execer calls exec on cue
 #    (SIGUSR1), from main or from a second thread, into itself or into
 #    /bin/sleep.  The run goes on after the exec (the profiler is still
 #    running once the new image is, and stops at SIGINT, not at the exec);

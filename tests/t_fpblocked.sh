@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 17 item 9, frame-pointer and -O0 builds.  Unwinding their frames
+# Frame-pointer and -O0 builds, blocked.  Unwinding their frames
 # needs RBP, which /proc does not give for a blocked thread: each sample
 # stopped it, and a stop makes epoll_wait, semop and recvmsg (SO_RCVTIMEO)
 # return EINTR (at c8b91ce: about 390 in 4 s at 99 Hz each, 5,800 a

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Go programs (issue 13, item 3): names, files and lines of Go code from
+# Go programs: names, files and lines of Go code from
 # .gopclntab, in a normal build and a stripped one (-ldflags='-s -w': no
 # .symtab, no DWARF); Go's runtime frames keep Go's names; the pprof
 # mapping carries the Go build ID (.note.go.buildid) as `go tool buildid`

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 16: goroutines from outside.  For a Go program the sampling unit is
+# Goroutines from outside.  For a Go program the sampling unit is
 # the goroutine: every user goroutine is counted at every tick, running or
 # not (fgprof's view), the waiting ones unwound from their saved context
 # without stopping any thread.  tests/targets/goroutines (Go 1.19):

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 24: Go as distributions ship it.  Most Go programs a host runs are
+# Go as distributions ship it.  Most Go programs a host runs are
 # built with cgo and linked by the system linker, then stripped: .gopclntab
 # and a small .eh_frame for the C part, no .symtab, no DWARF.  There the C
 # start-up code comes before Go's text, so .gopclntab's function offsets do
@@ -23,7 +23,7 @@
 #      function is the one its system call (/proc/PID/task/TID/syscall)
 #      says (futex -> runtime.futex, ...), and rclone's frames are named as
 #      its .dynsym names them (>= 95%);
-#   4. the same four by goroutine (issue 37: they have no DWARF; the layout
+#   4. the same four by goroutine (t_goversions.sh: they have no DWARF; the layout
 #      comes from their Go version's table and their runtime's code): the
 #      summary counts goroutines, the program's own functions are in the
 #      profile, and every goroutine of its own SIGQUIT dump (GOTRACEBACK=all,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 13: Go programs, unwound to the root.  Go binaries have no
+# Go programs, unwound to the root.  Go binaries have no
 # .eh_frame_hdr (libunwind finds nothing): their CFI is .debug_frame, often
 # compressed, read through libdw; a binary built -ldflags='-s -w' has no
 # DWARF at all, and only frame pointers are left.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 37: goroutines of Go programs built by other Go releases than the
+# Goroutines of Go programs built by other Go releases than the
 # machine's (Debian 12 has Go 1.19 only), none with DWARF: release binaries
 # from npm packages (esbuild, lefthook; contrib/install-deps.sh fetches them
 # into GO_VERSIONS_DIR), one per Go minor version from 1.16 to 1.26.

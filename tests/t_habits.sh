@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 15 item 2 (and issue 12's -p list): what perf, py-spy, strace and
+# Other tools' habits (and -p with a list): what perf, py-spy, strace and
 # gdb users type works end to end on a real target: -p/--pid, -F/--rate,
 # -d with s/ms/m, -f, -t, -V; the format follows the output's name
 # (.prof, .pb, .SVG, .collapsed) and an unknown ending is refused before

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 17 item 2, hostile names: a target whose libraries, symbols, source
+# Hostile names: a target whose libraries, symbols, source
 # file and threads are named to break every writer (tests/targets/hostile.c
 # loading copies of tests/bin/libhostile*.so, see hostile_lib.c):
 #   libraries  '<image href=x onerror=alert(1)>.so', one whose onerror

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Issue 5, packaging: `make install PREFIX=... DESTDIR=...` puts the
+# Packaging: `make install PREFIX=... DESTDIR=...` puts the
 # profiler, cprof-folded2svg, the man page and the bash completion in their
 # places; the installed man page renders without warnings and documents
 # every option of --help; the completion offers those options, the
 # --format values (--format=, -f too), PIDs by name in numeric order
 # without kernel threads and PID 1, a process's threads, files; and
 # cprof-folded2svg writes what --convert writes.  The systemd unit
-# (contrib/cprof-attach@.service, issue 22) is installed with its path
+# (contrib/cprof-attach@.service: always on) is installed with its path
 # made the profiler's, passes systemd-analyze verify, and its command line
 # writes its ring of profiles.
 . "$(dirname "$0")/lib.sh"

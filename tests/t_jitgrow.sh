@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 38, items 2-4: JIT maps that grow or appear while the profiler
+# JIT maps that grow or appear while the profiler
 # runs, JIT code in deleted or memfd mappings, frame-pointer chains
 # through JIT code.  Each section fails on a build that reads the map once
 # (before 38) and passes on one that reads it as it grows.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# JIT maps (issue 17, item 3): /tmp/perf-PID.map names code in no file,
+# JIT maps: /tmp/perf-PID.map names code in no file,
 # so whoever writes it names the target's frames.  It is read only when
 # it is a regular file (not a symbolic link, not a FIFO), owned by root,
 # the profiler's user or the target's user (perf's rule), and only its

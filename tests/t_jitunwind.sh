@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 13: JIT code, named from /tmp/perf-PID.map, has no unwind info: one
+# JIT code, named from /tmp/perf-PID.map, has no unwind info: one
 # frame-pointer step through each JIT frame, checked, and back to CFI.
 #   node --perf-basic-prof (tests/targets/jsfib.js: fib recursion under
 #     jsOuter): V8 keeps a frame chain through JIT code and its builtins;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 17, item 6 (and issue 27, item 1): a stopped profiler must not stop the target.  While
+# Job control: a stopped profiler must not stop the target.  While
 # attached, Ctrl-Z (SIGTSTP) is read and noted, not obeyed: the profiler
 # keeps running, says so in one line, and the target's signals are still
 # delivered at once (tests/bin/sigcount counts them); SIGTTOU (a background

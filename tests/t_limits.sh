@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 17 item 7, out of descriptors.  The profiler keeps a few /proc files
+# Out of descriptors.  The profiler keeps a few /proc files
 # open per thread; with a low `ulimit -n` they used to take every
 # descriptor: the blocked threads, their /proc files unreadable, were
 # stopped instead (at 833e79e, 200 threads in epoll_wait saw 44,785 EINTR

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Names (issue 13, item 4): Rust's legacy and v0 manglings demangled as
+# Names: Rust's legacy and v0 manglings demangled as
 # perf prints them (libiberty's demangler), libc's signal trampoline
 # __restore_rt named, node's own C++ functions named from its .symtab.
 . "$(dirname "$0")/lib.sh"

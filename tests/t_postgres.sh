@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Issue 12, a real service of many processes: PostgreSQL under pgbench,
+# A real service of many processes: PostgreSQL under pgbench,
 # profiled with --subprocesses from the postmaster.
 #   set-up   Debian's postgresql (contrib/install-deps.sh installs it,
 #            no service started; skipped when missing); a cluster of our own under
 #            $TMP (initdb as the postgres user), its postmaster on
 #            127.0.0.1 and a free port, pgbench -i -s 2.
-#   control  one backend attached to directly (as before issue 12) has the
+#   control  one backend attached to directly (without --subprocesses) has the
 #            frames looked for (so a failure below is the profiler's)
 #   run 1    pgbench -c 4 -T 8 connected first (4 backends that exist at
 #            the attach), then --subprocesses --processes --duration 4

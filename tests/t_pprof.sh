@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Criterion 5, pprof: `go tool pprof` (-raw, -top) reads what we write, with
+# pprof: `go tool pprof` (-raw, -top) reads what we write, with
 # the right sample types, period, thread/tid labels, mappings with build IDs
 # (the main binary first, as profile.proto asks), wall-clock shares as in
 # the folded output; the output format follows --format, else the ending.

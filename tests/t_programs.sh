@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 6, programs no one here wrote: stripped binaries from Debian's
+# Programs no one here wrote: stripped binaries from Debian's
 # packages, attached to while they do real work (contrib/install-deps.sh,
 # make deps, installs them; when one is missing the test skips, naming it).
 #   sqlite3  a CPU-heavy recursive query: most samples inside

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 23: --push, each period sent to a Pyroscope-compatible /ingest.
+# --push: each period sent to a Pyroscope-compatible /ingest.
 # No Pyroscope server installs on these machines: tests/bin/pyroreceiver
 # (Go's net/http) checks each request against Pyroscope's documented HTTP
 # API and keeps the profile, which Go's own pprof reader then reads.

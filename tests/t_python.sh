@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 26, CPython's frames from outside, on every interpreter installed:
+# CPython's frames from outside, on every interpreter installed:
 # pyenv's 3.8 to 3.13 (~/.pyenv/versions, or PYENV_ROOT) and Debian's own
 # python3.11 (stripped, libpython linked in); a version that is missing is
 # skipped, saying so.

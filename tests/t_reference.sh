@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 6, frame for frame against a reference: tests/targets/still.c's six
+# Frame for frame against a reference: tests/targets/still.c's six
 # threads sit still, each asleep in a system call of its own (rt_sigsuspend,
 # read, clock_nanosleep, futex, epoll_wait, pause) under a call chain of its
 # own: one through two nested inlined functions, one whose libc call is made

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 17 item 13, renamed threads.  tests/bin/renamer has a thread that
+# Renamed threads.  tests/bin/renamer has a thread that
 # computes in phase_a as "fa" and, on SIGUSR1, renames itself "phase-b" and
 # computes in phase_b.  The switch comes about a second into a 6 s profile
 # (long enough for phase_b to be sampled even when a loaded machine makes

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Issue 17: items 4, 5, 8 and 12.
+# Safety: a set-uid copy, launch mode's command left as it was, out of
+# memory, hostile --convert input.
 #  4  a set-uid copy refuses to run (it would run -- COMMAND as its owner);
 #  5  launch mode does not change the command: SIGPIPE at its default
 #     (yes | head exits 141 inside, no "Broken pipe"), the caller's nice

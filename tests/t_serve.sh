@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 23: --listen, the profiler scraped like a Go service.
+# --listen: the profiler scraped like a Go service.
 #   1. the window of a period file, asked for again over HTTP (?from&to):
 #      the same samples, exactly (both are the same slices);
 #   2. real clients: `go tool pprof` reading /debug/fgprof?seconds=2 (wall:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 6, time shares against a known schedule (tests/targets/switcher.c:
+# Time shares against a known schedule (tests/targets/switcher.c:
 # one thread alternating phase_a and phase_b on absolute deadlines, and
 # measuring the time it really spent in each over the profiled interval).
 #   duty cycle   70 ms / 30 ms computing, 10 s at 99 Hz: phase_a's share

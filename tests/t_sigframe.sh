@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 13, item 5: return addresses around a signal frame.  Only the frame
+# Return addresses around a signal frame.  Only the frame
 # a signal interrupted has an exact PC; the frames above it hold return
 # addresses again (looked up at PC - 1), and the trampoline (__restore_rt)
 # has the address the kernel planted, its first instruction (exact too).

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Criterion 1, continued: signals belong to the target.  While profiled,
+# Signals belong to the target (attaching without harm, continued from
+# t_attach.sh).  While profiled,
 # every signal sent to the target reaches it (none dropped, none added), a
 # SIGSTOP stays a stop (and is still a stop after detaching), a SIGTERM
 # kills it, and sampling a thread blocked in epoll_wait never makes the

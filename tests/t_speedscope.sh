@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 15, item 5: speedscope gets samples in time order.  tests/bin/switcher
+# Speedscope gets samples in time order.  tests/bin/switcher
 # alternates phase_a (100 ms) and phase_b (100 ms) on a fixed schedule.  In a
 # 2 s profile written as speedscope, the worker thread's samples, read in
 # order, must switch between the two phases about once per phase (not once

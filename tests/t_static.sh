@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 13: static binaries.  `gcc -static` links .eh_frame without
+# Static binaries.  `gcc -static` links .eh_frame without
 # .eh_frame_hdr, the table libunwind looks FDEs up in: their CFI is read
 # through libdw.  tests/targets/static.c: thread "st-spin" under st_outer
 # -> st_middle -> st_inner, the main thread under main -> st_main_loop.

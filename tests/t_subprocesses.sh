@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 12, many processes in one profile.
+# Many processes in one profile.
 #   prefork      tests/bin/prefork, a pre-forking server: 2 workers forked
 #                before the attach, 2 late children and a short-lived one
 #                (0.8 s, exits mid-run) forked during it.  With

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 17, item 10: a library unloaded and another loaded at the same
+# A library unloaded and another loaded at the same
 # address.  tests/bin/swapper runs libswapA.so's inner_A, then on SIGUSR1
 # dlclose()s it and runs libswapB.so's inner_B from the same address.  Its
 # samples after the swap must be named from libswapB (the maps are compared

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Criterion 4, symbols: names from .symtab without debug info (nodebug),
+# Symbols: names from .symtab without debug info (nodebug),
 # inlined functions as frames of their own with their own lines (inlined),
 # demangled C++ (cxx), module+0xOFFSET for a stripped binary (stripped), and
 # never an empty frame.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 15 item 6, the terminal: in an 80-column terminal (tmux) the live
+# The terminal: in an 80-column terminal (tmux) the live
 # status line fits (79 columns at most: a line that wraps leaves a copy
 # behind at every redraw) and is redrawn in place, one line however many
 # seconds go by, then erased for the summary; in a 200-column terminal it

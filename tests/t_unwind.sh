@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Criterion 3, complete unwinding without frame pointers (-O2
+# Complete unwinding without frame pointers (-O2
 # -fomit-frame-pointer): on deep and wallclock, >= 99% of samples reach the
 # root (_start / __libc_start_main for the main thread, start_thread /
 # clone3 / clone for the others), and the 200-deep recursion shows >= 200

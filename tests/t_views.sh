@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 5, the views of one run and the options that choose them:
+# The views of one run and the options that choose them:
 #   wall vs cpu   pprof sample types wall/cpu and a state label on every
 #                 sample (wallclock, cpuidle); --cpu folded, svg, speedscope;
 #                 CPU time where it was used, not where a sample found the

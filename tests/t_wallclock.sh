@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Criterion 2, wall-clock shares: wallclock has three threads, one always on
+# Wall-clock shares: wallclock has three threads, one always on
 # CPU (burn_cpu), one always asleep (sleep_here), one always in pthread_join
 # (main).  At --hz 99 for 3 s each must get a third of the samples (+-5
 # points), and the sample count must match rate x threads x time.

@@ -68,7 +68,9 @@ int read_word(void *arg, uint64_t addr, uint64_t *val);
 unw_addr_space_t libunwind_space_new(void);
 
 /* Whether this thread is unwinding now: libunwind's signal masking is
- * skipped meanwhile (see sigprocmask() in unwind/libunwind.c). */
+ * skipped meanwhile.  unwind/libunwind.c defines sigprocmask() for that,
+ * in libc's place for the whole process (libunwind's calls reach it only
+ * so): the rest of the program changes its masks with pthread_sigmask(). */
 void libunwind_quiet(bool on);
 
 #endif

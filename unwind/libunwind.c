@@ -140,18 +140,30 @@ static unw_accessors_t accessors = {
 	.get_proc_name = get_proc_name,
 };
 
-/* libunwind's global cache, and its memory pools, take a lock around each
+/* libunwind's sigprocmask: the one symbol this program defines in
+ * libc's place, on purpose, and only for libunwind.
+ *
+ * libunwind's global cache, and its memory pools, take a lock around each
  * step with every signal blocked: two rt_sigprocmask calls for each, 8 to
  * 12 system calls per unwind, the most frequent system call of a sampling
  * run.  (UNW_CACHE_PER_THREAD, which would not lock, is turned into
  * UNW_CACHE_GLOBAL by builds without __thread support, Debian's among
  * them.)  The signals are blocked so that a signal handler unwinding its
  * own thread cannot deadlock on the lock; our unwinding is remote, on a
- * thread that never unwinds in a signal handler.  So this program's
- * sigprocmask, which libunwind's calls resolve to (the executable's
- * definition comes first), does nothing while unwinding on this thread
- * (the lock is still taken: only the mask change is skipped), and is
- * pthread_sigmask() otherwise, as glibc's is. */
+ * thread that never unwinds in a signal handler.
+ *
+ * libunwind is a shared library: its calls of sigprocmask go through the
+ * dynamic linker, which finds the executable's definition first.  So the
+ * definition below replaces libc's for every caller in the process, which
+ * is why it must stay what libc's is: pthread_sigmask() with errno (glibc
+ * 2.32 and later: sigprocmask is exactly that), except on a thread inside
+ * libunwind_quiet(true), where it does nothing (the lock is still taken:
+ * only the mask change is skipped).  Who reaches it, as built here
+ * (nm -D --undefined-only on each library ldd lists): libunwind.so.8 and
+ * libunwind-x86_64.so.8, no other.  The program's own code never calls
+ * sigprocmask, so that no change of mask can be skipped by accident: it
+ * calls pthread_sigmask (cli/run.c, cli/watchdog.c, attach/seize.c);
+ * nm of every object of the build finds sigprocmask in this file only. */
 static __thread int unwinding;
 
 int sigprocmask(int how, const sigset_t *set, sigset_t *old)
