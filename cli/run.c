@@ -594,12 +594,14 @@ static void print_summary(const struct run *r, const struct sampler_stats *ss)
 			plural(ps.asks, "profile", "profiles"), serve__address(r->serve));
 	if (r->o->push)
 		fprintf(stderr, "cprof-attach: pushed %llu %s to %s: %llu %s failed (retried), %llu "
-			"dropped (the queue was full), %llu left unsent%s%s\n",
+			"dropped (the queue was full), %llu left unsent, %llu refused by the store "
+			"(4xx: dropped)%s%s%s%s\n",
 			(unsigned long long)r->pushed.sent, plural(r->pushed.sent, "profile", "profiles"),
 			r->push_shown, (unsigned long long)r->pushed.failed,
 			plural(r->pushed.failed, "send", "sends"), (unsigned long long)r->pushed.dropped,
-			(unsigned long long)r->pushed.queued, r->pushed.last_error[0] ? "; last error: " : "",
-			r->pushed.last_error);
+			(unsigned long long)r->pushed.queued, (unsigned long long)r->pushed.refused,
+			r->pushed.last_error[0] ? "; last error: " : "", r->pushed.last_error,
+			r->pushed.last_refusal[0] ? "; last refusal: " : "", r->pushed.last_refusal);
 	if (r->restarts)
 		fprintf(stderr, "cprof-attach: %u processes followed through %s; the numbers below "
 			"are the last one's\n", r->restarts + 1, r->o->pid_file);

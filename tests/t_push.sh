@@ -19,6 +19,12 @@
 #      run past its 5 s of grace (before: 30 s more); one whose answer never
 #      ends is read a few KiB (the push counted as sent); a failing push is
 #      said once as it happens.
+#   6. a store that refuses a profile (400, as Pyroscope answers an invalid
+#      one): that profile is dropped, counted and said once with the
+#      store's reason, never sent again, and the later ones arrive (before:
+#      retried for ever at the head of the queue, nothing else delivered);
+#      a 429 before it is retried; the failure and the recovery each said
+#      as they happen.
 . "$(dirname "$0")/lib.sh"
 
 if [ ! -x "$BIN/pyroreceiver" ] || ! have_pprof; then
@@ -62,6 +68,34 @@ bad_stores() {
 	fi
 }
 beside stores bad_stores
+
+# --- 6. a store that refuses a profile ------------------------------------------------
+refusing_store() {
+	mkdir -p "$TMP/rx6"
+	"$BIN/pyroreceiver" "$TMP/rx6.ready" "$TMP/rx6" refuse &
+	PIDS+=("$!")
+	if wait_until 10 file_ready "$TMP/rx6.ready" && start_target wallclock; then
+		pid=$TARGET_PID
+		prof "$TMP/ref" "$pid" --push "$(cat "$TMP/rx6.ready")" --period 0.5s --duration 2.2
+		n=$(ls "$TMP/rx6" | grep -c '\.pprof$')
+		r=$(cat "$TMP/rx6/refused" 2>/dev/null | wc -l)
+		sum=$(grep -E '^cprof-attach: pushed' "$TMP/ref.err")
+		DETAIL="exit $PROF_RC; $n received, $r refusals; $sum" \
+			check "refused: the profile refused is dropped, sent once more after its 429 and no more; the next ones arrive" \
+			"[ '$PROF_RC' = 0 ] && [ '$r' = 1 ] && [ '$n' -ge 3 ] && [ ! -s '$TMP/rx6/errors' ]"
+		DETAIL="$sum" check "refused: the summary counts it, the 429 as a failure retried" \
+			"echo '$sum' | grep -qE '^cprof-attach: pushed $n profiles to .*: 1 send failed \\(retried\\), 0 dropped .*, 1 refused by the store'"
+		said=$(grep -c 'refused a profile (HTTP 400: invalid profile: refused by the test store)' "$TMP/ref.err")
+		DETAIL="$said lines: $(grep note: "$TMP/ref.err" | tr '\n' '|')" \
+			check "refused: said once, with the store's reason (its first line)" "[ '$said' = 1 ]"
+		DETAIL="$(grep note: "$TMP/ref.err" | tr '\n' '|')" \
+			check "refused: the failure (429) said as it happens, and the recovery" \
+			"[ \"\$(grep -c '^cprof-attach: note: a push to .* failed (HTTP 429: slow down)' '$TMP/ref.err')\" = 1 ] && [ \"\$(grep -c '^cprof-attach: note: pushes to .* get through again, after 1 failed send$' '$TMP/ref.err')\" = 1 ]"
+		check_unharmed refused "$pid" 3
+		stop_target "$pid"
+	fi
+}
+beside refused refusing_store
 
 # --- 1. a store that fails once -------------------------------------------------
 mkdir -p "$TMP/rx"
