@@ -194,7 +194,18 @@ int push__new(struct push **out, const struct options *o, const struct push_auth
 	strcpy(p->url + ul, tail);
 	p->shown = secret__shown(p->url);
 	p->app = xstrdup(o->app_name ? o->app_name : comm && *comm ? comm : "cprof-attach");
-	clean(p->app);
+	/* --app-name was checked (cli/options.c); a command's name is
+	 * mapped to the characters Pyroscope takes, and the mapping said. */
+	int mapped = 0;
+	for (char *c = p->app; *c; c++)
+		if (!strchr(APP_NAME_CHARS, *c)) {
+			*c = '_';
+			mapped = 1;
+		}
+	if (mapped)
+		fprintf(stderr, "cprof-attach: note: pushing as '%s': the command's name '%s' with "
+			"each character Pyroscope does not take in a name (not [A-Za-z0-9_.-]) as _ "
+			"(--app-name sets another)\n", p->app, comm);
 	if (gethostname(p->host, sizeof(p->host) - 1) < 0)
 		snprintf(p->host, sizeof(p->host), "unknown");
 	clean(p->host);

@@ -9,7 +9,9 @@
 #   2. a store that is down (nothing listens): the periods' files are still
 #      written, one per period, the run ends on time, the summary counts
 #      the failures; /metrics shows them;
-#   3. bad --push, --tag and --app-name refused before anything attaches;
+#   3. bad --push, --tag and --app-name refused before anything attaches
+#      (an --app-name outside Pyroscope's [A-Za-z0-9_.-]; a command's name
+#      outside it is mapped, and that said);
 #   4. secrets: credentials in --push's URL (user:password@, ?token=) are
 #      used but never written: not in the summary, the period files, the
 #      profile --listen serves nor the pushed bodies; --push-auth-file
@@ -137,6 +139,20 @@ if wait_until 10 file_ready "$TMP/rx.ready" && start_target wallclock; then
 	DETAIL="$bad" check "push: go tool pprof reads each profile sent: a third each (+-12)" "[ -z '$bad' ]"
 	check_unharmed push "$pid" 3
 	stop_target "$pid"
+	# a command whose name Pyroscope would refuse: mapped, and said
+	cp "$BIN/wallclock" "$TMP/my app:v2"
+	"$TMP/my app:v2" "$TMP/mapped.ready" &
+	PIDS+=("$!")
+	mpid=$!
+	if wait_until 10 file_ready "$TMP/mapped.ready"; then
+		prof "$TMP/mapped" "$mpid" --push "$store" --period 0.5s --duration 0.7
+		mq=$(grep -l 'process%3Dmy' "$TMP"/rx/*.query 2>/dev/null | head -n 1)
+		mname=$(printf '%b' "$(sed -nE 's/.*name=([^&]*).*/\1/p' "${mq:-/dev/null}" | sed 's/%/\\x/g')")
+		DETAIL="exit $PROF_RC; name '$mname'; $(grep note: "$TMP/mapped.err")" \
+			check "push: a command named 'my app:v2' is pushed as my_app_v2 (Pyroscope's [A-Za-z0-9_.-]), and that is said" \
+			"[ '$PROF_RC' = 0 ] && [ '$mname' = 'my_app_v2{host=$host,pid=$mpid,process=my_app_v2}' ] && grep -qF \"note: pushing as 'my_app_v2': the command's name 'my app:v2'\" '$TMP/mapped.err'"
+	fi
+	stop_target "$mpid"
 fi
 
 # --- 2. a store that is down ---------------------------------------------------------
@@ -169,6 +185,8 @@ if start_target wallclock; then
 	expect_error "--tag without =" "KEY=VALUE" "" "$pid" -- "$CPROF" "$pid" --push http://127.0.0.1:1 --tag env
 	expect_error "--tag with a brace" "KEY=VALUE" "" "$pid" -- "$CPROF" "$pid" --push http://127.0.0.1:1 --tag 'env=a}b'
 	expect_error "--app-name with a comma" "app-name" "" "$pid" -- "$CPROF" "$pid" --push http://127.0.0.1:1 --app-name a,b
+	expect_error "--app-name Pyroscope refuses" "app-name needs .*letters, digits, _ \. and -.*say .my_app_v2" "" "$pid" -- \
+		"$CPROF" "$pid" --push http://127.0.0.1:1 -d 0.3 --app-name 'my app:v2'
 	expect_error "--tag without --push" "needs --push" "" "$pid" -- "$CPROF" "$pid" --tag env=x
 	expect_error "--push with --dump" "not with --dump" "" "$pid" -- "$CPROF" "$pid" --push http://127.0.0.1:1 --dump
 	expect_error "--push ftp:// with a password" "http:// or https://" "" "$pid" -- "$CPROF" "$pid" --push ftp://u:Zq9Sekret@x/
