@@ -508,8 +508,14 @@ void push__period(void *arg, const struct frames *fr, const struct profile_info 
 	close(fd);
 	if (!it.body)
 		return;
-	it.from_s = info->start_ns / 1000000000ull;
-	it.until_s = (info->start_ns + info->duration_ns + 999999999ull) / 1000000000ull;
+	/* The period's start and end, each to the nearest second: a period
+	 * ends where the next begins (cli/periods.c takes them between the
+	 * same two ticks), so the windows tile, each one's from the last
+	 * one's until (the start floored and the end ceiled made 11 s windows
+	 * of 10 s periods, each overlapping the next by 1 s).  The pprof's
+	 * own time_nanos and duration_nanos are exact. */
+	it.from_s = (info->start_ns + 500000000ull) / 1000000000ull;
+	it.until_s = (info->start_ns + info->duration_ns + 500000000ull) / 1000000000ull;
 	pthread_mutex_lock(&p->mu);
 	it.pid = p->pid;
 	it.seq = p->next_seq++;

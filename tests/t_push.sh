@@ -4,7 +4,8 @@
 # (Go's net/http) checks each request against Pyroscope's documented HTTP
 # API and keeps the profile, which Go's own pprof reader then reads.
 #   1. a store that refuses the first request (503): retried, every period
-#      arrives, named APP{host,pid,process,tags}, from/until of its period,
+#      arrives, named APP{host,pid,process,tags}, from/until of its period
+#      (windows that tile: each from the previous until),
 #      a known split (a third each) in each profile;
 #   2. a store that is down (nothing listens): the periods' files are still
 #      written, one per period, the run ends on time, the summary counts
@@ -128,6 +129,10 @@ if wait_until 10 file_ready "$TMP/rx.ready" && start_target wallclock; then
 	now=$(date +%s)
 	DETAIL="from $f1 until $u1, now $now" check "push: from/until are the period's (1-2 s apart, this minute)" \
 		"[ \$(($u1 - $f1)) -ge 1 ] && [ \$(($u1 - $f1)) -le 2 ] && [ \$(($now - $f1)) -lt 60 ]"
+	# the windows tile: each period's from is the one before's until
+	tiles=$(for i in 0 1 2 3; do sed -nE 's/.*from=([0-9]+).*until=([0-9]+).*/\1 \2/p' "$TMP/rx/$i.query"; done |
+		awk 'NR > 1 && $1 != u { bad = bad " " NR ":" $1 "!=" u } { u = $2 } END { print NR ":" bad }')
+	DETAIL="$tiles" check "push: the windows tile (from = the previous until: no overlap, no gap)" "[ '$tiles' = '4:' ]"
 	bad=
 	for i in 0 1 2; do
 		pprof_top "$TMP/rx/$i.pprof" >"$TMP/top.$i"
