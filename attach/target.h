@@ -203,6 +203,8 @@ struct target_stats {
 	uint64_t threads_sampled;       /* of them, those --tid or --threads-matching chose
 					   (all of them without either) */
 	uint64_t processes_seen;
+	uint64_t threads_now;           /* threads of the target alive now (sampled or not) */
+	uint64_t processes_now;         /* ... and processes */
 	uint64_t execs;                 /* exec() calls followed */
 	uint64_t skipped;               /* processes left alone (traced by another tracer) */
 };

@@ -134,7 +134,7 @@ static void publish(struct sampler *s)
 	const struct target_stats *ts = target__stats(s->t);
 	pthread_mutex_lock(&s->lock);
 	s->progress = (struct sampler_progress){ s->stats.start_ns, ts->ticks,
-		stacks__total(s->st), ts->threads_seen, ts->processes_seen };
+		stacks__total(s->st), ts->threads_now, ts->processes_now };
 	pthread_mutex_unlock(&s->lock);
 }
 

@@ -91,7 +91,8 @@ struct sampler_stats {
 
 /* A live view for a status line (any thread may ask). */
 struct sampler_progress {
-	uint64_t start_ns, ticks, samples, threads, processes;
+	uint64_t start_ns, ticks, samples;
+	uint64_t threads, processes;    /* alive now, not every one seen */
 };
 
 struct sampler;

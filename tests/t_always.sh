@@ -310,6 +310,11 @@ time.sleep(120)         # never reaps' "$TMP/svc.pid" &
 		DETAIL="exit $PROF_RC: $(tail -n 3 "$TMP/zomb.err" | tr '\n' '|')" \
 			check "--pid-file: a zombie not taken, the next process followed" \
 			"[ '$PROF_RC' = 0 ] && grep -q 'processes followed through' '$TMP/zomb.err'"
+		zf=$(ls "$TMP" | grep -c '^z-[0-9]*\.folded$')
+		zs=$(sed -nE 's/^cprof-attach: [0-9]+ periods? and [0-9]+ dumps? of the history: ([0-9]+) files? written.*/\1/p' "$TMP/zomb.err")
+		DETAIL="$zf files, the summary says ${zs:-nothing}" \
+			check "--pid-file: the summary counts the files of every process followed, not the last one's" \
+			"[ '$zf' -ge 3 ] && [ '$zs' = '$zf' ]"
 	fi
 	stop_target "$next"
 fi
@@ -356,6 +361,9 @@ else
 			check "pid-file: the first file is the first process's, the last the new one's" \
 				"grep -q '^redis-server [^;]*($first);' '$TMP/rd/r-0.folded' && grep -q '^redis-server [^;]*($second);' '$TMP/rd/r-$last.folded'"
 			check "pid-file: summary says two processes were followed" "grep -q '2 processes followed through' '$TMP/restart.err'"
+			ws=$(sed -nE 's/^cprof-attach: [0-9]+ periods? and [0-9]+ dumps? of the history: ([0-9]+) files? written.*/\1/p' "$TMP/restart.err")
+			DETAIL="$n files, the summary says ${ws:-nothing}" \
+				check "pid-file: the summary counts both processes' files" "[ '$ws' = '$n' ]"
 			check "pid-file: the new process is untraced after" untraced "$second"
 		fi
 	fi

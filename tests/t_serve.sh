@@ -12,7 +12,9 @@
 #   5. bad requests: 404, 400s (bad numbers, formats, windows), 405, a
 #      malformed request line; nothing reaches the target;
 #   6. /metrics: promtool check metrics; Prometheus itself (Debian's
-#      package, on 127.0.0.1) scrapes it and answers a query for it;
+#      package, on 127.0.0.1) scrapes it and answers a query for it; on a
+#      churning target cprof_threads counts the threads alive, not every
+#      one seen, and the RSS counts the watchdog process;
 #   7. the index page and the last minute's flame graph, in headless
 #      Chromium;
 #   8. security: --listen-token-file (401 without, with a wrong token; 200
@@ -42,6 +44,41 @@ share() { pct "$(folded_count "$1" "(^|;)$2(;|\$)")" "$(folded_total "$1")"; }
 metric_value() { curl -s "$1/metrics" | awk -v m="$2" '$1 == m { print $2; exit }'; }
 
 export PPROF_TMPDIR=$TMP/pprof-home
+
+# --- 6b. /metrics on a churning target -----------------------------------------------
+# cprof_threads is the threads alive now (before: every thread ever seen,
+# 710,747 after 112 minutes for a target of 3-7); the profiler's RSS counts
+# its watchdog process (cprof-watchdog) too.
+# _rss_kb PID: VmRSS in KiB.
+_rss_kb() { local k v u; while read -r k v u; do [ "$k" = VmRSS: ] && { echo "$v"; return; }; done <"/proc/$1/status"; echo 0; }
+churn_metrics() {
+	if start_target churn 100 1 500; then
+		local cpid=$TARGET_PID curl0 url wd tick t before after m tasks
+		prof_bg "$TMP/cm" "$cpid" --listen 127.0.0.1:0 --hz 49
+		wait_until 10 _serving "$TMP/cm.err"
+		url=$(serving_url "$TMP/cm.err")
+		_ticked() { t=$(metric_value "$url" cprof_ticks_total); [ "${t:-0}" -ge 60 ]; }
+		wait_until 10 _ticked      # 60 ticks at 49 Hz: a second and more, 100 threads come and gone
+		t=$(metric_value "$url" cprof_threads)
+		tasks=$(ls "/proc/$cpid/task" | wc -l)
+		DETAIL="cprof_threads $t, the target has $tasks threads now (churn: 100 a second)" \
+			check "/metrics on a churning target: cprof_threads counts the threads alive (2-8), not every one seen" \
+			"[ -n '$t' ] && [ '$t' -ge 2 ] && [ '$t' -le 8 ]"
+		wd=$(pgrep -P "$PROF_PID" -x cprof-watchdog | head -n 1)
+		before=$(_rss_kb "$PROF_PID")
+		m=$(metric_value "$url" process_resident_memory_bytes)
+		after=$(_rss_kb "$PROF_PID")
+		[ "$after" -lt "$before" ] && before=$after
+		w=$([ -n "$wd" ] && _rss_kb "$wd" || echo 0)
+		DETAIL="metric ${m:-none} B; the profiler $before KiB, its watchdog (${wd:-none}) $w KiB" \
+			check "/metrics: process_resident_memory_bytes counts the watchdog process too" \
+			"[ -n '$wd' ] && [ '$w' -gt 0 ] && [ \"\$(awk -v m='${m:-0}' -v b='$before' -v w='$w' 'BEGIN { print (m / 1024 >= b + w / 2) ? 1 : 0 }')\" = 1 ]"
+		kill -INT "$PROF_PID"
+		prof_wait 20
+		stop_target "$cpid"
+	fi
+}
+beside churnmetrics churn_metrics
 
 if start_target wallclock; then
 	pid=$TARGET_PID
