@@ -29,6 +29,7 @@ struct job {
 	struct profile_info info;
 	char path[4096];                /* "": no file, the sink only */
 	int sink;                       /* a period: to the sink too */
+	int dump;                       /* a dump of the history (SIGUSR1): said when written */
 };
 
 /* An ask (periods__ask) between the thread that asked and the loop. */
@@ -67,6 +68,11 @@ struct periods {
 	uint64_t first;                 /* the number of slices[0] */
 	uint64_t period_first;          /* the number of the period's first slice */
 	uint64_t seq;                   /* the next file's %n */
+	/* With --period, dumps (SIGUSR1) go to names of their own, where the
+	 * periods' files never reach: the pattern with "dump-" before its
+	 * file name, numbered on their own. */
+	char *dump_pattern;             /* NULL: the pattern's next name, as the end's */
+	uint64_t dump_seq;
 	/* The writer thread and its queue. */
 	pthread_t thread;
 	int thread_started;
@@ -171,6 +177,7 @@ static void write_job(struct periods *p, struct job *j)
 		return;
 	struct outfile *f = NULL;
 	char err[512];
+	uint64_t t0 = now_ns();
 	int e = outfile__open(&f, j->path, err, sizeof(err));
 	if (e == 0) {
 		e = p->write(outfile__fd(f), j->fr, &j->info, err, sizeof(err));
@@ -192,6 +199,12 @@ static void write_job(struct periods *p, struct job *j)
 		snprintf(p->st.last, sizeof(p->st.last), "%s", j->path);
 	}
 	pthread_mutex_unlock(&p->mu);
+	/* A dump is asked for by hand (SIGUSR1, systemctl kill): where it
+	 * went is said at once (journalctl shows it). */
+	if (e == 0 && j->dump)
+		fprintf(stderr, "%scprof-attach: SIGUSR1: wrote the history's last %.0f s (%.1f s "
+			"of samples) to %s in %.0f ms\n", line_start(), (double)p->history_ns / 1e9,
+			(double)j->info.duration_ns / 1e9, j->path, (double)(now_ns() - t0) / 1e6);
 }
 
 /* A period's naming and encoding allocate megabytes for a moment (the
@@ -240,7 +253,7 @@ static void *writer_main(void *arg)
 
 /* Hands FR to the writer; the oldest waiting profile makes room. */
 static void enqueue(struct periods *p, struct frames *fr, const struct profile_info *info,
-		    const char *path, int sink)
+		    const char *path, int sink, int dump)
 {
 	pthread_mutex_lock(&p->mu);
 	if (p->qn == PERIODS_QUEUE) {
@@ -254,6 +267,7 @@ static void enqueue(struct periods *p, struct frames *fr, const struct profile_i
 	j->info = *info;
 	snprintf(j->path, sizeof(j->path), "%s", path);
 	j->sink = sink;
+	j->dump = dump;
 	p->qn++;
 	pthread_cond_broadcast(&p->cv);
 	pthread_mutex_unlock(&p->mu);
@@ -382,7 +396,8 @@ static void info_for(const struct periods *p, uint64_t start, uint64_t end, stru
 }
 
 /* FR (the slices from START to END, named) to the next file of the
- * pattern; a PERIOD's to the sink too, and to a file only with files. */
+ * pattern; a PERIOD's to the sink too, and to a file only with files; a
+ * dump (not a PERIOD) to the dumps' own names with --period. */
 static void emit(struct periods *p, struct frames *fr, uint64_t start, uint64_t end, int period)
 {
 	char path[4096], err[256];
@@ -392,17 +407,31 @@ static void emit(struct periods *p, struct frames *fr, uint64_t start, uint64_t 
 	if (period && !p->files) {
 		info_for(p, start, end, &info);
 		path[0] = '\0';
-		enqueue(p, fr, &info, path, 1);
+		enqueue(p, fr, &info, path, 1, 0);
 		return;
 	}
-	if (periods__expand(p->pattern, p->pid, p->seq++, start, path, sizeof(path), err,
+	int own = !period && p->dump_pattern;
+	if (periods__expand(own ? p->dump_pattern : p->pattern, p->pid,
+			    own ? p->dump_seq++ : p->seq++, start, path, sizeof(path), err,
 			    sizeof(err)) < 0) {
 		fprintf(stderr, "%scprof-attach: error: %s\n", line_start(), err);
 		frames__free(fr);
 		return;
 	}
 	info_for(p, start, end, &info);
-	enqueue(p, fr, &info, path, period);
+	enqueue(p, fr, &info, path, period, !period);
+}
+
+char *periods__dump_pattern(const char *pattern)
+{
+	const char *base = strrchr(pattern, '/');
+	size_t at = base ? (size_t)(base - pattern) + 1 : 0;
+	size_t n = strlen(pattern);
+	char *d = xmalloc(n + 6);
+	memcpy(d, pattern, at);
+	memcpy(d + at, "dump-", 5);
+	memcpy(d + at + 5, pattern + at, n - at + 1);
+	return d;
 }
 
 /* ---- asks (periods__ask) ------------------------------------------------ */
@@ -774,6 +803,8 @@ int periods__new(struct periods **out, const struct options *o, const char *patt
 	pthread_cond_init(&p->cv, NULL);
 	pthread_cond_init(&p->asked, NULL);
 	p->files = 1;
+	if (p->period_ns && p->history_ns)
+		p->dump_pattern = periods__dump_pattern(pattern);
 	p->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (!p->names || p->wake < 0 || pthread_create(&p->thread, NULL, writer_main, p) != 0) {
 		snprintf(err, errlen, "cannot start the writer thread");
@@ -790,14 +821,17 @@ int periods__next_name(struct periods *p, char *buf, size_t size, char *err, siz
 	return periods__expand(p->pattern, p->pid, p->seq++, real_ns(), buf, size, err, errlen);
 }
 
-uint64_t periods__seq(const struct periods *p)
+uint64_t periods__seq(const struct periods *p, uint64_t *dump_seq)
 {
+	if (dump_seq)
+		*dump_seq = p->dump_seq;
 	return p->seq;
 }
 
-void periods__set_seq(struct periods *p, uint64_t seq)
+void periods__set_seq(struct periods *p, uint64_t seq, uint64_t dump_seq)
 {
 	p->seq = seq;
+	p->dump_seq = dump_seq;
 }
 
 void periods__stats(const struct periods *p, struct periods_stats *out)
@@ -832,6 +866,7 @@ void periods__free(struct periods *p)
 	pthread_cond_destroy(&p->asked);
 	names__free(p->names);
 	free(p->comment);
+	free(p->dump_pattern);
 	pthread_mutex_destroy(&p->mu);
 	pthread_cond_destroy(&p->cv);
 	free(p);

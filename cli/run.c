@@ -51,6 +51,7 @@ struct run {
 	pid_t pid;                      /* --pid-file: the process sampled now */
 	uint64_t started_real;          /* CLOCK_REALTIME ns: the profiler's start */
 	uint64_t seq;                   /* --pid-file: the next file's %n, carried over */
+	uint64_t dump_seq;              /* ... and the next dump's */
 	unsigned restarts;              /* --pid-file: processes that followed the first */
 	struct periods_stats before;    /* ... the periods' figures of those before this one
 					   (under live_mu) */
@@ -926,7 +927,7 @@ again:
 	}
 	free(cmdline);
 	if (r.periods)
-		periods__set_seq(r.periods, r.seq);
+		periods__set_seq(r.periods, r.seq, r.dump_seq);
 	if (o->push && !r.push) {
 		char comm[64] = "";
 		proc__comm(sampler__first_pid(r.sampler), sampler__first_pid(r.sampler), comm);
@@ -966,7 +967,7 @@ again:
 		 * the next process the file names, its files going on. */
 		sampler__stats(r.sampler, &ss);
 		periods__finish(r.periods);
-		r.seq = periods__seq(r.periods);
+		r.seq = periods__seq(r.periods, &r.dump_seq);
 		show_status(&r, 1);
 		fprintf(stderr, "cprof-attach: PID %d exited after %llu samples; waiting for %s to "
 			"name the next\n", (int)r.pid, (unsigned long long)ss.samples, o->pid_file);
