@@ -307,6 +307,12 @@ void target__forget(struct target *t, pid_t pid);
 void target__counted(struct target *t, const struct capture *c, uint64_t cookie, size_t stack_used,
 		     int far_used);
 
+/* The next tick (target__tick_begin) checks every thread, those idle a
+ * while too (checked every th->every ticks otherwise): after it each
+ * thread's cookie is its stack at that tick (the HTTP server's "every
+ * thread now"). */
+void target__force_tick(struct target *t);
+
 /* Calls FN(ARG, COOKIE) for every cookie the target holds (threads'
  * last counted stacks, and captures not yet handed out that carry one):
  * what the caller must keep valid (e.g. stack ids it ages out). */

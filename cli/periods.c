@@ -72,6 +72,7 @@ struct periods {
 	 * periods' files never reach: the pattern with "dump-" before its
 	 * file name, numbered on their own. */
 	char *dump_pattern;             /* NULL: the pattern's next name, as the end's */
+	int ticked_now;                 /* paused after a tick made for an ask (ASK_TICK) */
 	uint64_t dump_seq;
 	/* The writer thread and its queue. */
 	pthread_t thread;
@@ -352,6 +353,22 @@ static void age(struct periods *p)
 	pthread_mutex_unlock(&p->mu);
 }
 
+/* With the sampler paused: the K slices V named, or NULL (out of memory). */
+static struct frames *name_view(struct periods *p, const struct stacks_slice **v, size_t k)
+{
+	struct frames *fr = NULL;
+	struct stacks *view = stacks__view(sampler__stacks(p->s), v, k);
+	size_t ns = sampler__nspaces(p->s);
+	const struct modules **spaces = xcalloc(ns + 1, sizeof(*spaces));
+	for (size_t i = 0; i < ns; i++)
+		spaces[i] = sampler__space(p->s, i);
+	if (view)
+		fr = frames__name(p->names, view, spaces, ns);
+	free(spaces);
+	stacks__free(view);
+	return fr;
+}
+
 /* With the sampler paused: slices [FROM, TO) (numbers) named, for the
  * writer.  NULL when they hold no sample (unless EMPTY_OK), or out of
  * memory. */
@@ -365,18 +382,21 @@ static struct frames *name_slices_of(struct periods *p, uint64_t from, uint64_t 
 		total += p->slices[i].total;
 	}
 	struct frames *fr = NULL;
-	if (total || empty_ok) {
-		struct stacks *view = stacks__view(sampler__stacks(p->s), v, k);
-		size_t ns = sampler__nspaces(p->s);
-		const struct modules **spaces = xcalloc(ns + 1, sizeof(*spaces));
-		for (size_t i = 0; i < ns; i++)
-			spaces[i] = sampler__space(p->s, i);
-		if (view)
-			fr = frames__name(p->names, view, spaces, ns);
-		free(spaces);
-		stacks__free(view);
-	}
+	if (total || empty_ok)
+		fr = name_view(p, v, k);
 	free(v);
+	return fr;
+}
+
+/* With the sampler paused right after a tick of every thread
+ * (sampler__pause_now): each thread's stack at that tick, named. */
+static struct frames *name_now(struct periods *p)
+{
+	struct stacks_slice sl;
+	sampler__now_slice(p->s, &sl);
+	const struct stacks_slice *v[1] = { &sl };
+	struct frames *fr = name_view(p, v, 1);
+	stacks__slice_free(&sl);
 	return fr;
 }
 
@@ -522,6 +542,9 @@ static void serve_asks(struct periods *p)
 		if (a->gone) {
 			unlink_ask(p, a);
 			ask_free(a);
+		} else if (a->state == ASK_QUEUED && a->a.kind == ASK_TICK && p->ticked_now &&
+			   nw < PERIODS_ASKS) {
+			work[nw++] = a;         /* every thread's stack at the tick just made */
 		} else if (a->state == ASK_QUEUED && a->a.kind != ASK_PAST) {
 			/* A tick: long enough that every thread is in it (an idle
 			 * thread is looked at every 32 ticks at least). */
@@ -541,14 +564,21 @@ static void serve_asks(struct periods *p)
 		uint64_t from = a->from, end = to;
 		int err = 0;
 		struct frames *fr = NULL;
-		if (a->state == ASK_QUEUED && !past_range(p, &a->a, &from, &end))
-			err = -ENODATA;
-		if (!err && !(fr = name_slices_of(p, from, end, 1)))
-			err = -ENOMEM;
 		struct profile_info info;
-		uint64_t start = from < end ? p->slices[from - p->first].start_ns : p->last_take;
-		uint64_t stop = from < end ? p->slices[end - 1 - p->first].end_ns : p->last_take;
-		info_for(p, start, stop, &info);
+		if (a->state == ASK_QUEUED && a->a.kind == ASK_TICK) {
+			if (!(fr = name_now(p)))
+				err = -ENOMEM;
+			uint64_t tick = 1000000000ull / (uint64_t)p->o->hz;
+			info_for(p, p->last_take - tick, p->last_take, &info);
+		} else {
+			if (a->state == ASK_QUEUED && !past_range(p, &a->a, &from, &end))
+				err = -ENODATA;
+			if (!err && !(fr = name_slices_of(p, from, end, 1)))
+				err = -ENOMEM;
+			uint64_t start = from < end ? p->slices[from - p->first].start_ns : p->last_take;
+			uint64_t stop = from < end ? p->slices[end - 1 - p->first].end_ns : p->last_take;
+			info_for(p, start, stop, &info);
+		}
 		pthread_mutex_lock(&p->mu);
 		if (a->gone) {
 			unlink_ask(p, a);
@@ -672,12 +702,33 @@ static void end_period(struct periods *p)
 	emit(p, fr, start, end, 1);
 }
 
-/* Pauses the sampler for WORK, timing the pause. */
+/* Is an ask for every thread's stack now waiting, and can it be answered
+ * from a tick made for it?  A Go program's goroutines are not threads:
+ * for them the ask gathers ticks (serve_asks). */
+static int tick_now_wanted(struct periods *p)
+{
+	int want = 0;
+	pthread_mutex_lock(&p->mu);
+	for (struct ask *a = p->asks; a && !want; a = a->next)
+		want = a->state == ASK_QUEUED && a->a.kind == ASK_TICK && !a->gone;
+	if (want && sampler_stats__rt(&p->sst, "goroutines", "seen"))
+		want = 0;
+	pthread_mutex_unlock(&p->mu);
+	return want;
+}
+
+/* Pauses the sampler for WORK, timing the pause; after a tick of every
+ * thread made now when an ask wants one (sampler__pause_now). */
 static void paused(struct periods *p, void (*work)(struct periods *, int), int arg)
 {
 	uint64_t t0 = now_ns();
-	sampler__pause(p->s);
+	p->ticked_now = tick_now_wanted(p);
+	if (p->ticked_now)
+		sampler__pause_now(p->s);
+	else
+		sampler__pause(p->s);
 	work(p, arg);
+	p->ticked_now = 0;
 	sampler__resume(p->s);
 	double ms = (double)(now_ns() - t0) / 1e6;
 	pthread_mutex_lock(&p->mu);
