@@ -30,6 +30,7 @@ struct job {
 	char path[4096];                /* "": no file, the sink only */
 	int sink;                       /* a period: to the sink too */
 	int dump;                       /* a dump of the history (SIGUSR1): said when written */
+	double pause_ms;                /* ... how long its naming paused sampling */
 };
 
 /* An ask (periods__ask) between the thread that asked and the loop. */
@@ -73,6 +74,7 @@ struct periods {
 	 * file name, numbered on their own. */
 	char *dump_pattern;             /* NULL: the pattern's next name, as the end's */
 	int ticked_now;                 /* paused after a tick made for an ask (ASK_TICK) */
+	uint64_t dump_t0;               /* CLOCK_MONOTONIC: a dump's naming began */
 	uint64_t dump_seq;
 	/* The writer thread and its queue. */
 	pthread_t thread;
@@ -204,8 +206,9 @@ static void write_job(struct periods *p, struct job *j)
 	 * went is said at once (journalctl shows it). */
 	if (e == 0 && j->dump)
 		fprintf(stderr, "%scprof-attach: SIGUSR1: wrote the history's last %.0f s (%.1f s "
-			"of samples) to %s in %.0f ms\n", line_start(), (double)p->history_ns / 1e9,
-			(double)j->info.duration_ns / 1e9, j->path, (double)(now_ns() - t0) / 1e6);
+			"of samples) to %s in %.0f ms (its naming paused sampling %.1f ms)\n",
+			line_start(), (double)p->history_ns / 1e9, (double)j->info.duration_ns / 1e9,
+			j->path, (double)(now_ns() - t0) / 1e6, j->pause_ms);
 }
 
 /* A period's naming and encoding allocate megabytes for a moment (the
@@ -254,7 +257,7 @@ static void *writer_main(void *arg)
 
 /* Hands FR to the writer; the oldest waiting profile makes room. */
 static void enqueue(struct periods *p, struct frames *fr, const struct profile_info *info,
-		    const char *path, int sink, int dump)
+		    const char *path, int sink, int dump, double pause_ms)
 {
 	pthread_mutex_lock(&p->mu);
 	if (p->qn == PERIODS_QUEUE) {
@@ -269,6 +272,7 @@ static void enqueue(struct periods *p, struct frames *fr, const struct profile_i
 	snprintf(j->path, sizeof(j->path), "%s", path);
 	j->sink = sink;
 	j->dump = dump;
+	j->pause_ms = pause_ms;
 	p->qn++;
 	pthread_cond_broadcast(&p->cv);
 	pthread_mutex_unlock(&p->mu);
@@ -427,7 +431,7 @@ static void emit(struct periods *p, struct frames *fr, uint64_t start, uint64_t 
 	if (period && !p->files) {
 		info_for(p, start, end, &info);
 		path[0] = '\0';
-		enqueue(p, fr, &info, path, 1, 0);
+		enqueue(p, fr, &info, path, 1, 0, 0);
 		return;
 	}
 	int own = !period && p->dump_pattern;
@@ -439,7 +443,8 @@ static void emit(struct periods *p, struct frames *fr, uint64_t start, uint64_t 
 		return;
 	}
 	info_for(p, start, end, &info);
-	enqueue(p, fr, &info, path, period, !period);
+	enqueue(p, fr, &info, path, period, !period,
+		period ? 0 : (double)(now_ns() - p->dump_t0) / 1e6);
 }
 
 char *periods__dump_pattern(const char *pattern)
@@ -780,6 +785,7 @@ int periods__poll(struct periods *p)
 static void dump_work(struct periods *p, int unused)
 {
 	(void)unused;
+	p->dump_t0 = now_ns();
 	take_slice(p);
 	uint64_t now = p->last_take, from = p->first + p->n;
 	while (from > p->first && p->slices[from - 1 - p->first].end_ns + p->history_ns > now)

@@ -130,7 +130,7 @@ dump_beside_ring() {
 			kill -USR1 "$PROF_PID"
 			wait_until 10 grep -q '^cprof-attach: SIGUSR1: wrote' "$TMP/dring.err"
 			line=$(grep '^cprof-attach: SIGUSR1: wrote' "$TMP/dring.err" | head -n 1)
-			path=$(echo "$line" | sed -nE 's/.* to (.*) in [0-9]+ ms$/\1/p')
+			path=$(echo "$line" | sed -nE 's/.* to (.*) in [0-9]+ ms \(its naming paused sampling [0-9.]+ ms\)$/\1/p')
 			DETAIL="line '$line'" check "dump: a line says the dump's path as it is written" \
 				"[ '$path' = '$TMP/dr/dump-r-0.folded' ] && [ -s '$path' ]"
 			sum=$(cksum <"$TMP/dr/dump-r-0.folded" 2>/dev/null)
