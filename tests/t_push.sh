@@ -72,33 +72,6 @@ bad_stores() {
 }
 beside stores bad_stores
 
-# --- 6. a store that refuses a profile ------------------------------------------------
-refusing_store() {
-	mkdir -p "$TMP/rx6"
-	"$BIN/pyroreceiver" "$TMP/rx6.ready" "$TMP/rx6" refuse &
-	PIDS+=("$!")
-	if wait_until 10 file_ready "$TMP/rx6.ready" && start_target wallclock; then
-		pid=$TARGET_PID
-		prof "$TMP/ref" "$pid" --push "$(cat "$TMP/rx6.ready")" --period 0.5s --duration 2.2
-		n=$(ls "$TMP/rx6" | grep -c '\.pprof$')
-		r=$(cat "$TMP/rx6/refused" 2>/dev/null | wc -l)
-		sum=$(grep -E '^cprof-attach: pushed' "$TMP/ref.err")
-		DETAIL="exit $PROF_RC; $n received, $r refusals; $sum" \
-			check "refused: the profile refused is dropped, sent once more after its 429 and no more; the next ones arrive" \
-			"[ '$PROF_RC' = 0 ] && [ '$r' = 1 ] && [ '$n' -ge 3 ] && [ ! -s '$TMP/rx6/errors' ]"
-		DETAIL="$sum" check "refused: the summary counts it, the 429 as a failure retried" \
-			"echo '$sum' | grep -qE '^cprof-attach: pushed $n profiles to .*: 1 send failed \\(retried\\), 0 dropped .*, 1 refused by the store'"
-		said=$(grep -c 'refused a profile (HTTP 400: invalid profile: refused by the test store)' "$TMP/ref.err")
-		DETAIL="$said lines: $(grep note: "$TMP/ref.err" | tr '\n' '|')" \
-			check "refused: said once, with the store's reason (its first line)" "[ '$said' = 1 ]"
-		DETAIL="$(grep note: "$TMP/ref.err" | tr '\n' '|')" \
-			check "refused: the failure (429) said as it happens, and the recovery" \
-			"[ \"\$(grep -c '^cprof-attach: note: a push to .* failed (HTTP 429: slow down)' '$TMP/ref.err')\" = 1 ] && [ \"\$(grep -c '^cprof-attach: note: pushes to .* get through again, after 1 failed send$' '$TMP/ref.err')\" = 1 ]"
-		check_unharmed refused "$pid" 3
-		stop_target "$pid"
-	fi
-}
-beside refused refusing_store
 
 # --- 1. a store that fails once -------------------------------------------------
 mkdir -p "$TMP/rx"
@@ -159,6 +132,36 @@ if wait_until 10 file_ready "$TMP/rx.ready" && start_target wallclock; then
 	fi
 	stop_target "$mpid"
 fi
+
+# --- 6. a store that refuses a profile ------------------------------------------------
+refusing_store() {
+	mkdir -p "$TMP/rx6"
+	"$BIN/pyroreceiver" "$TMP/rx6.ready" "$TMP/rx6" refuse &
+	PIDS+=("$!")
+	if wait_until 10 file_ready "$TMP/rx6.ready" && start_target wallclock; then
+		pid=$TARGET_PID
+		prof "$TMP/ref" "$pid" --push "$(cat "$TMP/rx6.ready")" --period 0.5s --duration 2.2
+		n=$(ls "$TMP/rx6" | grep -c '\.pprof$')
+		r=$(cat "$TMP/rx6/refused" 2>/dev/null | wc -l)
+		sum=$(grep -E '^cprof-attach: pushed' "$TMP/ref.err")
+		DETAIL="exit $PROF_RC; $n received, $r refusals; $sum" \
+			check "refused: the profile refused is dropped, sent once more after its 429 and no more; the next ones arrive" \
+			"[ '$PROF_RC' = 0 ] && [ '$r' = 1 ] && [ '$n' -ge 3 ] && [ ! -s '$TMP/rx6/errors' ]"
+		DETAIL="$sum" check "refused: the summary counts it, the 429 as a failure retried" \
+			"echo '$sum' | grep -qE '^cprof-attach: pushed $n profiles to .*: 1 send failed \\(retried\\), 0 dropped .*, 1 refused by the store'"
+		said=$(grep -c 'refused a profile (HTTP 400: invalid profile: refused by the test store)' "$TMP/ref.err")
+		DETAIL="$said lines: $(grep note: "$TMP/ref.err" | tr '\n' '|')" \
+			check "refused: said once, with the store's reason (its first line)" "[ '$said' = 1 ]"
+		DETAIL="$(grep note: "$TMP/ref.err" | tr '\n' '|')" \
+			check "refused: the failure (429) said as it happens, and the recovery" \
+			"[ \"\$(grep -c '^cprof-attach: note: a push to .* failed (HTTP 429: slow down)' '$TMP/ref.err')\" = 1 ] && [ \"\$(grep -c '^cprof-attach: note: pushes to .* get through again, after 1 failed send$' '$TMP/ref.err')\" = 1 ]"
+		check_unharmed refused "$pid" 3
+		stop_target "$pid"
+	fi
+}
+# (beside the rest, after section 1: its shares are checked against
+# the wall clock, which a second profiler under the sanitizers bent)
+beside refused refusing_store
 
 # --- 2. a store that is down ---------------------------------------------------------
 if start_target wallclock; then
