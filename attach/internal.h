@@ -146,6 +146,8 @@ struct target {
 	struct thread *revisit;         /* sample this one (again) first: its skipped
 					   ticks were handed out, its own sample not */
 	int revisit_looked;             /* ... and its perf stream was drained */
+	int force_next, force_tick;     /* target__force_tick(): the next tick checks every
+					   thread, idle or not (the tick: this one does) */
 	int keep_below;                 /* /proc descriptors kept open only below this */
 	int fd_noted;
 	struct thread **visit;          /* this tick's threads */

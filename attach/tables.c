@@ -46,6 +46,7 @@ struct process *target_process_add(struct target *t, pid_t pid, uint32_t space)
 	t->procs = p;
 	t->nprocs++;
 	t->stats.processes_seen++;
+	t->stats.processes_now = t->nprocs;
 	return p;
 }
 
@@ -72,6 +73,7 @@ void target_process_remove(struct target *t, struct process *gone)
 			*pp = gone->next;
 			free(gone);
 			t->nprocs--;
+			t->stats.processes_now = t->nprocs;
 			return;
 		}
 	}
@@ -274,6 +276,7 @@ struct thread *target_thread_add(struct target *t, struct process *p, pid_t tid)
 		return th;
 	target_give_slot(t, th);
 	t->stats.threads_seen++;
+	t->stats.threads_now++;
 	if (th->selected) {
 		th->ever_selected = 1;
 		t->stats.threads_sampled++;
@@ -390,6 +393,8 @@ void target_thread_remove(struct target *t, pid_t tid)
 		if (th->proc && th->selected && th->skipped)
 			target_push_again(t, th, th->skipped, 1);
 		*pp = th->next;
+		if (th->proc && t->stats.threads_now)
+			t->stats.threads_now--;
 		thread_free(th);
 		t->nthreads--;
 		return;

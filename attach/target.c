@@ -484,6 +484,8 @@ static void stoplist_add(struct target *t, struct thread *th)
 void target__tick_begin(struct target *t, uint64_t tick_ns)
 {
 	t->tick_ns = tick_ns ? tick_ns : now_ns();
+	t->force_tick = t->force_next;
+	t->force_next = 0;
 	t->nvisit = t->visit_i = 0;
 	t->nstop = 0;
 	t->last_blocked = NULL;
@@ -524,7 +526,7 @@ const struct capture *target__next_blocked(struct target *t)
 			t->stats.carried++;
 			continue;
 		}
-		if (th->cookie && th->skipped + 1 < th->every) {
+		if (th->cookie && th->skipped + 1 < th->every && !t->force_tick) {
 			th->skipped++;
 			continue;
 		}
@@ -633,6 +635,11 @@ void target__interrupt(struct target *t)
 		t->npending++;
 	}
 	t->nstop = t->nvisit = t->visit_i = 0;
+}
+
+void target__force_tick(struct target *t)
+{
+	t->force_next = 1;
 }
 
 void target__each_cookie(const struct target *t, void (*fn)(void *arg, uint64_t cookie), void *arg)

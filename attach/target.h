@@ -203,6 +203,8 @@ struct target_stats {
 	uint64_t threads_sampled;       /* of them, those --tid or --threads-matching chose
 					   (all of them without either) */
 	uint64_t processes_seen;
+	uint64_t threads_now;           /* threads of the target alive now (sampled or not) */
+	uint64_t processes_now;         /* ... and processes */
 	uint64_t execs;                 /* exec() calls followed */
 	uint64_t skipped;               /* processes left alone (traced by another tracer) */
 };
@@ -304,6 +306,12 @@ void target__forget(struct target *t, pid_t pid);
  * unchanged capture carrying it. */
 void target__counted(struct target *t, const struct capture *c, uint64_t cookie, size_t stack_used,
 		     int far_used);
+
+/* The next tick (target__tick_begin) checks every thread, those idle a
+ * while too (checked every th->every ticks otherwise): after it each
+ * thread's cookie is its stack at that tick (the HTTP server's "every
+ * thread now"). */
+void target__force_tick(struct target *t);
 
 /* Calls FN(ARG, COOKIE) for every cookie the target holds (threads'
  * last counted stacks, and captures not yet handed out that carry one):

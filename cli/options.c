@@ -430,9 +430,15 @@ static int parse_one(struct options *o, int c, const char *arg, char *err, size_
 		*(c == OPT_PUSH_AUTH_FILE ? &o->push_auth_file : &o->push_header_file) = arg;
 		return 0;
 	case OPT_APP_NAME:
-		if (!*arg || strpbrk(arg, "{}=,\"\n")) {
-			snprintf(err, errlen, "--app-name needs a name without { } = , or quotes, "
-				 "not '%s'", arg);
+		if (!*arg || strspn(arg, APP_NAME_CHARS) != strlen(arg)) {
+			char fix[128];
+			size_t k = 0;
+			for (const char *ch = arg; *ch && k + 1 < sizeof(fix); ch++)
+				fix[k++] = strchr(APP_NAME_CHARS, *ch) ? *ch : '_';
+			fix[k] = '\0';
+			snprintf(err, errlen, "--app-name needs a name of letters, digits, _ . and - "
+				 "(what Pyroscope takes), not '%.200s'%s%s%s", arg, k ? " (say '" : "",
+				 fix, k ? "')" : "");
 			return -EINVAL;
 		}
 		o->app_name = arg;

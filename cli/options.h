@@ -3,6 +3,10 @@
 #ifndef CPROF_CLI_OPTIONS_H
 #define CPROF_CLI_OPTIONS_H
 
+/* What an --app-name may hold: Pyroscope's application names
+ * ([A-Za-z0-9_.-]); a command's name used instead is mapped to them. */
+#define APP_NAME_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"
+
 #include <regex.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -39,7 +43,7 @@ struct options {
 	const char *push_auth_file;     /* --push-auth-file: USER:PASSWORD or a token */
 	const char *push_header_file;   /* --push-header-file: "Name: value" lines */
 	const char *push;               /* --push URL: each period to a Pyroscope /ingest */
-	const char *app_name;           /* --app-name: the pushed profiles' name */
+	const char *app_name;           /* --app-name: the pushed profiles' name (APP_NAME_CHARS) */
 	const char *tags[MAX_TAGS];     /* --tag KEY=VALUE (repeatable), as given */
 	size_t ntags;
 	double debuginfod_deadline;     /* --debuginfod-deadline: seconds; 0: the default */

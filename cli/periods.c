@@ -29,6 +29,8 @@ struct job {
 	struct profile_info info;
 	char path[4096];                /* "": no file, the sink only */
 	int sink;                       /* a period: to the sink too */
+	int dump;                       /* a dump of the history (SIGUSR1): said when written */
+	double pause_ms;                /* ... how long its naming paused sampling */
 };
 
 /* An ask (periods__ask) between the thread that asked and the loop. */
@@ -67,6 +69,13 @@ struct periods {
 	uint64_t first;                 /* the number of slices[0] */
 	uint64_t period_first;          /* the number of the period's first slice */
 	uint64_t seq;                   /* the next file's %n */
+	/* With --period, dumps (SIGUSR1) go to names of their own, where the
+	 * periods' files never reach: the pattern with "dump-" before its
+	 * file name, numbered on their own. */
+	char *dump_pattern;             /* NULL: the pattern's next name, as the end's */
+	int ticked_now;                 /* paused after a tick made for an ask (ASK_TICK) */
+	uint64_t dump_t0;               /* CLOCK_MONOTONIC: a dump's naming began */
+	uint64_t dump_seq;
 	/* The writer thread and its queue. */
 	pthread_t thread;
 	int thread_started;
@@ -171,6 +180,7 @@ static void write_job(struct periods *p, struct job *j)
 		return;
 	struct outfile *f = NULL;
 	char err[512];
+	uint64_t t0 = now_ns();
 	int e = outfile__open(&f, j->path, err, sizeof(err));
 	if (e == 0) {
 		e = p->write(outfile__fd(f), j->fr, &j->info, err, sizeof(err));
@@ -192,6 +202,13 @@ static void write_job(struct periods *p, struct job *j)
 		snprintf(p->st.last, sizeof(p->st.last), "%s", j->path);
 	}
 	pthread_mutex_unlock(&p->mu);
+	/* A dump is asked for by hand (SIGUSR1, systemctl kill): where it
+	 * went is said at once (journalctl shows it). */
+	if (e == 0 && j->dump)
+		fprintf(stderr, "%scprof-attach: SIGUSR1: wrote the history's last %.0f s (%.1f s "
+			"of samples) to %s in %.0f ms (its naming paused sampling %.1f ms)\n",
+			line_start(), (double)p->history_ns / 1e9, (double)j->info.duration_ns / 1e9,
+			j->path, (double)(now_ns() - t0) / 1e6, j->pause_ms);
 }
 
 /* A period's naming and encoding allocate megabytes for a moment (the
@@ -240,7 +257,7 @@ static void *writer_main(void *arg)
 
 /* Hands FR to the writer; the oldest waiting profile makes room. */
 static void enqueue(struct periods *p, struct frames *fr, const struct profile_info *info,
-		    const char *path, int sink)
+		    const char *path, int sink, int dump, double pause_ms)
 {
 	pthread_mutex_lock(&p->mu);
 	if (p->qn == PERIODS_QUEUE) {
@@ -254,6 +271,8 @@ static void enqueue(struct periods *p, struct frames *fr, const struct profile_i
 	j->info = *info;
 	snprintf(j->path, sizeof(j->path), "%s", path);
 	j->sink = sink;
+	j->dump = dump;
+	j->pause_ms = pause_ms;
 	p->qn++;
 	pthread_cond_broadcast(&p->cv);
 	pthread_mutex_unlock(&p->mu);
@@ -338,6 +357,22 @@ static void age(struct periods *p)
 	pthread_mutex_unlock(&p->mu);
 }
 
+/* With the sampler paused: the K slices V named, or NULL (out of memory). */
+static struct frames *name_view(struct periods *p, const struct stacks_slice **v, size_t k)
+{
+	struct frames *fr = NULL;
+	struct stacks *view = stacks__view(sampler__stacks(p->s), v, k);
+	size_t ns = sampler__nspaces(p->s);
+	const struct modules **spaces = xcalloc(ns + 1, sizeof(*spaces));
+	for (size_t i = 0; i < ns; i++)
+		spaces[i] = sampler__space(p->s, i);
+	if (view)
+		fr = frames__name(p->names, view, spaces, ns);
+	free(spaces);
+	stacks__free(view);
+	return fr;
+}
+
 /* With the sampler paused: slices [FROM, TO) (numbers) named, for the
  * writer.  NULL when they hold no sample (unless EMPTY_OK), or out of
  * memory. */
@@ -351,18 +386,21 @@ static struct frames *name_slices_of(struct periods *p, uint64_t from, uint64_t 
 		total += p->slices[i].total;
 	}
 	struct frames *fr = NULL;
-	if (total || empty_ok) {
-		struct stacks *view = stacks__view(sampler__stacks(p->s), v, k);
-		size_t ns = sampler__nspaces(p->s);
-		const struct modules **spaces = xcalloc(ns + 1, sizeof(*spaces));
-		for (size_t i = 0; i < ns; i++)
-			spaces[i] = sampler__space(p->s, i);
-		if (view)
-			fr = frames__name(p->names, view, spaces, ns);
-		free(spaces);
-		stacks__free(view);
-	}
+	if (total || empty_ok)
+		fr = name_view(p, v, k);
 	free(v);
+	return fr;
+}
+
+/* With the sampler paused right after a tick of every thread
+ * (sampler__pause_now): each thread's stack at that tick, named. */
+static struct frames *name_now(struct periods *p)
+{
+	struct stacks_slice sl;
+	sampler__now_slice(p->s, &sl);
+	const struct stacks_slice *v[1] = { &sl };
+	struct frames *fr = name_view(p, v, 1);
+	stacks__slice_free(&sl);
 	return fr;
 }
 
@@ -382,7 +420,8 @@ static void info_for(const struct periods *p, uint64_t start, uint64_t end, stru
 }
 
 /* FR (the slices from START to END, named) to the next file of the
- * pattern; a PERIOD's to the sink too, and to a file only with files. */
+ * pattern; a PERIOD's to the sink too, and to a file only with files; a
+ * dump (not a PERIOD) to the dumps' own names with --period. */
 static void emit(struct periods *p, struct frames *fr, uint64_t start, uint64_t end, int period)
 {
 	char path[4096], err[256];
@@ -392,17 +431,32 @@ static void emit(struct periods *p, struct frames *fr, uint64_t start, uint64_t 
 	if (period && !p->files) {
 		info_for(p, start, end, &info);
 		path[0] = '\0';
-		enqueue(p, fr, &info, path, 1);
+		enqueue(p, fr, &info, path, 1, 0, 0);
 		return;
 	}
-	if (periods__expand(p->pattern, p->pid, p->seq++, start, path, sizeof(path), err,
+	int own = !period && p->dump_pattern;
+	if (periods__expand(own ? p->dump_pattern : p->pattern, p->pid,
+			    own ? p->dump_seq++ : p->seq++, start, path, sizeof(path), err,
 			    sizeof(err)) < 0) {
 		fprintf(stderr, "%scprof-attach: error: %s\n", line_start(), err);
 		frames__free(fr);
 		return;
 	}
 	info_for(p, start, end, &info);
-	enqueue(p, fr, &info, path, period);
+	enqueue(p, fr, &info, path, period, !period,
+		period ? 0 : (double)(now_ns() - p->dump_t0) / 1e6);
+}
+
+char *periods__dump_pattern(const char *pattern)
+{
+	const char *base = strrchr(pattern, '/');
+	size_t at = base ? (size_t)(base - pattern) + 1 : 0;
+	size_t n = strlen(pattern);
+	char *d = xmalloc(n + 6);
+	memcpy(d, pattern, at);
+	memcpy(d + at, "dump-", 5);
+	memcpy(d + at + 5, pattern + at, n - at + 1);
+	return d;
 }
 
 /* ---- asks (periods__ask) ------------------------------------------------ */
@@ -493,6 +547,9 @@ static void serve_asks(struct periods *p)
 		if (a->gone) {
 			unlink_ask(p, a);
 			ask_free(a);
+		} else if (a->state == ASK_QUEUED && a->a.kind == ASK_TICK && p->ticked_now &&
+			   nw < PERIODS_ASKS) {
+			work[nw++] = a;         /* every thread's stack at the tick just made */
 		} else if (a->state == ASK_QUEUED && a->a.kind != ASK_PAST) {
 			/* A tick: long enough that every thread is in it (an idle
 			 * thread is looked at every 32 ticks at least). */
@@ -512,14 +569,21 @@ static void serve_asks(struct periods *p)
 		uint64_t from = a->from, end = to;
 		int err = 0;
 		struct frames *fr = NULL;
-		if (a->state == ASK_QUEUED && !past_range(p, &a->a, &from, &end))
-			err = -ENODATA;
-		if (!err && !(fr = name_slices_of(p, from, end, 1)))
-			err = -ENOMEM;
 		struct profile_info info;
-		uint64_t start = from < end ? p->slices[from - p->first].start_ns : p->last_take;
-		uint64_t stop = from < end ? p->slices[end - 1 - p->first].end_ns : p->last_take;
-		info_for(p, start, stop, &info);
+		if (a->state == ASK_QUEUED && a->a.kind == ASK_TICK) {
+			if (!(fr = name_now(p)))
+				err = -ENOMEM;
+			uint64_t tick = options__sample_period_ns(p->o);
+			info_for(p, p->last_take - tick, p->last_take, &info);
+		} else {
+			if (a->state == ASK_QUEUED && !past_range(p, &a->a, &from, &end))
+				err = -ENODATA;
+			if (!err && !(fr = name_slices_of(p, from, end, 1)))
+				err = -ENOMEM;
+			uint64_t start = from < end ? p->slices[from - p->first].start_ns : p->last_take;
+			uint64_t stop = from < end ? p->slices[end - 1 - p->first].end_ns : p->last_take;
+			info_for(p, start, stop, &info);
+		}
 		pthread_mutex_lock(&p->mu);
 		if (a->gone) {
 			unlink_ask(p, a);
@@ -643,12 +707,33 @@ static void end_period(struct periods *p)
 	emit(p, fr, start, end, 1);
 }
 
-/* Pauses the sampler for WORK, timing the pause. */
+/* Is an ask for every thread's stack now waiting, and can it be answered
+ * from a tick made for it?  A Go program's goroutines are not threads:
+ * for them the ask gathers ticks (serve_asks). */
+static int tick_now_wanted(struct periods *p)
+{
+	int want = 0;
+	pthread_mutex_lock(&p->mu);
+	for (struct ask *a = p->asks; a && !want; a = a->next)
+		want = a->state == ASK_QUEUED && a->a.kind == ASK_TICK && !a->gone;
+	if (want && sampler_stats__rt(&p->sst, "goroutines", "seen"))
+		want = 0;
+	pthread_mutex_unlock(&p->mu);
+	return want;
+}
+
+/* Pauses the sampler for WORK, timing the pause; after a tick of every
+ * thread made now when an ask wants one (sampler__pause_now). */
 static void paused(struct periods *p, void (*work)(struct periods *, int), int arg)
 {
 	uint64_t t0 = now_ns();
-	sampler__pause(p->s);
+	p->ticked_now = tick_now_wanted(p);
+	if (p->ticked_now)
+		sampler__pause_now(p->s);
+	else
+		sampler__pause(p->s);
 	work(p, arg);
+	p->ticked_now = 0;
 	sampler__resume(p->s);
 	double ms = (double)(now_ns() - t0) / 1e6;
 	pthread_mutex_lock(&p->mu);
@@ -700,6 +785,7 @@ int periods__poll(struct periods *p)
 static void dump_work(struct periods *p, int unused)
 {
 	(void)unused;
+	p->dump_t0 = now_ns();
 	take_slice(p);
 	uint64_t now = p->last_take, from = p->first + p->n;
 	while (from > p->first && p->slices[from - 1 - p->first].end_ns + p->history_ns > now)
@@ -774,6 +860,8 @@ int periods__new(struct periods **out, const struct options *o, const char *patt
 	pthread_cond_init(&p->cv, NULL);
 	pthread_cond_init(&p->asked, NULL);
 	p->files = 1;
+	if (p->period_ns && p->history_ns)
+		p->dump_pattern = periods__dump_pattern(pattern);
 	p->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (!p->names || p->wake < 0 || pthread_create(&p->thread, NULL, writer_main, p) != 0) {
 		snprintf(err, errlen, "cannot start the writer thread");
@@ -790,14 +878,17 @@ int periods__next_name(struct periods *p, char *buf, size_t size, char *err, siz
 	return periods__expand(p->pattern, p->pid, p->seq++, real_ns(), buf, size, err, errlen);
 }
 
-uint64_t periods__seq(const struct periods *p)
+uint64_t periods__seq(const struct periods *p, uint64_t *dump_seq)
 {
+	if (dump_seq)
+		*dump_seq = p->dump_seq;
 	return p->seq;
 }
 
-void periods__set_seq(struct periods *p, uint64_t seq)
+void periods__set_seq(struct periods *p, uint64_t seq, uint64_t dump_seq)
 {
 	p->seq = seq;
+	p->dump_seq = dump_seq;
 }
 
 void periods__stats(const struct periods *p, struct periods_stats *out)
@@ -832,6 +923,7 @@ void periods__free(struct periods *p)
 	pthread_cond_destroy(&p->asked);
 	names__free(p->names);
 	free(p->comment);
+	free(p->dump_pattern);
 	pthread_mutex_destroy(&p->mu);
 	pthread_cond_destroy(&p->cv);
 	free(p);

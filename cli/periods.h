@@ -112,10 +112,18 @@ int periods__wake_fd(const struct periods *p);
  * periods__finish() when the sampling ends. */
 void periods__close(struct periods *p);
 
-/* The next file's %n, and setting it (--pid-file: the files of the next
- * process go on from there). */
-uint64_t periods__seq(const struct periods *p);
-void periods__set_seq(struct periods *p, uint64_t seq);
+/* The next file's %n (and the next dump's, to DUMP_SEQ if not NULL), and
+ * setting them (--pid-file: the files of the next process go on from
+ * there). */
+uint64_t periods__seq(const struct periods *p, uint64_t *dump_seq);
+void periods__set_seq(struct periods *p, uint64_t seq, uint64_t dump_seq);
+
+/* With --period and --history, where a dump (SIGUSR1) goes: PATTERN with
+ * "dump-" before its file name ("/d/app-%n{20}.pprof" ->
+ * "/d/dump-app-%n{20}.pprof"), numbered on its own: no expansion of the
+ * pattern is ever such a name (a %-pattern expands to digits, '-' and
+ * '%'), so the ring never overwrites a dump.  Malloc'd. */
+char *periods__dump_pattern(const char *pattern);
 
 /* Each period's profile also goes to SINK (on the writer thread, after
  * its file); with FILES 0 it goes there only (--push without -o). */

@@ -44,7 +44,9 @@ struct push {
 	uint64_t deadline_ns;           /* quitting: give up sending then */
 	struct push_stats st;           /* under mu */
 	char *shown;                    /* url as shown: its secrets hidden (util/secret.h) */
-	int said;                       /* a failure was said, once */
+	int failing;                    /* the last send failed (retried): said as it began */
+	uint64_t failed_run;            /* ... and the sends failed since */
+	int said_refused;               /* a refusal (4xx) was said, once */
 	char *userpwd;                  /* --push-auth-file's USER:PASSWORD, or NULL */
 	struct curl_slist *headers;     /* --push-auth-file's token, --push-header-file's */
 };
@@ -192,7 +194,18 @@ int push__new(struct push **out, const struct options *o, const struct push_auth
 	strcpy(p->url + ul, tail);
 	p->shown = secret__shown(p->url);
 	p->app = xstrdup(o->app_name ? o->app_name : comm && *comm ? comm : "cprof-attach");
-	clean(p->app);
+	/* --app-name was checked (cli/options.c); a command's name is
+	 * mapped to the characters Pyroscope takes, and the mapping said. */
+	int mapped = 0;
+	for (char *c = p->app; *c; c++)
+		if (!strchr(APP_NAME_CHARS, *c)) {
+			*c = '_';
+			mapped = 1;
+		}
+	if (mapped)
+		fprintf(stderr, "cprof-attach: note: pushing as '%s': the command's name '%s' with "
+			"each character Pyroscope does not take in a name (not [A-Za-z0-9_.-]) as _ "
+			"(--app-name sets another)\n", p->app, comm);
 	if (gethostname(p->host, sizeof(p->host) - 1) < 0)
 		snprintf(p->host, sizeof(p->host), "unknown");
 	clean(p->host);
@@ -227,12 +240,17 @@ int push__new(struct push **out, const struct options *o, const struct push_auth
 struct answer {
 	size_t got;
 	int cut;                        /* ended here, past ANSWER_MAX */
+	char head[512];                 /* its first bytes: a refusal's reason */
 };
 
 static size_t discard(char *ptr, size_t size, size_t n, void *arg)
 {
 	struct answer *a = arg;
-	(void)ptr;
+	if (a->got < sizeof(a->head) - 1) {
+		size_t k = size * n < sizeof(a->head) - 1 - a->got ? size * n : sizeof(a->head) - 1 - a->got;
+		memcpy(a->head + a->got, ptr, k);
+		a->head[a->got + k] = '\0';
+	}
 	a->got += size * n;
 	if (a->got > ANSWER_MAX) {
 		a->cut = 1;
@@ -255,7 +273,31 @@ static int keep_going(void *arg, curl_off_t dt, curl_off_t dn, curl_off_t ut, cu
 	return stop;
 }
 
-/* One POST; 0, or -1 with p->st.last_error set. */
+/* A store's answer as one line of ours: its first line, printable, at
+ * most 200 bytes ("" for none). */
+static void reason_of(const char *body, char *out, size_t size)
+{
+	size_t o = 0;
+	while (*body == ' ' || *body == '\t' || *body == '\r' || *body == '\n')
+		body++;
+	for (; *body && *body != '\n' && *body != '\r' && o + 1 < size && o < 200; body++)
+		out[o++] = (unsigned char)*body < 0x20 || (unsigned char)*body == 0x7f ? '?' : *body;
+	while (o && out[o - 1] == ' ')
+		o--;
+	out[o] = '\0';
+}
+
+/* Is CODE the profile's fault (a 4xx: sent again, it is refused again)?
+ * 408 (the request timed out) and 429 (too many requests) are the store's
+ * state, not the profile's: those are retried, as a 5xx is. */
+static int refused_code(long code)
+{
+	return code >= 400 && code < 500 && code != 408 && code != 429;
+}
+
+/* One POST; 0 (sent), 1 (refused: a 4xx, not to be sent again, with
+ * p->st.last_refusal set), or -1 (failed: to retry, with p->st.last_error
+ * set). */
 static int send_one(struct push *p, CURL *c, const struct item *it, long timeout_s)
 {
 	char proc[64];
@@ -297,7 +339,7 @@ static int send_one(struct push *p, CURL *c, const struct item *it, long timeout
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 5L);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT, timeout_s);
-	struct answer ans = { 0, 0 };
+	struct answer ans = { 0 };
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, &ans);
 	curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, keep_going);
@@ -323,24 +365,52 @@ static int send_one(struct push *p, CURL *c, const struct item *it, long timeout
 	if (rc == CURLE_WRITE_ERROR && ans.cut)
 		rc = CURLE_OK;          /* the body cut by us: the status is what counts */
 	int ok = rc == CURLE_OK && code >= 200 && code < 300;
-	if (!ok)
+	int refused = rc == CURLE_OK && refused_code(code);
+	char reason[208];
+	reason_of(ans.head, reason, sizeof(reason));
+	/* Said as it happens: the first refusal (with the store's reason),
+	 * the start of a run of failures and its end (a run whose every push
+	 * failed said nothing until its end); then counted: the summary,
+	 * /metrics. */
+	char said[1024] = "", again[600] = "";
+	if (refused) {
+		snprintf(p->st.last_refusal, sizeof(p->st.last_refusal), "HTTP %ld%s%.200s", code,
+			 reason[0] ? ": " : "", reason);
+		if (!p->said_refused) {
+			p->said_refused = 1;
+			snprintf(said, sizeof(said), "cprof-attach: note: %.400s refused a profile (%.255s): "
+				 "dropped, not sent again (a 4xx is the profile's fault, not the store's); "
+				 "the next ones go on, refusals are counted in the summary and /metrics "
+				 "(cprof_pushes_total{result=\"refused\"}); said once",
+				 p->shown, p->st.last_refusal);
+		}
+	} else if (!ok) {
 		snprintf(p->st.last_error, sizeof(p->st.last_error), "%s",
 			 rc != CURLE_OK ? (cerr[0] ? cerr : curl_easy_strerror(rc)) :
 			 code ? "the server answered with an error" : "no answer");
-	if (!ok && rc == CURLE_OK)
-		snprintf(p->st.last_error, sizeof(p->st.last_error), "HTTP %ld", code);
-	/* Said once, as it happens (a run whose every push fails said
-	 * nothing until its end); then counted: the summary, /metrics. */
-	char said[sizeof(p->st.last_error)] = "";
-	if (!ok && !p->said && !p->quit) {
-		p->said = 1;
-		memcpy(said, p->st.last_error, sizeof(said));
+		if (rc == CURLE_OK)
+			snprintf(p->st.last_error, sizeof(p->st.last_error), "HTTP %ld%s%.200s", code,
+				 reason[0] ? ": " : "", reason);
+		if (!p->failing && !p->quit)
+			snprintf(said, sizeof(said), "cprof-attach: note: a push to %.400s failed (%.255s): "
+				 "retried, and counted in the summary and /metrics (cprof_pushes_total); "
+				 "said again when pushes get through", p->shown, p->st.last_error);
+		p->failing = 1;
+		p->failed_run++;
+	}
+	if ((ok || refused) && p->failing) {
+		snprintf(again, sizeof(again), "cprof-attach: note: pushes to %.400s get through again, "
+			 "after %llu failed %s", p->shown, (unsigned long long)p->failed_run,
+			 p->failed_run == 1 ? "send" : "sends");
+		p->failing = 0;
+		p->failed_run = 0;
 	}
 	pthread_mutex_unlock(&p->mu);
+	if (again[0])
+		fprintf(stderr, "%s\n", again);
 	if (said[0])
-		fprintf(stderr, "cprof-attach: note: a push to %s failed (%s): retried, and counted "
-			"in the summary and /metrics (cprof_pushes_total); said once\n", p->shown, said);
-	return ok ? 0 : -1;
+		fprintf(stderr, "%s\n", said);
+	return ok ? 0 : refused ? 1 : -1;
 }
 
 static void *sender(void *arg)
@@ -381,9 +451,13 @@ static void *sender(void *arg)
 		pthread_mutex_lock(&p->mu);
 		/* Sent or not, the head may have been dropped meanwhile (the
 		 * queue overflowed): only take it out if it is still this one. */
-		if (r == 0) {
-			p->st.sent++;
-			p->st.bytes_sent += it.len;
+		if (r >= 0) {               /* sent, or refused: out of the queue */
+			if (r == 0) {
+				p->st.sent++;
+				p->st.bytes_sent += it.len;
+			} else {
+				p->st.refused++;
+			}
 			if (p->n && p->q[p->head].seq == it.seq) {
 				free(p->q[p->head].body);
 				p->st.queued_bytes -= p->q[p->head].len;
@@ -434,8 +508,14 @@ void push__period(void *arg, const struct frames *fr, const struct profile_info 
 	close(fd);
 	if (!it.body)
 		return;
-	it.from_s = info->start_ns / 1000000000ull;
-	it.until_s = (info->start_ns + info->duration_ns + 999999999ull) / 1000000000ull;
+	/* The period's start and end, each to the nearest second: a period
+	 * ends where the next begins (cli/periods.c takes them between the
+	 * same two ticks), so the windows tile, each one's from the last
+	 * one's until (the start floored and the end ceiled made 11 s windows
+	 * of 10 s periods, each overlapping the next by 1 s).  The pprof's
+	 * own time_nanos and duration_nanos are exact. */
+	it.from_s = (info->start_ns + 500000000ull) / 1000000000ull;
+	it.until_s = (info->start_ns + info->duration_ns + 500000000ull) / 1000000000ull;
 	pthread_mutex_lock(&p->mu);
 	it.pid = p->pid;
 	it.seq = p->next_seq++;
@@ -482,16 +562,18 @@ void push__metrics(struct push *p, struct strbuf *sb)
 	push__stats(p, &st);
 	strbuf__addf(sb,
 		"# HELP cprof_pushes_total Profiles sent to --push, by result (dropped: the "
-		"queue was full).\n# TYPE cprof_pushes_total counter\n"
+		"queue was full; refused: the store answered 4xx, not retried).\n# TYPE cprof_pushes_total counter\n"
 		"cprof_pushes_total{result=\"sent\"} %llu\n"
 		"cprof_pushes_total{result=\"failed\"} %llu\n"
 		"cprof_pushes_total{result=\"dropped\"} %llu\n"
+		"cprof_pushes_total{result=\"refused\"} %llu\n"
 		"# HELP cprof_push_queue_profiles Profiles waiting to be sent.\n"
 		"# TYPE cprof_push_queue_profiles gauge\ncprof_push_queue_profiles %llu\n"
 		"# HELP cprof_push_queue_bytes Bytes waiting to be sent.\n"
 		"# TYPE cprof_push_queue_bytes gauge\ncprof_push_queue_bytes %llu\n",
 		(unsigned long long)st.sent, (unsigned long long)st.failed,
-		(unsigned long long)st.dropped, (unsigned long long)st.queued,
+		(unsigned long long)st.dropped, (unsigned long long)st.refused,
+		(unsigned long long)st.queued,
 		(unsigned long long)st.queued_bytes);
 }
 

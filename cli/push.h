@@ -6,7 +6,9 @@
  * the periods' writer thread and queued (at most PUSH_QUEUE profiles and
  * PUSH_QUEUE_BYTES bytes; past that the oldest is dropped and counted); a
  * thread of its own sends them in order, a failed send retried with a
- * backoff from 1 s doubling to 60 s, the queue filling meanwhile. */
+ * backoff from 1 s doubling to 60 s, the queue filling meanwhile.  A 4xx
+ * answer (but 408 and 429) is the profile's fault: that profile is dropped
+ * and counted, never sent again, and the queue moves on. */
 #ifndef CPROF_CLI_PUSH_H
 #define CPROF_CLI_PUSH_H
 
@@ -23,10 +25,12 @@
 
 struct push_stats {
 	uint64_t sent, failed, dropped; /* profiles sent; sends that failed; dropped unsent */
+	uint64_t refused;               /* answered 4xx (not 408, 429): dropped, not retried */
 	uint64_t queued, queued_bytes;  /* waiting now */
 	uint64_t bytes_sent;
 	long last_code;                 /* the last answer's HTTP code (0: none) */
-	char last_error[256];
+	char last_error[256];           /* the last failed send's (retried) */
+	char last_refusal[256];         /* the last refusal's code and the store's reason */
 };
 
 struct push;

@@ -51,7 +51,10 @@ struct run {
 	pid_t pid;                      /* --pid-file: the process sampled now */
 	uint64_t started_real;          /* CLOCK_REALTIME ns: the profiler's start */
 	uint64_t seq;                   /* --pid-file: the next file's %n, carried over */
+	uint64_t dump_seq;              /* ... and the next dump's */
 	unsigned restarts;              /* --pid-file: processes that followed the first */
+	struct periods_stats before;    /* ... the periods' figures of those before this one
+					   (under live_mu) */
 	struct serve *serve;            /* --listen (cli/serve.h) */
 	struct push *push;              /* --push (cli/push.h) */
 	char *push_shown;               /* --push's URL as shown: its secrets hidden */
@@ -150,16 +153,84 @@ static void note_root_serving(const struct run *r)
 }
 
 /* The profiler's resident memory, bytes (0 if unknown). */
-static uint64_t self_rss(void)
+static uint64_t rss_of(const char *statm)
 {
 	long pages = 0, rss = 0;
-	FILE *f = fopen("/proc/self/statm", "re");
+	FILE *f = fopen(statm, "re");
 	if (f) {
 		if (fscanf(f, "%ld %ld", &pages, &rss) != 2)
 			rss = 0;
 		fclose(f);
 	}
 	return (uint64_t)rss * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+/* The profiler's resident memory: this process's and its watchdog's (a
+ * process of its own, cli/watchdog.h: 3 MB left out before). */
+static uint64_t self_rss_of(pid_t watchdog)
+{
+	uint64_t rss = rss_of("/proc/self/statm");
+	if (watchdog > 0) {
+		char fn[64];
+		snprintf(fn, sizeof(fn), "/proc/%d/statm", (int)watchdog);
+		rss += rss_of(fn);
+	}
+	return rss;
+}
+
+/* The watchdog's CPU time (user and system), seconds. */
+static double cpu_of(pid_t pid)
+{
+	char fn[64], buf[1024];
+	snprintf(fn, sizeof(fn), "/proc/%d/stat", (int)pid);
+	int fd = pid > 0 ? open(fn, O_RDONLY | O_CLOEXEC) : -1;
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	const char *c = strrchr(buf, ')');
+	unsigned long long ut = 0, st = 0;
+	if (!c || sscanf(c + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+		return 0;
+	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* ACC += PS: the periods' counts of one process added to those before
+ * (--pid-file: the summary and /metrics count every process's files). */
+static void periods_add(struct periods_stats *acc, const struct periods_stats *ps)
+{
+	acc->periods += ps->periods;
+	acc->dumps += ps->dumps;
+	acc->asks += ps->asks;
+	acc->written += ps->written;
+	acc->failed += ps->failed;
+	acc->dropped += ps->dropped;
+	acc->slices += ps->slices;
+	acc->stacks_freed += ps->stacks_freed;
+	acc->history_slices = ps->history_slices;
+	acc->history_bytes = ps->history_bytes;
+	acc->name_ms_max = ps->name_ms_max > acc->name_ms_max ? ps->name_ms_max : acc->name_ms_max;
+	acc->age_ms_max = ps->age_ms_max > acc->age_ms_max ? ps->age_ms_max : acc->age_ms_max;
+	acc->trim_ms_max = ps->trim_ms_max > acc->trim_ms_max ? ps->trim_ms_max : acc->trim_ms_max;
+	if (ps->written)
+		memcpy(acc->last, ps->last, sizeof(acc->last));
+}
+
+/* The periods' figures of the whole run: those of the processes before
+ * (--pid-file) and of P, the current one's (may be NULL: between two). */
+static void run_periods_stats(const struct periods_stats *before, struct periods *p,
+			      struct periods_stats *out)
+{
+	*out = *before;
+	out->history_slices = out->history_bytes = 0;
+	if (p) {
+		struct periods_stats cur;
+		periods__stats(p, &cur);
+		periods_add(out, &cur);
+	}
 }
 
 static const char *plural(uint64_t n, const char *one, const char *many)
@@ -229,7 +300,7 @@ static void show_status(struct run *r, int final)
 		/* A run without end: what it has made so far, and its memory. */
 		struct periods_stats ps;
 		struct push_stats pu = { 0 };
-		periods__stats(r->periods, &ps);
+		run_periods_stats(&r->before, r->periods, &ps);
 		if (r->push)
 			push__stats(r->push, &pu);
 		n += snprintf(line + n, sizeof(line) - (size_t)n, ", %llu %s", (unsigned long long)ps.written,
@@ -242,7 +313,7 @@ static void show_status(struct run *r, int final)
 				      (unsigned long long)pu.sent, (unsigned long long)pu.queued);
 		if ((size_t)n < sizeof(line))
 			n += snprintf(line + n, sizeof(line) - (size_t)n, ", %.1f MiB",
-				      (double)self_rss() / 1048576.0);
+				      (double)self_rss_of(r->watchdog_gone ? 0 : r->watchdog) / 1048576.0);
 	}
 	size_t width = term_columns() - 1, used = columns_of(line, SIZE_MAX, NULL), bytes;
 	if (r->periods && !options__whole_run(r->o))
@@ -345,9 +416,9 @@ static void live_metrics(void *arg, struct strbuf *sb)
 	uint64_t from = 0, to = 0;
 	pthread_mutex_lock(&r->live_mu);
 	int live = r->live != NULL;
+	run_periods_stats(&r->before, r->live, &ps);
 	if (live) {
 		periods__sampler_stats(r->live, &ss);
-		periods__stats(r->live, &ps);
 		periods__kept(r->live, &from, &to);
 		sampler__progress(r->live_sampler, &pr);
 	}
@@ -394,10 +465,11 @@ static void live_metrics(void *arg, struct strbuf *sb)
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
 	metric(sb, "process_cpu_seconds_total", "counter", "The profiler's CPU time (user and "
-	       "system), seconds.", (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6);
-	metric(sb, "process_resident_memory_bytes", "gauge", "The profiler's resident memory, "
-	       "bytes.", (double)self_rss());
+	       "system, its watchdog's included), seconds.",
+	       (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6 + cpu_of(r->watchdog_gone ? 0 : r->watchdog));
+	metric(sb, "process_resident_memory_bytes", "gauge", "The profiler's resident memory "
+	       "(its watchdog's included), bytes.", (double)self_rss_of(r->watchdog_gone ? 0 : r->watchdog));
 	metric(sb, "process_start_time_seconds", "gauge", "When the profiler started, unix "
 	       "seconds.", (double)r->started_real / 1e9);
 }
@@ -573,7 +645,7 @@ static void print_summary(const struct run *r, const struct sampler_stats *ss)
 			plural(ss->jump_lost, "sample", "samples"));
 	struct periods_stats ps = { 0 };
 	if (r->periods) {
-		periods__stats(r->periods, &ps);
+		run_periods_stats(&r->before, r->periods, &ps);
 		fprintf(stderr, "cprof-attach: %llu %s and %llu %s of the history: %llu %s written, "
 			"%llu not written, %llu dropped (the writer fell behind); naming paused "
 			"sampling %.1f ms at most\n",
@@ -587,15 +659,17 @@ static void print_summary(const struct run *r, const struct sampler_stats *ss)
 			plural(ps.asks, "profile", "profiles"), serve__address(r->serve));
 	if (r->o->push)
 		fprintf(stderr, "cprof-attach: pushed %llu %s to %s: %llu %s failed (retried), %llu "
-			"dropped (the queue was full), %llu left unsent%s%s\n",
+			"dropped (the queue was full), %llu left unsent, %llu refused by the store "
+			"(4xx: dropped)%s%s%s%s\n",
 			(unsigned long long)r->pushed.sent, plural(r->pushed.sent, "profile", "profiles"),
 			r->push_shown, (unsigned long long)r->pushed.failed,
 			plural(r->pushed.failed, "send", "sends"), (unsigned long long)r->pushed.dropped,
-			(unsigned long long)r->pushed.queued, r->pushed.last_error[0] ? "; last error: " : "",
-			r->pushed.last_error);
+			(unsigned long long)r->pushed.queued, (unsigned long long)r->pushed.refused,
+			r->pushed.last_error[0] ? "; last error: " : "", r->pushed.last_error,
+			r->pushed.last_refusal[0] ? "; last refusal: " : "", r->pushed.last_refusal);
 	if (r->restarts)
-		fprintf(stderr, "cprof-attach: %u processes followed through %s; the numbers below "
-			"are the last one's\n", r->restarts + 1, r->o->pid_file);
+		fprintf(stderr, "cprof-attach: %u processes followed through %s (the periods and "
+			"files above count them all); the numbers below are the last one's\n", r->restarts + 1, r->o->pid_file);
 	const char *wrote = !options__whole_run(r->o) ?
 			    (ps.written ? ps.last : "no file") : outfile__path(r->out);
 	/* A runtime's profile counts its units (goroutines): say so, with
@@ -847,7 +921,7 @@ again:
 	}
 	free(cmdline);
 	if (r.periods)
-		periods__set_seq(r.periods, r.seq);
+		periods__set_seq(r.periods, r.seq, r.dump_seq);
 	if (o->push && !r.push) {
 		char comm[64] = "";
 		proc__comm(sampler__first_pid(r.sampler), sampler__first_pid(r.sampler), comm);
@@ -887,10 +961,15 @@ again:
 		 * the next process the file names, its files going on. */
 		sampler__stats(r.sampler, &ss);
 		periods__finish(r.periods);
-		r.seq = periods__seq(r.periods);
+		r.seq = periods__seq(r.periods, &r.dump_seq);
 		show_status(&r, 1);
 		fprintf(stderr, "cprof-attach: PID %d exited after %llu samples; waiting for %s to "
 			"name the next\n", (int)r.pid, (unsigned long long)ss.samples, o->pid_file);
+		struct periods_stats ps;
+		periods__stats(r.periods, &ps);
+		pthread_mutex_lock(&r.live_mu);
+		periods_add(&r.before, &ps);
+		pthread_mutex_unlock(&r.live_mu);
 		periods__free(r.periods);
 		r.periods = NULL;
 		sampler__free(r.sampler);

@@ -522,7 +522,11 @@ static enum MHD_Result index_page(struct serve *s, struct MHD_Connection *c)
 		"<li><a href=\"/debug/fgprof?last=300\">/debug/fgprof?last=300</a>: the last 5 minutes "
 		"from the flight recorder, at once</li>\n"
 		"<li><a href=\"/debug/pprof/goroutine?debug=2\">/debug/pprof/goroutine?debug=2</a>: "
-		"every thread's stack now</li>\n"
+		"every thread's stack now, as <code>cprof-attach --dump</code> prints it (a tick of "
+		"every thread made for the request)</li>\n"
+		"<li><a href=\"/debug/pprof/goroutine\">/debug/pprof/goroutine</a>: the same stacks as "
+		"a wall-clock pprof, one sample per thread (a Go program's: per goroutine, over the "
+		"last ticks); not Go's goroutine-count profile</li>\n"
 		"<li><a href=\"/metrics\">/metrics</a>: the profiler's own health (Prometheus)</li>\n"
 		"</ul>\n");
 	if (from)

@@ -59,6 +59,11 @@ struct sampler {
 	 * between ticks, with no thread held, until sampler__resume(). */
 	int park_fd;                    /* eventfd: wakes the tracer's poll */
 	int park_wanted, parked, finished;      /* under lock, signalled by cond */
+	int tick_now;                   /* under lock: sampler__pause_now() wants a tick first */
+	uint64_t now_from;              /* the tick made for it (target ticks), 0: none yet */
+	int64_t *slot_id;               /* by slot: the stack last counted ... */
+	uint64_t *slot_tick;            /* ... at this tick (target ticks) */
+	size_t slot_cap;
 	int exited;                     /* every target process exited */
 	const char *failure;            /* why sampling stopped early, or NULL */
 	int stopped;
@@ -178,5 +183,9 @@ enum unwind_status sampler_unwind_saved(struct sampler *s, pid_t pid, uint32_t i
 					const struct user_regs_struct *regs, const unsigned char *stack,
 					size_t len, size_t want, uint64_t **pcs, size_t *depth,
 					uint32_t *space);
+
+/* Each slot's stack counted at or after the tick sampler__pause_now()
+ * made, count 1, into OUT's arrays (sampler__now_slice). */
+void sampler_now_ids(struct sampler *s, struct stacks_slice *out);
 
 #endif

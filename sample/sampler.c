@@ -134,7 +134,7 @@ static void publish(struct sampler *s)
 	const struct target_stats *ts = target__stats(s->t);
 	pthread_mutex_lock(&s->lock);
 	s->progress = (struct sampler_progress){ s->stats.start_ns, ts->ticks,
-		stacks__total(s->st), ts->threads_seen, ts->processes_seen };
+		stacks__total(s->st), ts->threads_now, ts->processes_now };
 	pthread_mutex_unlock(&s->lock);
 }
 
@@ -148,6 +148,20 @@ static void maybe_park(struct sampler *s)
 	if (read(s->park_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 		return;
 	pthread_mutex_lock(&s->lock);
+	if (s->park_wanted && s->tick_now) {
+		/* sampler__pause_now(): a tick of every thread first, now;
+		 * parked once its stops are all taken (pending 0). */
+		s->tick_now = 0;
+		pthread_mutex_unlock(&s->lock);
+		target__force_tick(s->t);
+		s->due_ns = now_ns();
+		if (target__ready(s->t)) {
+			sample_all(s);
+			s->now_from = target__stats(s->t)->ticks;
+		}
+		publish(s);
+		pthread_mutex_lock(&s->lock);
+	}
 	if (s->park_wanted && target__pending(s->t) == 0) {
 		s->parked = 1;
 		pthread_cond_broadcast(&s->cond);
@@ -381,18 +395,29 @@ void sampler__stop(struct sampler *s)
 	s->stopped = 1;
 }
 
-void sampler__pause(struct sampler *s)
+static void pause_with(struct sampler *s, int tick_now)
 {
 	if (!s->thread_started)
 		return;
 	uint64_t one = 1;
 	pthread_mutex_lock(&s->lock);
 	s->park_wanted = 1;
+	s->tick_now = tick_now;
 	if (write(s->park_fd, &one, sizeof(one)) < 0)
 		abort();                /* an eventfd write cannot fail here */
 	while (!s->parked && !s->finished)
 		pthread_cond_wait(&s->cond, &s->lock);
 	pthread_mutex_unlock(&s->lock);
+}
+
+void sampler__pause(struct sampler *s)
+{
+	pause_with(s, 0);
+}
+
+void sampler__pause_now(struct sampler *s)
+{
+	pause_with(s, 1);
 }
 
 void sampler__resume(struct sampler *s)
@@ -401,6 +426,14 @@ void sampler__resume(struct sampler *s)
 	s->park_wanted = 0;
 	pthread_cond_broadcast(&s->cond);
 	pthread_mutex_unlock(&s->lock);
+}
+
+void sampler__now_slice(struct sampler *s, struct stacks_slice *out)
+{
+	memset(out, 0, sizeof(*out));
+	copy_labels(s);
+	sampler_now_ids(s, out);
+	out->epoch = stacks__epoch(s->st);
 }
 
 void sampler__take(struct sampler *s, struct stacks_slice *out)
@@ -507,6 +540,8 @@ void sampler__free(struct sampler *s)
 	while (s->nviews)
 		sampler_close_view(s, s->nviews - 1);
 	free(s->views);
+	free(s->slot_id);
+	free(s->slot_tick);
 	free(s->looked);
 	for (size_t i = 0; i < s->nrt_names; i++)
 		free(s->rt_names[i].kv);

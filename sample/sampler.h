@@ -92,7 +92,8 @@ struct sampler_stats {
 
 /* A live view for a status line (any thread may ask). */
 struct sampler_progress {
-	uint64_t start_ns, ticks, samples, threads, processes;
+	uint64_t start_ns, ticks, samples;
+	uint64_t threads, processes;    /* alive now, not every one seen */
 };
 
 struct sampler;
@@ -132,6 +133,14 @@ void sampler__progress(struct sampler *s, struct sampler_progress *p);
  * meanwhile are late (missed ticks, counted as such): keep it short. */
 void sampler__pause(struct sampler *s);
 void sampler__resume(struct sampler *s);
+
+/* sampler__pause(), after a tick of every thread made now (the idle ones
+ * too, looked at again: attach/target.h target__force_tick), its samples
+ * counted as a tick's; then sampler__now_slice() gives each thread's stack
+ * at that tick, a sample each (stack ids of the table, which it holds:
+ * profile/stacks.h; free it with stacks__slice_free). */
+void sampler__pause_now(struct sampler *s);
+void sampler__now_slice(struct sampler *s, struct stacks_slice *out);
 
 /* While paused: the counts since the last take, taken and zeroed (see
  * profile/stacks.h), and the labels of every thread seen so far. */

@@ -23,7 +23,9 @@
 #      8th period file to its 23rd stay within a bound (before the stacks
 #      and address-space generations were freed: +1.2 MB and +9 descriptors
 #      a second), and the libraries' code is still named.  It runs beside
-#      sections 1-7 (tests/lib.sh beside): it waits on time, not the CPU.
+#      sections 1-7 (tests/lib.sh beside): it waits on time, not the CPU;
+#   9. SIGUSR1 beside a ring (--period, %n{2}): the dump is written to
+#      dump-NAME, which the ring never reaches, and a line names it.
 . "$(dirname "$0")/lib.sh"
 
 # share FILE FUNC: percent of FILE's samples whose stack holds FUNC.
@@ -111,6 +113,40 @@ flat_memory() {
 	fi
 }
 beside flat flat_memory
+
+# --- 9. a dump beside a ring ----------------------------------------------------------
+# SIGUSR1 with --period and a ring: the dump goes to dump-NAME, numbered on
+# its own, where the ring never writes (before: the ring's next name, which
+# the ring overwrote MAX periods later), and a line says where, as it is
+# written (before: nothing; the unit's comment said journalctl names it).
+# _newer A B: file A was modified after file B.
+_newer() { [ -n "$(find "$1" -newer "$2" 2>/dev/null)" ]; }
+dump_beside_ring() {
+	if start_target wallclock; then
+		local pid=$TARGET_PID line path sum
+		mkdir -p "$TMP/dr"
+		prof_bg "$TMP/dring" "$pid" --period 0.5s --history 5s --hz 49 -o "$TMP/dr/r-%n{2}.folded"
+		if wait_until 10 file_ready "$TMP/dr/r-1.folded"; then
+			kill -USR1 "$PROF_PID"
+			wait_until 10 grep -q '^cprof-attach: SIGUSR1: wrote' "$TMP/dring.err"
+			line=$(grep '^cprof-attach: SIGUSR1: wrote' "$TMP/dring.err" | head -n 1)
+			path=$(echo "$line" | sed -nE 's/.* to (.*) in [0-9]+ ms \(its naming paused sampling [0-9.]+ ms\)$/\1/p')
+			DETAIL="line '$line'" check "dump: a line says the dump's path as it is written" \
+				"[ '$path' = '$TMP/dr/dump-r-0.folded' ] && [ -s '$path' ]"
+			sum=$(cksum <"$TMP/dr/dump-r-0.folded" 2>/dev/null)
+			# the ring writes both its names again after the dump
+			wait_until 10 _newer "$TMP/dr/r-0.folded" "$TMP/dr/dump-r-0.folded"
+			wait_until 10 _newer "$TMP/dr/r-1.folded" "$TMP/dr/dump-r-0.folded"
+			DETAIL="$(ls "$TMP/dr" | tr '\n' ' ')" \
+				check "dump: the ring goes round and never reaches it (dump-r-0.folded unchanged, only r-0 and r-1 besides)" \
+				"_newer '$TMP/dr/r-0.folded' '$TMP/dr/dump-r-0.folded' && _newer '$TMP/dr/r-1.folded' '$TMP/dr/dump-r-0.folded' && [ \"\$(cksum <'$TMP/dr/dump-r-0.folded')\" = '$sum' ] && [ \"\$(ls '$TMP/dr' | tr '\n' ' ')\" = 'dump-r-0.folded r-0.folded r-1.folded ' ]"
+		fi
+		kill -INT "$PROF_PID"
+		prof_wait 20
+		stop_target "$pid"
+	fi
+}
+beside dumpring dump_beside_ring
 
 # --- 1. period files ------------------------------------------------------------
 if start_target wallclock; then
@@ -310,6 +346,11 @@ time.sleep(120)         # never reaps' "$TMP/svc.pid" &
 		DETAIL="exit $PROF_RC: $(tail -n 3 "$TMP/zomb.err" | tr '\n' '|')" \
 			check "--pid-file: a zombie not taken, the next process followed" \
 			"[ '$PROF_RC' = 0 ] && grep -q 'processes followed through' '$TMP/zomb.err'"
+		zf=$(ls "$TMP" | grep -c '^z-[0-9]*\.folded$')
+		zs=$(sed -nE 's/^cprof-attach: [0-9]+ periods? and [0-9]+ dumps? of the history: ([0-9]+) files? written.*/\1/p' "$TMP/zomb.err")
+		DETAIL="$zf files, the summary says ${zs:-nothing}" \
+			check "--pid-file: the summary counts the files of every process followed, not the last one's" \
+			"[ '$zf' -ge 3 ] && [ '$zs' = '$zf' ]"
 	fi
 	stop_target "$next"
 fi
@@ -356,6 +397,9 @@ else
 			check "pid-file: the first file is the first process's, the last the new one's" \
 				"grep -q '^redis-server [^;]*($first);' '$TMP/rd/r-0.folded' && grep -q '^redis-server [^;]*($second);' '$TMP/rd/r-$last.folded'"
 			check "pid-file: summary says two processes were followed" "grep -q '2 processes followed through' '$TMP/restart.err'"
+			ws=$(sed -nE 's/^cprof-attach: [0-9]+ periods? and [0-9]+ dumps? of the history: ([0-9]+) files? written.*/\1/p' "$TMP/restart.err")
+			DETAIL="$n files, the summary says ${ws:-nothing}" \
+				check "pid-file: the summary counts both processes' files" "[ '$ws' = '$n' ]"
 			check "pid-file: the new process is untraced after" untraced "$second"
 		fi
 	fi

@@ -4,12 +4,15 @@
 # (Go's net/http) checks each request against Pyroscope's documented HTTP
 # API and keeps the profile, which Go's own pprof reader then reads.
 #   1. a store that refuses the first request (503): retried, every period
-#      arrives, named APP{host,pid,process,tags}, from/until of its period,
+#      arrives, named APP{host,pid,process,tags}, from/until of its period
+#      (windows that tile: each from the previous until),
 #      a known split (a third each) in each profile;
 #   2. a store that is down (nothing listens): the periods' files are still
 #      written, one per period, the run ends on time, the summary counts
 #      the failures; /metrics shows them;
-#   3. bad --push, --tag and --app-name refused before anything attaches;
+#   3. bad --push, --tag and --app-name refused before anything attaches
+#      (an --app-name outside Pyroscope's [A-Za-z0-9_.-]; a command's name
+#      outside it is mapped, and that said);
 #   4. secrets: credentials in --push's URL (user:password@, ?token=) are
 #      used but never written: not in the summary, the period files, the
 #      profile --listen serves nor the pushed bodies; --push-auth-file
@@ -19,6 +22,12 @@
 #      run past its 5 s of grace (before: 30 s more); one whose answer never
 #      ends is read a few KiB (the push counted as sent); a failing push is
 #      said once as it happens.
+#   6. a store that refuses a profile (400, as Pyroscope answers an invalid
+#      one): that profile is dropped, counted and said once with the
+#      store's reason, never sent again, and the later ones arrive (before:
+#      retried for ever at the head of the queue, nothing else delivered);
+#      a 429 before it is retried; the failure and the recovery each said
+#      as they happen.
 . "$(dirname "$0")/lib.sh"
 
 if [ ! -x "$BIN/pyroreceiver" ] || ! have_pprof; then
@@ -63,6 +72,7 @@ bad_stores() {
 }
 beside stores bad_stores
 
+
 # --- 1. a store that fails once -------------------------------------------------
 mkdir -p "$TMP/rx"
 "$BIN/pyroreceiver" "$TMP/rx.ready" "$TMP/rx" 1 &
@@ -92,6 +102,10 @@ if wait_until 10 file_ready "$TMP/rx.ready" && start_target wallclock; then
 	now=$(date +%s)
 	DETAIL="from $f1 until $u1, now $now" check "push: from/until are the period's (1-2 s apart, this minute)" \
 		"[ \$(($u1 - $f1)) -ge 1 ] && [ \$(($u1 - $f1)) -le 2 ] && [ \$(($now - $f1)) -lt 60 ]"
+	# the windows tile: each period's from is the one before's until
+	tiles=$(for i in 0 1 2 3; do sed -nE 's/.*from=([0-9]+).*until=([0-9]+).*/\1 \2/p' "$TMP/rx/$i.query"; done |
+		awk 'NR > 1 && $1 != u { bad = bad " " NR ":" $1 "!=" u } { u = $2 } END { print NR ":" bad }')
+	DETAIL="$tiles" check "push: the windows tile (from = the previous until: no overlap, no gap)" "[ '$tiles' = '4:' ]"
 	bad=
 	for i in 0 1 2; do
 		pprof_top "$TMP/rx/$i.pprof" >"$TMP/top.$i"
@@ -103,7 +117,51 @@ if wait_until 10 file_ready "$TMP/rx.ready" && start_target wallclock; then
 	DETAIL="$bad" check "push: go tool pprof reads each profile sent: a third each (+-12)" "[ -z '$bad' ]"
 	check_unharmed push "$pid" 3
 	stop_target "$pid"
+	# a command whose name Pyroscope would refuse: mapped, and said
+	cp "$BIN/wallclock" "$TMP/my app:v2"
+	"$TMP/my app:v2" "$TMP/mapped.ready" &
+	PIDS+=("$!")
+	mpid=$!
+	if wait_until 10 file_ready "$TMP/mapped.ready"; then
+		prof "$TMP/mapped" "$mpid" --push "$store" --period 0.5s --duration 0.7
+		mq=$(grep -l 'process%3Dmy' "$TMP"/rx/*.query 2>/dev/null | head -n 1)
+		mname=$(printf '%b' "$(sed -nE 's/.*name=([^&]*).*/\1/p' "${mq:-/dev/null}" | sed 's/%/\\x/g')")
+		DETAIL="exit $PROF_RC; name '$mname'; $(grep note: "$TMP/mapped.err")" \
+			check "push: a command named 'my app:v2' is pushed as my_app_v2 (Pyroscope's [A-Za-z0-9_.-]), and that is said" \
+			"[ '$PROF_RC' = 0 ] && [ '$mname' = 'my_app_v2{host=$host,pid=$mpid,process=my_app_v2}' ] && grep -qF \"note: pushing as 'my_app_v2': the command's name 'my app:v2'\" '$TMP/mapped.err'"
+	fi
+	stop_target "$mpid"
 fi
+
+# --- 6. a store that refuses a profile ------------------------------------------------
+refusing_store() {
+	mkdir -p "$TMP/rx6"
+	"$BIN/pyroreceiver" "$TMP/rx6.ready" "$TMP/rx6" refuse &
+	PIDS+=("$!")
+	if wait_until 10 file_ready "$TMP/rx6.ready" && start_target wallclock; then
+		pid=$TARGET_PID
+		prof "$TMP/ref" "$pid" --push "$(cat "$TMP/rx6.ready")" --period 0.5s --duration 2.2
+		n=$(ls "$TMP/rx6" | grep -c '\.pprof$')
+		r=$(cat "$TMP/rx6/refused" 2>/dev/null | wc -l)
+		sum=$(grep -E '^cprof-attach: pushed' "$TMP/ref.err")
+		DETAIL="exit $PROF_RC; $n received, $r refusals; $sum" \
+			check "refused: the profile refused is dropped, sent once more after its 429 and no more; the next ones arrive" \
+			"[ '$PROF_RC' = 0 ] && [ '$r' = 1 ] && [ '$n' -ge 3 ] && [ ! -s '$TMP/rx6/errors' ]"
+		DETAIL="$sum" check "refused: the summary counts it, the 429 as a failure retried" \
+			"echo '$sum' | grep -qE '^cprof-attach: pushed $n profiles to .*: 1 send failed \\(retried\\), 0 dropped .*, 1 refused by the store'"
+		said=$(grep -c 'refused a profile (HTTP 400: invalid profile: refused by the test store)' "$TMP/ref.err")
+		DETAIL="$said lines: $(grep note: "$TMP/ref.err" | tr '\n' '|')" \
+			check "refused: said once, with the store's reason (its first line)" "[ '$said' = 1 ]"
+		DETAIL="$(grep note: "$TMP/ref.err" | tr '\n' '|')" \
+			check "refused: the failure (429) said as it happens, and the recovery" \
+			"[ \"\$(grep -c '^cprof-attach: note: a push to .* failed (HTTP 429: slow down)' '$TMP/ref.err')\" = 1 ] && [ \"\$(grep -c '^cprof-attach: note: pushes to .* get through again, after 1 failed send$' '$TMP/ref.err')\" = 1 ]"
+		check_unharmed refused "$pid" 3
+		stop_target "$pid"
+	fi
+}
+# (beside the rest, after section 1: its shares are checked against
+# the wall clock, which a second profiler under the sanitizers bent)
+beside refused refusing_store
 
 # --- 2. a store that is down ---------------------------------------------------------
 if start_target wallclock; then
@@ -135,6 +193,8 @@ if start_target wallclock; then
 	expect_error "--tag without =" "KEY=VALUE" "" "$pid" -- "$CPROF" "$pid" --push http://127.0.0.1:1 --tag env
 	expect_error "--tag with a brace" "KEY=VALUE" "" "$pid" -- "$CPROF" "$pid" --push http://127.0.0.1:1 --tag 'env=a}b'
 	expect_error "--app-name with a comma" "app-name" "" "$pid" -- "$CPROF" "$pid" --push http://127.0.0.1:1 --app-name a,b
+	expect_error "--app-name Pyroscope refuses" "app-name needs .*letters, digits, _ \. and -.*say .my_app_v2" "" "$pid" -- \
+		"$CPROF" "$pid" --push http://127.0.0.1:1 -d 0.3 --app-name 'my app:v2'
 	expect_error "--tag without --push" "needs --push" "" "$pid" -- "$CPROF" "$pid" --tag env=x
 	expect_error "--push with --dump" "not with --dump" "" "$pid" -- "$CPROF" "$pid" --push http://127.0.0.1:1 --dump
 	expect_error "--push ftp:// with a password" "http:// or https://" "" "$pid" -- "$CPROF" "$pid" --push ftp://u:Zq9Sekret@x/

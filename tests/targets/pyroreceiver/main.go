@@ -7,10 +7,14 @@
 // that passes gets its profile saved as DIR/N.pprof and its query as
 // DIR/N.query, and 200.  One that does not: 400, and the reason appended to
 // DIR/errors.  The first FAIL requests (default 0) are answered 503 without
-// a look, as a store that is down.
+// a look, as a store that is down.  FAIL "refuse": the first request is
+// answered 429 (too many requests: to be retried), then every request
+// carrying that same profile 400 with a reason, as Pyroscope refuses an
+// invalid one (each refusal a line in DIR/refused); the others are taken.
 package main
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"io"
 	"net"
@@ -30,10 +34,16 @@ func main() {
 		os.Exit(2)
 	}
 	ready, dir := os.Args[1], os.Args[2]
-	fail := 0
+	fail, refuse400 := 0, false
 	if len(os.Args) > 3 {
-		fail, _ = strconv.Atoi(os.Args[3])
+		if os.Args[3] == "refuse" {
+			refuse400 = true
+		} else {
+			fail, _ = strconv.Atoi(os.Args[3])
+		}
 	}
+	var refusedSum [32]byte
+	haveRefused := false
 	var mu sync.Mutex
 	seen, saved := 0, 0
 	refuse := func(w http.ResponseWriter, why string) {
@@ -98,6 +108,23 @@ func main() {
 		if err != nil || len(body) == 0 {
 			refuse(w, "empty profile")
 			return
+		}
+		if refuse400 {
+			sum := sha256.Sum256(body)
+			if !haveRefused {
+				refusedSum, haveRefused = sum, true
+				http.Error(w, "slow down", http.StatusTooManyRequests)
+				return
+			}
+			if sum == refusedSum {
+				f, err := os.OpenFile(filepath.Join(dir, "refused"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+				if err == nil {
+					fmt.Fprintln(f, r.URL.RawQuery)
+					f.Close()
+				}
+				http.Error(w, "invalid profile: refused by the test store\nsecond line", http.StatusBadRequest)
+				return
+			}
 		}
 		base := filepath.Join(dir, strconv.Itoa(saved))
 		os.WriteFile(base+".query", []byte(r.URL.RawQuery+"\n"), 0o644)
