@@ -53,7 +53,7 @@ struct sampler_config {
 };
 
 #define SAMPLER_RUNTIMES 8
-#define SAMPLER_RT_STATS 12
+#define SAMPLER_RT_STATS 16
 
 /* What the summary and --stats report. */
 struct sampler_stats {
