@@ -667,6 +667,12 @@ static void read_code(struct py_interp *p, uint64_t addr, struct py_code *c)
 		p->named++;
 }
 
+bool py_interp__code_checked(struct py_interp *p, uint64_t code, uint64_t epoch)
+{
+	const struct py_code *c = code_slot(p, code);
+	return c->addr == code && c->checked == epoch;
+}
+
 uint32_t py_interp__code(struct py_interp *p, uint64_t code, uint64_t epoch)
 {
 	struct py_code *c = code_slot(p, code);

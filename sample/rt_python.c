@@ -75,10 +75,12 @@ struct pyview {
 /* Code objects not met for this long (to twice it) are dropped. */
 #define CODE_AGE_NS (5 * 1000000000ull)
 
-/* A tick's time for the view: a quarter of the tick's interval, at least
- * 1 ms. */
-#define BUDGET_SHARE 4
-#define BUDGET_MIN_NS 1000000ull
+/* A tick's time for the view: half the tick's interval, at least 2 ms.
+ * What a capture's read has begun is finished (a chain of 1,024 frames
+ * takes a few ms); past it no other thread's chain is read in the tick and
+ * no code object named. */
+#define BUDGET_SHARE 2
+#define BUDGET_MIN_NS 2000000ull
 
 /* Adds the time since T0 to the tick's; true once it is over budget. */
 static bool spend(struct pyview *v, uint64_t t0)
@@ -322,7 +324,8 @@ static uint64_t frame_pc(struct pyview *v, struct sampler *s, const struct py_fr
 {
 	sym_fresh(v, s);
 	uint64_t instr = v->lines ? f->instr : 0;
-	if (v->over)
+	/* over budget, only what needs no read: a frame already named */
+	if (v->over && f->code && !py_interp__code_checked(v->py, f->code, v->epoch))
 		return budget_pc(v, s);
 	uint32_t serial = f->code ? py_interp__code(v->py, f->code, v->epoch) : 0;
 	size_t h = (size_t)(((f->code >> 4) ^ instr * 0x9e3779b97f4a7c15ull) * 0xff51afd7ed558ccdull >> 50) &
