@@ -389,6 +389,9 @@ static void live_metrics(void *arg, struct strbuf *sb)
 	       to > from ? (double)(to - from) / 1e9 : 0);
 	metric(sb, "cprof_history_bytes", "gauge", "Memory of the flight recorder's counts.",
 	       (double)ps.history_bytes);
+	metric(sb, "cprof_history_capped_seconds_total", "counter",
+	       "Seconds the flight recorder dropped for its cap in bytes (64 MiB).",
+	       (double)ps.history_capped);
 	pthread_mutex_lock(&r->live_mu);
 	if (r->push)
 		push__metrics(r->push, sb);

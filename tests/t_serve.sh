@@ -22,7 +22,9 @@
 #  10. the end: SIGINT, exit 0, "served N profiles", the target untraced,
 #      the unix socket removed;
 #  11. abuse: 40 slowloris clients and 600 idle connections (from two other
-#      loopback addresses) do not keep /metrics scrapes from being answered.
+#      loopback addresses) do not keep /metrics scrapes from being answered;
+#  12. --history's cap in bytes: past it the oldest seconds go, said once,
+#      counted in /metrics, the bytes held under it.
 . "$(dirname "$0")/lib.sh"
 
 if ! command -v curl >/dev/null; then
@@ -86,6 +88,41 @@ abuse() {
 	stop_target "$TARGET_PID"
 }
 command -v python3 >/dev/null && beside abuse abuse
+
+# --- 12. the history's cap in bytes (beside the rest) ---------------------------------------
+# --history keeps at most 64 MiB of counts (cli/periods.h
+# HISTORY_MAX_BYTES); CPROF_HISTORY_BYTES lowers it here to 8 KiB, which
+# 101 blocked threads fill in about 4 s of 1 s slices: the oldest seconds
+# are dropped, said once, counted in /metrics, and the bytes held stay
+# under the cap (before: no cap at all).
+history_cap() {
+	local u bytes capped
+	if ! start_target many 100; then
+		return
+	fi
+	CPROF_HISTORY_BYTES=8192 prof_bg "$TMP/hcap" "$TARGET_PID" --listen 127.0.0.1:0 --history 10m --hz 19
+	wait_until 10 _serving "$TMP/hcap.err"
+	u=$(serving_url "$TMP/hcap.err")
+	if [ -z "$u" ]; then
+		DETAIL="$(head -c 300 "$TMP/hcap.err")" check "history cap: the server starts" false
+		return
+	fi
+	_capped() { [ "$(metric_value "$u" cprof_history_capped_seconds_total)" -gt 0 ] 2>/dev/null; }
+	wait_until 15 _capped
+	capped=$(metric_value "$u" cprof_history_capped_seconds_total)
+	bytes=$(metric_value "$u" cprof_history_bytes)
+	diag "history cap: ${bytes:-?} bytes held, ${capped:-?} seconds dropped"
+	DETAIL="cprof_history_capped_seconds_total ${capped:-none}" \
+		check "history cap: past its cap the oldest seconds are dropped, counted in /metrics" "[ '${capped:-0}' -gt 0 ] 2>/dev/null"
+	DETAIL="cprof_history_bytes ${bytes:-none}" \
+		check "history cap: the bytes held stay under the cap (8 KiB here)" "[ -n '$bytes' ] && ge 8192 '$bytes'"
+	check "history cap: said once" "[ \"\$(grep -c 'note: the history reached its cap' '$TMP/hcap.err')\" = 1 ]"
+	kill -INT "$PROF_PID"
+	prof_wait 15
+	DETAIL="exit $PROF_RC: $(head -c 300 "$TMP/hcap.err")" check "history cap: the profiler ends well (exit 0)" "[ '$PROF_RC' = 0 ]"
+	stop_target "$TARGET_PID"
+}
+beside history_cap history_cap
 
 if start_target wallclock; then
 	pid=$TARGET_PID
