@@ -778,6 +778,7 @@ static int start_sampler(struct run *r)
 		.tids = o->ntids ? o->tids : NULL, .ntids = o->ntids,
 		.threads_re = o->threads_matching ? &o->threads_re : NULL,
 		.lifeline = r->lifeline >= 0 ? &r->lifeline : NULL,
+		.beat = r->watchdog > 0 ? watchdog__beat() : NULL,
 	};
 	int e = sampler__start(&r->sampler, &cfg, r->err, sizeof(r->err));
 	print_notes(r);
