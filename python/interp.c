@@ -667,10 +667,19 @@ static void read_code(struct py_interp *p, uint64_t addr, struct py_code *c)
 		p->named++;
 }
 
-bool py_interp__code_checked(struct py_interp *p, uint64_t code, uint64_t epoch)
+bool py_interp__code_cached(const struct py_interp *p, uint64_t code, uint32_t *serial)
 {
-	const struct py_code *c = code_slot(p, code);
-	return c->addr == code && c->checked == epoch;
+	size_t h = (size_t)((code >> 4) * 0x9e3779b97f4a7c15ull >> 50) & (CODE_CACHE - 1);
+	for (size_t i = 0; i < 64; i++) {
+		const struct py_code *c = &p->codes[(h + i) & (CODE_CACHE - 1)];
+		if (c->addr == code) {
+			*serial = c->serial;
+			return true;
+		}
+		if (!c->addr)
+			break;
+	}
+	return false;
 }
 
 uint32_t py_interp__code(struct py_interp *p, uint64_t code, uint64_t epoch)

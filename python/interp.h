@@ -130,9 +130,9 @@ struct py_named {
 int py_interp__name(struct py_interp *p, const struct py_frame_raw *f, bool lines,
 		    struct py_named *out);
 
-/* Whether code object CODE is named and was checked in EPOCH (its serial
- * is then known without a read). */
-bool py_interp__code_checked(struct py_interp *p, uint64_t code, uint64_t epoch);
+/* Whether code object CODE is named (cached), and its serial (*SERIAL),
+ * with no read and no check that it is still the same. */
+bool py_interp__code_cached(const struct py_interp *p, uint64_t code, uint32_t *serial);
 /* The serial number of code object CODE: the same for the same object,
  * another once another code object is at its address (checked once per
  * EPOCH, the caller's tick: one small read; read and named if new). */

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "module/modules.h"
 #include "profile/stacks.h"
@@ -63,8 +64,10 @@ struct pyview {
 	/* The time a tick may spend on it (listing, reading, naming): past
 	 * it, the view gives up for the rest of the tick (a hostile or huge
 	 * interpreter cannot take the sampler's rate). */
-	uint64_t budget_ns, spent_ns, mark_ns;  /* mark: where the time not yet spent starts */
+	uint64_t budget_ns, spent_ns, mark_ns;  /* the profiler's CPU time (cpu_ns());
+						   mark: where the time not yet spent starts */
 	bool over, said_over;
+	unsigned reads, merges, names;  /* this tick's (the first of each is spared) */
 	uint64_t over_ticks, over_samples;
 	uint64_t budget_pc;             /* its frame (budget_pc()) */
 	uint64_t sweep_ns, sweep_epoch; /* code objects not met since SWEEP_EPOCH are dropped
@@ -75,17 +78,31 @@ struct pyview {
 /* Code objects not met for this long (to twice it) are dropped. */
 #define CODE_AGE_NS (5 * 1000000000ull)
 
-/* A tick's time for the view: half the tick's interval, at least 2 ms.
- * What a capture's read has begun is finished (a chain of 1,024 frames
- * takes a few ms); past it no other thread's chain is read in the tick and
- * no code object named. */
-#define BUDGET_SHARE 2
+/* A tick's time for the view: a quarter of the tick's interval, at least 2 ms,
+ * of the profiler's CPU.  The tick's first read is whole whatever the
+ * time (a chain of 1,024 frames takes a few ms) and its first capture
+ * names up to FREE_NAMES code objects (a deep recursion's few); past the
+ * budget no other thread's chain is read in the tick and no other code
+ * object named. */
+#define FREE_NAMES 8
+#define BUDGET_SHARE 4
 #define BUDGET_MIN_NS 2000000ull
 
-/* Adds the time since T0 to the tick's; true once it is over budget. */
+/* The profiler's thread's CPU time: the budget counts what the view
+ * spends, not the time another process on a loaded machine takes. */
+static uint64_t cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Adds the CPU time since T0 (cpu_ns()) to the tick's; true once it is
+ * over budget. */
 static bool spend(struct pyview *v, uint64_t t0)
 {
-	v->spent_ns += now_ns() - t0;
+	uint64_t now = cpu_ns();
+	v->spent_ns += now > t0 ? now - t0 : 0;
 	if (!v->over && v->spent_ns > v->budget_ns) {
 		v->over = true;
 		v->over_ticks++;
@@ -154,13 +171,14 @@ static size_t py_read(void *arg, pid_t pid, pid_t tid, int running, void *out, s
 	struct py_head h = { 0, tstate_of(v, tid), 0 };
 	if (!h.tstate || cap < sizeof(h))
 		return 0;
-	if (v->over) {
+	if (v->over && v->reads) {
 		v->over_samples++;      /* its native frames only, this tick */
 		h.over = 1;
 		memcpy(out, &h, sizeof(h));
 		return sizeof(h);
 	}
-	uint64_t t0 = now_ns();
+	uint64_t t0 = cpu_ns();
+	v->reads++;
 	size_t max = (cap - sizeof(h)) / sizeof(struct py_frame_raw);
 	size_t k = (size_t)((h.tstate >> 4) * 0x9e3779b97f4a7c15ull >> 58) & (HINTS - 1);
 	if (v->hints[k].tstate != h.tstate) {
@@ -246,7 +264,8 @@ static int py_tick(struct rt_view *rv, struct sampler *s, char *note, size_t not
 	}
 	v->spent_ns = 0;
 	v->over = false;
-	uint64_t gil, t0 = now_ns();
+	v->reads = v->merges = v->names = 0;
+	uint64_t gil, t0 = cpu_ns();
 	int n = py_interp__threads(v->py, v->threads, PY_MAX_THREADS, &gil);
 	if (n < 0) {
 		v->nthreads = 0;        /* not started, or finalizing: try again */
@@ -277,10 +296,11 @@ static int py_tick(struct rt_view *rv, struct sampler *s, char *note, size_t not
 		v->sweep_ns = now + CODE_AGE_NS;
 	}
 	if (now >= v->names_due_ns && !v->over) {
+		uint64_t c0 = cpu_ns();
 		v->named = py_interp__read_names(v->py);
 		v->names_read_ns = now;
 		v->names_due_ns = now + NAMES_EVERY_NS;
-		spend(v, now);
+		spend(v, c0);
 	}
 	return 0;
 }
@@ -324,10 +344,14 @@ static uint64_t frame_pc(struct pyview *v, struct sampler *s, const struct py_fr
 {
 	sym_fresh(v, s);
 	uint64_t instr = v->lines ? f->instr : 0;
-	/* over budget, only what needs no read: a frame already named */
-	if (v->over && f->code && !py_interp__code_checked(v->py, f->code, v->epoch))
+	/* over budget, only what needs no read: a code object already named
+	 * (not checked again this tick) */
+	uint32_t serial = 0;
+	bool spared = v->merges == 1 && v->names < FREE_NAMES;
+	if (v->over && !spared && f->code && !py_interp__code_cached(v->py, f->code, &serial))
 		return budget_pc(v, s);
-	uint32_t serial = f->code ? py_interp__code(v->py, f->code, v->epoch) : 0;
+	if ((!v->over || spared) && f->code)
+		serial = py_interp__code(v->py, f->code, v->epoch);
 	size_t h = (size_t)(((f->code >> 4) ^ instr * 0x9e3779b97f4a7c15ull) * 0xff51afd7ed558ccdull >> 50) &
 		   (PC_CACHE - 1);
 	if (v->pcs[h].code == f->code && v->pcs[h].instr == instr && v->pcs[h].serial == serial &&
@@ -335,10 +359,11 @@ static uint64_t frame_pc(struct pyview *v, struct sampler *s, const struct py_fr
 		return v->pcs[h].pc;
 	/* naming (a code object's reads) is what can take long: the time
 	 * so far is counted before each */
-	uint64_t now = now_ns();
-	if (spend(v, v->mark_ns))
+	uint64_t now = cpu_ns();
+	if (spend(v, v->mark_ns) && !spared)
 		return budget_pc(v, s);
 	v->mark_ns = now;
+	v->names++;
 	struct py_named nm;
 	if (py_interp__name(v->py, f, v->lines, &nm) < 0)
 		v->partial_frames++;
@@ -417,7 +442,8 @@ static enum unwind_status py_merge(struct rt_view *rv, struct sampler *s, const 
 	}
 	if (!nf)
 		return st;
-	v->mark_ns = now_ns();
+	v->mark_ns = cpu_ns();
+	v->merges++;
 	memcpy(v->frames, c->rt_data + sizeof(struct py_head), nf * sizeof(struct py_frame_raw));
 	size_t n = *depth, max = (size_t)s->cfg.max_depth;
 	if (v->native_cap < n) {
