@@ -23,6 +23,8 @@
  * names still cached (output/frames.h).  CPROF_STACK_AGE (seconds) sets
  * it, for the tests: they cannot wait minutes. */
 #define STACK_AGE_NS (60 * 1000000000ull)
+/* The most the history's counts may hold (cli/periods.h HISTORY_MAX_BYTES);
+ * CPROF_HISTORY_BYTES sets it, for the tests. */
 
 struct job {
 	struct frames *fr;
@@ -58,6 +60,8 @@ struct periods {
 	struct names *names;
 	uint64_t slice_ns, period_ns, history_ns;
 	uint64_t age_ns;                /* STACK_AGE_NS */
+	uint64_t history_cap;           /* HISTORY_MAX_BYTES */
+	int said_cap;                   /* the cap was said once */
 	int whole_run;                  /* the end writes the whole run: no aging */
 	uint64_t next_slice;            /* CLOCK_MONOTONIC: the next slice is due */
 	uint64_t next_period;           /* ... the period ends (UINT64_MAX: no --period) */
@@ -307,6 +311,12 @@ static void take_slice(struct periods *p)
  * is no --period) and older than the history. */
 static uint64_t asks_oldest(struct periods *p);
 
+/* What slice SL holds, in bytes. */
+static uint64_t slice_bytes(const struct stacks_slice *sl)
+{
+	return sl->n * (sizeof(int64_t) + 2 * sizeof(uint64_t));
+}
+
 static void trim(struct periods *p)
 {
 	uint64_t now = p->last_take, keep = asks_oldest(p);
@@ -321,8 +331,30 @@ static void trim(struct periods *p)
 	}
 	uint64_t bytes = 0;
 	for (size_t i = 0; i < p->n; i++)
-		bytes += p->slices[i].n * (sizeof(int64_t) + 2 * sizeof(uint64_t));
+		bytes += slice_bytes(&p->slices[i]);
+	/* Past the cap in bytes, the oldest seconds go (not those a period
+	 * or an ask still needs) */
+	size_t capped = 0;
+	while (bytes > p->history_cap && capped < p->n && p->first + capped < p->period_first &&
+	       p->first + capped < keep) {
+		bytes -= slice_bytes(&p->slices[capped]);
+		stacks__slice_free(&p->slices[capped++]);
+	}
+	if (capped) {
+		memmove(p->slices, p->slices + capped, (p->n - capped) * sizeof(*p->slices));
+		p->n -= capped;
+		p->first += capped;
+		if (!p->said_cap) {
+			p->said_cap = 1;
+			fprintf(stderr, "%scprof-attach: note: the history reached its cap of %.1f MiB: its "
+				"oldest seconds are dropped (it holds %.0f s of the %.0f s asked)\n", line_start(),
+				(double)p->history_cap / (1 << 20),
+				p->n ? (double)(p->slices[p->n - 1].end_ns - p->slices[0].start_ns) / 1e9 : 0,
+				(double)p->history_ns / 1e9);
+		}
+	}
 	pthread_mutex_lock(&p->mu);
+	p->st.history_capped += capped;
 	p->st.history_slices = p->n;
 	p->st.history_bytes = bytes;
 	p->kept_from = p->n ? p->slices[0].start_ns : 0;
@@ -847,6 +879,8 @@ int periods__new(struct periods **out, const struct options *o, const char *patt
 	p->slice_ns = p->period_ns ? p->period_ns : HISTORY_SLICE_NS;
 	const char *age = getenv("CPROF_STACK_AGE");
 	p->age_ns = age && atof(age) >= 0 ? (uint64_t)llround(atof(age) * 1e9) : STACK_AGE_NS;
+	const char *cap = getenv("CPROF_HISTORY_BYTES");
+	p->history_cap = cap && atof(cap) > 0 ? (uint64_t)atof(cap) : HISTORY_MAX_BYTES;
 	p->whole_run = options__whole_run(o);
 	if (p->history_ns && p->slice_ns > HISTORY_SLICE_NS)
 		p->slice_ns = HISTORY_SLICE_NS;

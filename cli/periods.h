@@ -43,6 +43,7 @@ struct periods_stats {
 	uint64_t written, failed, dropped;      /* files: written, not written, dropped unwritten */
 	uint64_t slices;
 	uint64_t history_slices, history_bytes; /* kept now */
+	uint64_t history_capped;        /* seconds (slices) dropped for HISTORY_MAX_BYTES */
 	double name_ms_max;             /* the longest pause for naming */
 	uint64_t stacks_freed;          /* stacks aged out (sampler__age) */
 	double age_ms_max;              /* the longest of those walks */
@@ -51,6 +52,13 @@ struct periods_stats {
 };
 
 struct periods;
+
+/* The most the history (--history) holds of its counts, whatever its
+ * TIME: past it its oldest seconds are dropped, said once, counted in
+ * /metrics (cprof_history_capped_seconds_total).  10 minutes of a pool
+ * of 100 threads at 99 Hz take about 1.4 MiB; a window of unique stacks
+ * on every thread at every tick, far more. */
+#define HISTORY_MAX_BYTES (64ull << 20)
 
 /* A profile asked for by another thread (the HTTP server, cli/serve.h):
  * the next SECONDS from now, or the recent past from the slices kept

@@ -458,6 +458,9 @@ static void live_metrics(void *arg, struct strbuf *sb)
 	       to > from ? (double)(to - from) / 1e9 : 0);
 	metric(sb, "cprof_history_bytes", "gauge", "Memory of the flight recorder's counts.",
 	       (double)ps.history_bytes);
+	metric(sb, "cprof_history_capped_seconds_total", "counter",
+	       "Seconds the flight recorder dropped for its cap in bytes (64 MiB).",
+	       (double)ps.history_capped);
 	pthread_mutex_lock(&r->live_mu);
 	if (r->push)
 		push__metrics(r->push, sb);
@@ -843,6 +846,7 @@ static int start_sampler(struct run *r)
 		.tids = o->ntids ? o->tids : NULL, .ntids = o->ntids,
 		.threads_re = o->threads_matching ? &o->threads_re : NULL,
 		.lifeline = r->lifeline >= 0 ? &r->lifeline : NULL,
+		.beat = r->watchdog > 0 ? watchdog__beat() : NULL,
 	};
 	int e = sampler__start(&r->sampler, &cfg, r->err, sizeof(r->err));
 	print_notes(r);

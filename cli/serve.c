@@ -674,6 +674,7 @@ int serve__start(struct serve *s, const struct serve_source *src, char *err, siz
 				MHD_USE_ERROR_LOG, 0, NULL, NULL, on_request, s,
 				MHD_OPTION_LISTEN_SOCKET, s->fd,
 				MHD_OPTION_CONNECTION_LIMIT, (unsigned)SERVE_CONNECTIONS,
+				MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)SERVE_PER_IP,
 				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)SERVE_IDLE_S,
 				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32768,
 				MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,

@@ -13,7 +13,10 @@
  *                                                       (Prometheus' text format)
  *
  * libmicrohttpd parses HTTP (one thread per connection, at most
- * SERVE_CONNECTIONS at once, idle ones closed after SERVE_IDLE_S); the
+ * SERVE_CONNECTIONS at once and SERVE_PER_IP from one client address, idle
+ * ones closed after SERVE_IDLE_S: 40 slowloris clients or 1,000 idle
+ * connections from one address held every connection before, and no
+ * scrape was answered); the
  * profiles come from cli/periods.h's asks, so a request never touches the
  * target: it waits for the sampler's loop to cut its window.  Nothing a
  * client sends reaches the target. */
@@ -27,8 +30,9 @@
 #include "cli/periods.h"
 #include "util/strbuf.h"
 
-#define SERVE_CONNECTIONS 32
-#define SERVE_IDLE_S 30
+#define SERVE_CONNECTIONS 64
+#define SERVE_PER_IP 8
+#define SERVE_IDLE_S 10
 #define SERVE_BODY_MAX 4096             /* a longer body is never read: closed */
 #define SERVE_MAX_SECONDS 600           /* the longest window asked for */
 

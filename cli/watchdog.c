@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
@@ -21,8 +22,23 @@ static char state_of(int fd)
 	return p && p[1] == ' ' ? p[2] : 0;
 }
 
+static uint64_t *beat;
+
+uint64_t *watchdog__beat(void)
+{
+	return beat;
+}
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
 static void watch(pid_t profiler)
 {
+	uint64_t last = 0, since = mono_ms();
 	char fn[64];
 	snprintf(fn, sizeof(fn), "/proc/%d/stat", (int)profiler);
 	int fd = open(fn, O_RDONLY | O_CLOEXEC);
@@ -32,9 +48,26 @@ static void watch(pid_t profiler)
 		if (getppid() != profiler)
 			_exit(0);
 		/* 'T': stopped by a signal ('t' would be a tracing stop). */
-		if (fd >= 0 && state_of(fd) == 'T') {
+		char st = fd >= 0 ? state_of(fd) : 0;
+		if (st == 'T') {
 			kill(profiler, SIGUSR2);
 			kill(profiler, SIGCONT);
+		}
+		/* Held without a stop of its own (a debugger, the freezer):
+		 * no beat for WATCHDOG_STALL_MS */
+		uint64_t b = beat ? __atomic_load_n(beat, __ATOMIC_RELAXED) : 0, now = mono_ms();
+		if (b != last || b == 0 || b == WATCHDOG_UNARMED || st == 'T') {
+			last = b;
+			since = now;
+		} else if (now - since >= WATCHDOG_STALL_MS) {
+			static const char msg[] = "cprof-attach: error: the profiler made no progress for "
+				"2 s (held by another tracer, or frozen): killed by its watchdog, so that "
+				"the kernel releases the target; no profile\n";
+			if (write(2, msg, sizeof(msg) - 1) < 0) {
+				/* nothing to do: the kill matters */
+			}
+			kill(profiler, SIGKILL);
+			_exit(0);
 		}
 	}
 }
@@ -44,6 +77,10 @@ pid_t watchdog__start(int *lifeline)
 	pid_t profiler = getpid();
 	int p[2];
 	*lifeline = -1;
+	if (!beat) {
+		void *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		beat = m == MAP_FAILED ? NULL : m;
+	}
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return -errno;
 	pid_t pid = fork();

@@ -21,7 +21,15 @@ struct stacks {
 	uint64_t total;
 	uint64_t *key;
 	size_t key_cap;
-	struct intern *symbolic;        /* frames that are not addresses (STACKS_PC_SYMBOLIC) */
+	struct intern *symbolic;        /* frames that are not addresses (STACKS_PC_SYMBOLIC),
+					   removable: they age with the stacks that name them */
+	uint32_t *sym_gen;              /* by symbolic id: how many times it was freed (in
+					   the PC, so that a PC of a frame freed since names
+					   nothing rather than the next frame given its id) */
+	uint64_t *sym_mark;             /* by symbolic id: the last aging a live stack named it */
+	size_t sym_cap;
+	uint64_t marks;                 /* agings so far */
+	uint64_t sym_freed;             /* symbolic frames freed so far (stacks__symbolic_gen) */
 	struct intern *rt_states;       /* goroutine states (stacks__rt_state) */
 	struct sparse labels;           /* struct label_slot by slot: thread slots count
 					   from 0, goroutine slots from far above */
@@ -64,6 +72,8 @@ void stacks__free(struct stacks *st)
 	}
 	sparse__free(&st->labels);
 	intern__free(st->symbolic);
+	free(st->sym_gen);
+	free(st->sym_mark);
 	intern__free(st->rt_states);
 	intern__free(st->in);
 	free(st->counts);
@@ -156,6 +166,55 @@ void stacks__keep(struct stacks *st, int64_t id)
 		st->last[id] = st->epoch;
 }
 
+#define SYM_ID(pc) ((size_t)((pc) & 0xffffffffu))
+#define SYM_GEN(pc) ((uint32_t)((pc) >> 32) & 0x7fffffffu)
+
+/* The symbolic frames no stack held names any more are freed (what is
+ * live is kept, not what was ever seen: a program that makes a function
+ * per call, a template engine's, would grow the table for ever): each
+ * live stack's symbolic PCs are marked, the rest removed, and the
+ * generation of their ids moves on, so that a PC kept elsewhere since
+ * (a runtime's cache) names nothing rather than another frame; those
+ * caches are dropped when stacks__symbolic_gen() changes. */
+static void age_symbolic(struct stacks *st)
+{
+	if (!st->symbolic || !intern__live(st->symbolic))
+		return;
+	uint64_t mark = ++st->marks;
+	for (size_t id = 0; id < intern__count(st->in); id++) {
+		if (!intern__has(st->in, id))
+			continue;
+		size_t len;
+		const uint64_t *k = intern__key(st->in, id, &len);
+		for (size_t i = HEAD; i < len / sizeof(*k); i++) {
+			uint64_t pc = k[i];
+			if (pc == STACKS_PC_TRUNCATED || !(pc & STACKS_PC_SYMBOLIC) ||
+			    SYM_ID(pc) >= st->sym_cap || st->sym_gen[SYM_ID(pc)] != SYM_GEN(pc))
+				continue;
+			st->sym_mark[SYM_ID(pc)] = mark;
+		}
+	}
+	size_t freed = 0;
+	for (size_t id = 0; id < intern__count(st->symbolic); id++) {
+		if (!intern__has(st->symbolic, id) || st->sym_mark[id] == mark)
+			continue;
+		intern__remove(st->symbolic, id);
+		st->sym_gen[id] = (st->sym_gen[id] + 1) & 0x7fffffffu;
+		freed++;
+	}
+	st->sym_freed += freed;
+}
+
+uint64_t stacks__symbolic_gen(const struct stacks *st)
+{
+	return st->sym_freed;
+}
+
+size_t stacks__symbolic_live(const struct stacks *st)
+{
+	return st->symbolic ? intern__live(st->symbolic) : 0;
+}
+
 size_t stacks__age(struct stacks *st, uint64_t before)
 {
 	size_t freed = 0;
@@ -168,6 +227,7 @@ size_t stacks__age(struct stacks *st, uint64_t before)
 		st->counts[id] = st->cpu[id] = 0;
 		freed++;
 	}
+	age_symbolic(st);
 	return freed;
 }
 
@@ -245,12 +305,28 @@ struct stacks *stacks__view(const struct stacks *st, const struct stacks_slice *
 	}
 	/* Symbolic frames and goroutine states keep their codes: the same
 	 * order of interning gives the same ids. */
-	for (size_t i = 0; st->symbolic && i < intern__count(st->symbolic); i++) {
-		size_t len;
-		const char *key = intern__key(st->symbolic, i, &len);
-		if (!v->symbolic && !(v->symbolic = intern__new()))
-			break;
-		intern__add(v->symbolic, key, len, NULL);
+	size_t nsym = st->symbolic ? intern__count(st->symbolic) : 0;
+	if (nsym && (v->symbolic = intern__new_removable())) {
+		/* the ids freed by aging are held by a placeholder (no real
+		 * key ends without a NUL) while the rest are added, then freed */
+		for (size_t i = 0; i < nsym; i++) {
+			size_t len;
+			char hole[48];
+			const char *key = intern__has(st->symbolic, i) ? intern__key(st->symbolic, i, &len)
+								     : NULL;
+			if (!key) {
+				len = (size_t)snprintf(hole, sizeof(hole), "\xff\xff\xff\xffhole %zu", i);
+				key = hole;
+			}
+			intern__add(v->symbolic, key, len, NULL);
+		}
+		for (size_t i = 0; i < nsym; i++)
+			if (!intern__has(st->symbolic, i))
+				intern__remove(v->symbolic, i);
+		v->sym_cap = nsym;
+		v->sym_gen = xmalloc(nsym * sizeof(*v->sym_gen));
+		v->sym_mark = xcalloc(nsym, sizeof(*v->sym_mark));
+		memcpy(v->sym_gen, st->sym_gen, nsym * sizeof(*v->sym_gen));
 	}
 	for (size_t i = 0; st->rt_states && i < intern__count(st->rt_states); i++)
 		stacks__rt_state(v, intern__key(st->rt_states, i, NULL));
@@ -316,7 +392,7 @@ const struct stack_label *stacks__label(const struct stacks *st, uint32_t slot)
  * and MODULE, each ended by a NUL ("" for none). */
 uint64_t stacks__symbolic_pc(struct stacks *st, const struct stacks_frame *f)
 {
-	if (!st->symbolic && !(st->symbolic = intern__new()))
+	if (!st->symbolic && !(st->symbolic = intern__new_removable()))
 		return STACKS_PC_TRUNCATED;
 	const char *part[3] = { f->func ? f->func : "", f->file ? f->file : "",
 				f->module ? f->module : "" };
@@ -332,18 +408,33 @@ uint64_t stacks__symbolic_pc(struct stacks *st, const struct stacks_frame *f)
 		memcpy(key + at, part[i], l);
 		at += l;
 	}
-	int64_t id = intern__add(st->symbolic, key, len, NULL);
+	int added = 0;
+	int64_t id = intern__add(st->symbolic, key, len, &added);
 	if (key != stackbuf)
 		free(key);
-	return id < 0 ? STACKS_PC_TRUNCATED : STACKS_PC_SYMBOLIC | (uint64_t)id;
+	if (id < 0 || (uint64_t)id > 0xffffffffu)
+		return STACKS_PC_TRUNCATED;
+	if ((size_t)id >= st->sym_cap) {
+		size_t cap = st->sym_cap ? 2 * st->sym_cap : 256;
+		while (cap <= (size_t)id)
+			cap *= 2;
+		st->sym_gen = xrealloc(st->sym_gen, cap * sizeof(*st->sym_gen));
+		st->sym_mark = xrealloc(st->sym_mark, cap * sizeof(*st->sym_mark));
+		memset(st->sym_gen + st->sym_cap, 0, (cap - st->sym_cap) * sizeof(*st->sym_gen));
+		memset(st->sym_mark + st->sym_cap, 0, (cap - st->sym_cap) * sizeof(*st->sym_mark));
+		st->sym_cap = cap;
+	}
+	if (added)
+		st->sym_mark[id] = st->marks;
+	return STACKS_PC_SYMBOLIC | (uint64_t)st->sym_gen[id] << 32 | (uint64_t)id;
 }
 
 int stacks__symbolic(const struct stacks *st, uint64_t pc, struct stacks_frame *out)
 {
-	uint64_t id = pc & ~STACKS_PC_SYMBOLIC;
-	size_t len;
+	size_t id = SYM_ID(pc), len;
 	if (pc == STACKS_PC_TRUNCATED || !(pc & STACKS_PC_SYMBOLIC) || !st->symbolic ||
-	    id >= intern__count(st->symbolic))
+	    id >= intern__count(st->symbolic) || !intern__has(st->symbolic, id) || id >= st->sym_cap ||
+	    st->sym_gen[id] != SYM_GEN(pc))
 		return -1;
 	const char *key = intern__key(st->symbolic, (size_t)id, &len);
 	int32_t line;

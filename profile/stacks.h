@@ -20,8 +20,9 @@
  * /proc/PID/task/TID/stack, which gives names), an interpreter's function,
  * file and line read from its memory.  This bit and the frame's id in the
  * table (stacks__symbolic()).  User addresses on x86-64 never have it;
- * STACKS_PC_TRUNCATED is checked first.  The table keeps every such frame
- * for the run: they are as many as the functions (and lines) sampled. */
+ * STACKS_PC_TRUNCATED is checked first.  A table that ages (stacks__age())
+ * frees the frames no stack it keeps names: they follow the stacks, not
+ * every function (and line) ever sampled. */
 #define STACKS_PC_SYMBOLIC (1ull << 63)
 
 /* What a symbolic frame says: its function, and where it is when known
@@ -162,6 +163,11 @@ void stacks__keep(struct stacks *st, int64_t id);
  * how many.  Call right after a take (no stack counted since). */
 size_t stacks__age(struct stacks *st, uint64_t before);
 size_t stacks__live(const struct stacks *st);   /* stacks held now */
+/* Symbolic frames held now; and a number that moves on whenever aging
+ * freed some: a cache of symbolic PCs (a runtime's, by code object) is
+ * dropped when it changes (a PC of a frame freed names nothing). */
+size_t stacks__symbolic_live(const struct stacks *st);
+uint64_t stacks__symbolic_gen(const struct stacks *st);
 
 /* The name of a state letter: "running", "sleeping", "disk wait", ... */
 const char *stacks__state_name(char state);

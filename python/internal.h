@@ -27,6 +27,11 @@ struct py_code {
 };
 
 #define CODE_CACHE (1u << 14)   /* code objects named, at most; then named anew */
+/* The bytes the code objects named may hold (their names, files and line
+ * tables, each table at most PY_MAX_TABLE): past it the cache is emptied
+ * and named anew.  A hostile interpreter (every code object's table the
+ * largest taken) held 16,384 x 64 KiB = 1 GiB before. */
+#define CODE_BYTES (16u << 20)
 
 /* A thread's Python name: the ident (pthread_t) it is kept under. */
 struct py_tname {
@@ -63,7 +68,8 @@ struct py_interp {
 	int scans;                      /* searches for TID_OFF left in this py_interp__threads() */
 	struct py_code *codes;          /* open addressing over CODE_CACHE */
 	size_t ncodes;
-	uint64_t named, bad, renamed;
+	size_t code_bytes;              /* what the cache holds (CODE_BYTES at most) */
+	uint64_t named, bad, renamed, emptied;
 	uint32_t serials;
 	/* < 3.11: thread states whose OS thread was found (tstate, thread_id, tid) */
 	struct { uint64_t tstate, thread_id; pid_t native, tid; } *known;   /* by position */

@@ -156,6 +156,13 @@ struct py_interp *py_interp__fake(const struct py_layout *l, py_read_fn read, vo
 	return p;
 }
 
+/* What code object C holds in the cache. */
+static size_t code_size(const struct py_code *c)
+{
+	return sizeof(*c) + (c->func ? strlen(c->func) + 1 : 0) + (c->file ? strlen(c->file) + 1 : 0) +
+	       (c->table ? c->table_len + 1 : 0);
+}
+
 static void free_code(struct py_code *c)
 {
 	free(c->func);
@@ -583,6 +590,15 @@ static uint8_t *read_bytes(const struct py_interp *p, uint64_t addr, uint32_t *l
 	return b;
 }
 
+/* Frees code object C of P's cache. */
+static void drop_code(struct py_interp *p, struct py_code *c)
+{
+	size_t sz = code_size(c);
+	p->code_bytes = p->code_bytes > sz ? p->code_bytes - sz : 0;
+	free_code(c);
+	p->ncodes--;
+}
+
 static struct py_code *code_slot(struct py_interp *p, uint64_t addr)
 {
 	size_t h = (size_t)((addr >> 4) * 0x9e3779b97f4a7c15ull >> 50) & (CODE_CACHE - 1);
@@ -592,8 +608,7 @@ static struct py_code *code_slot(struct py_interp *p, uint64_t addr)
 			return c;
 	}
 	/* A full neighbourhood: the first is named anew. */
-	free_code(&p->codes[h]);
-	p->ncodes--;
+	drop_code(p, &p->codes[h]);
 	return &p->codes[h];
 }
 
@@ -607,10 +622,17 @@ static void code_stamp(const struct py_interp *p, const unsigned char *buf, uint
 		 (p->l.co_code_adaptive ? py_word(buf, 16) : py_word(buf, p->l.co_code));
 }
 
-/* Reads code object ADDR into C. */
+/* Reads code object ADDR into C.  Past CODE_BYTES held, every other code
+ * object is named anew (C's slot stays: it is the caller's). */
 static void read_code(struct py_interp *p, uint64_t addr, struct py_code *c)
 {
 	unsigned char buf[PY_CODE_MAX];
+	if (p->code_bytes > CODE_BYTES) {
+		for (size_t i = 0; i < CODE_CACHE; i++)
+			if (p->codes[i].addr && &p->codes[i] != c)
+				drop_code(p, &p->codes[i]);
+		p->emptied++;
+	}
 	c->addr = addr;
 	c->bad = 1;
 	c->serial = ++p->serials;
@@ -638,10 +660,26 @@ static void read_code(struct py_interp *p, uint64_t addr, struct py_code *c)
 		(void)at;
 	}
 	c->bad = !c->func || !c->file;
+	p->code_bytes += code_size(c);
 	if (c->bad)
 		p->bad++;
 	else
 		p->named++;
+}
+
+bool py_interp__code_cached(const struct py_interp *p, uint64_t code, uint32_t *serial)
+{
+	size_t h = (size_t)((code >> 4) * 0x9e3779b97f4a7c15ull >> 50) & (CODE_CACHE - 1);
+	for (size_t i = 0; i < 64; i++) {
+		const struct py_code *c = &p->codes[(h + i) & (CODE_CACHE - 1)];
+		if (c->addr == code) {
+			*serial = c->serial;
+			return true;
+		}
+		if (!c->addr)
+			break;
+	}
+	return false;
 }
 
 uint32_t py_interp__code(struct py_interp *p, uint64_t code, uint64_t epoch)
@@ -656,8 +694,7 @@ uint32_t py_interp__code(struct py_interp *p, uint64_t code, uint64_t epoch)
 		if (py_rd(p, code, buf, p->l.co_size) == 0) {
 			code_stamp(p, buf, st);
 			if (memcmp(st, c->stamp, sizeof(st)) != 0) {
-				free_code(c);
-				p->ncodes--;
+				drop_code(p, c);
 				p->renamed++;
 				read_code(p, code, c);
 			}
@@ -690,8 +727,7 @@ int py_interp__name(struct py_interp *p, const struct py_frame_raw *f, bool line
 	if (off >= 0 && c->units && (uint64_t)off > c->units) {
 		/* Beyond its code: the address was reused by another code
 		 * object since it was named.  Named again, once. */
-		free_code(c);
-		p->ncodes--;
+		drop_code(p, c);
 		read_code(p, f->code, c);
 		if (c->bad)
 			return -1;
@@ -704,6 +740,23 @@ int py_interp__name(struct py_interp *p, const struct py_frame_raw *f, bool line
 	}
 	out->line = c->table ? py_lines__line(p->l.lines, c->table, c->table_len, c->first, off) : 0;
 	return 0;
+}
+
+size_t py_interp__age_codes(struct py_interp *p, uint64_t before)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < CODE_CACHE; i++)
+		if (p->codes[i].addr && p->codes[i].checked < before) {
+			drop_code(p, &p->codes[i]);
+			n++;
+		}
+	return n;
+}
+
+size_t py_interp__code_bytes(const struct py_interp *p, uint64_t *emptied)
+{
+	*emptied = p->emptied;
+	return p->code_bytes;
 }
 
 void py_interp__counts(const struct py_interp *p, uint64_t *codes, uint64_t *bad)

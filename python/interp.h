@@ -130,6 +130,9 @@ struct py_named {
 int py_interp__name(struct py_interp *p, const struct py_frame_raw *f, bool lines,
 		    struct py_named *out);
 
+/* Whether code object CODE is named (cached), and its serial (*SERIAL),
+ * with no read and no check that it is still the same. */
+bool py_interp__code_cached(const struct py_interp *p, uint64_t code, uint32_t *serial);
 /* The serial number of code object CODE: the same for the same object,
  * another once another code object is at its address (checked once per
  * EPOCH, the caller's tick: one small read; read and named if new). */
@@ -147,6 +150,14 @@ size_t py_interp__read_names(struct py_interp *p);
  * the next py_interp__read_names(). */
 const char *py_interp__thread_name(const struct py_interp *p, uint64_t ident);
 
+/* Drops the code objects named and not met (py_interp__code()) since
+ * epoch BEFORE: what is live is kept, not what was ever seen (a program
+ * that makes functions as it goes).  Returns how many. */
+size_t py_interp__age_codes(struct py_interp *p, uint64_t before);
+/* The bytes its cache of code objects holds now (at most about 16 MiB:
+ * python/internal.h CODE_BYTES), and how many times it was emptied for
+ * it (*EMPTIED). */
+size_t py_interp__code_bytes(const struct py_interp *p, uint64_t *emptied);
 /* Code objects named so far (cached), and reads that failed. */
 void py_interp__counts(const struct py_interp *p, uint64_t *codes, uint64_t *bad);
 

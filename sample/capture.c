@@ -223,6 +223,7 @@ int sampler_capture(struct sampler *s, const struct capture *c)
 		return -EAGAIN;
 	if (r == UNWIND_NEED_REGS)
 		r = UNWIND_PARTIAL;
+	s->capture_uncached = false;
 	if (vw && vw->ops->merge)
 		r = vw->ops->merge(vw->v, s, c, r, &depth);
 	/* Counted in samples (a capture can stand for several ticks), as the
@@ -252,6 +253,8 @@ int sampler_capture(struct sampler *s, const struct capture *c)
 	 * better once the maps are re-read, a short copy once it is larger. */
 	uint64_t ck = id < 0 ? 0 : r == UNWIND_COMPLETE ? cookie(id, COOKIE_ROOTED) :
 		      r == UNWIND_TRUNCATED ? cookie(id, COOKIE_TRUNCATED) : 0;
+	if (s->capture_uncached)
+		ck = 0;
 	target__counted(s->t, c, ck, used, far_used);
 	return 0;
 }

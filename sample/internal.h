@@ -44,6 +44,10 @@ struct space {
 
 struct sampler {
 	struct sampler_config cfg;
+	/* Set by a runtime's merge(): this capture's stack is not the one the
+	 * same capture would give again (its frames left out for the tick's
+	 * time budget), so an unchanged thread is unwound anew next time. */
+	bool capture_uncached;
 	pthread_t thread;
 	int thread_started;
 	pid_t tracer_tid;

@@ -37,6 +37,7 @@ struct jv_th {
 };
 
 struct jvview {
+	uint64_t sym_gen;               /* stacks__symbolic_gen() when its caches were filled */
 	struct jvm *jvm;
 	pid_t pid;
 	uint32_t space;
@@ -228,9 +229,21 @@ static uint64_t cached(struct jvview *v, uint64_t a, uint64_t b, size_t *h)
 	return v->pcs[*h].a == a && v->pcs[*h].b == b ? v->pcs[*h].sym : 0;
 }
 
+/* Its caches of symbolic PCs, dropped once aging freed frames (a PC kept
+ * from before names nothing: profile/stacks.h). */
+static void sym_fresh(struct jvview *v, struct sampler *s)
+{
+	uint64_t gen = stacks__symbolic_gen(s->st);
+	if (gen == v->sym_gen)
+		return;
+	v->sym_gen = gen;
+	memset(v->pcs, 0, PC_CACHE * sizeof(*v->pcs));
+}
+
 /* The symbolic frame of Java frame F. */
 static uint64_t frame_pc(struct jvview *v, struct sampler *s, const struct jvm_frame *f)
 {
+	sym_fresh(v, s);
 	uint64_t a = f->kind == JVM_STUB ? f->blob : f->method;
 	uint64_t b = f->kind == JVM_STUB ? 0 : f->bci >= 0 ? (uint64_t)(uint32_t)f->bci : f->pc;
 	if (!v->lines && f->kind != JVM_STUB)

@@ -23,6 +23,7 @@
  * them. */
 
 struct phpview {
+	uint64_t sym_gen;               /* stacks__symbolic_gen() when its caches were filled */
 	struct php_interp *php;
 	pid_t pid;
 	uint32_t space;
@@ -172,8 +173,21 @@ static uint32_t php_thread_of(struct rt_view *rv, const struct capture *c, uint3
 	return c->slot;
 }
 
+/* Its caches of symbolic PCs, dropped once aging freed frames (a PC kept
+ * from before names nothing: profile/stacks.h). */
+static void sym_fresh(struct phpview *v, struct sampler *s)
+{
+	uint64_t gen = stacks__symbolic_gen(s->st);
+	if (gen == v->sym_gen)
+		return;
+	v->sym_gen = gen;
+	memset(v->pcs, 0, PC_CACHE * sizeof(*v->pcs));
+	v->gone_pc = 0;
+}
+
 static uint64_t frame_pc(struct phpview *v, struct sampler *s, const struct php_frame_raw *f)
 {
+	sym_fresh(v, s);
 	uint64_t opline = v->lines ? f->opline : 0;
 	uint32_t serial = f->func ? php_interp__func(v->php, f->func, v->epoch) : 0;
 	size_t h = (size_t)(((f->func >> 3) ^ opline * 0x9e3779b97f4a7c15ull) * 0xff51afd7ed558ccdull >> 50) &
@@ -195,6 +209,7 @@ static uint64_t frame_pc(struct phpview *v, struct sampler *s, const struct php_
 
 static uint64_t gone_pc(struct phpview *v, struct sampler *s)
 {
+	sym_fresh(v, s);
 	if (!v->gone_pc) {
 		struct stacks_frame sf = { "[php call, gone before it was read]", NULL, NULL, 0 };
 		v->gone_pc = stacks__symbolic_pc(s->st, &sf);

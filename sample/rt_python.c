@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "module/modules.h"
 #include "profile/stacks.h"
@@ -32,6 +33,7 @@
  * "python_thread" beside its OS name. */
 
 struct pyview {
+	uint64_t sym_gen;               /* stacks__symbolic_gen() when its caches were filled */
 	struct py_interp *py;
 	pid_t pid;
 	uint32_t space;
@@ -59,7 +61,54 @@ struct pyview {
 	uint64_t named;                 /* threads named at the last read */
 	unsigned unmatched_ticks;       /* ticks in a row with thread states but no thread */
 	bool said_unmatched;
+	/* The time a tick may spend on it (listing, reading, naming): past
+	 * it, the view gives up for the rest of the tick (a hostile or huge
+	 * interpreter cannot take the sampler's rate). */
+	uint64_t budget_ns, spent_ns, mark_ns;  /* the profiler's CPU time (cpu_ns());
+						   mark: where the time not yet spent starts */
+	bool over, said_over;
+	unsigned reads, merges, names;  /* this tick's (the first of each is spared) */
+	uint64_t over_ticks, over_samples;
+	uint64_t budget_pc;             /* its frame (budget_pc()) */
+	uint64_t sweep_ns, sweep_epoch; /* code objects not met since SWEEP_EPOCH are dropped
+					   at SWEEP_NS */
+	uint64_t codes_aged;
 };
+
+/* Code objects not met for this long (to twice it) are dropped. */
+#define CODE_AGE_NS (5 * 1000000000ull)
+
+/* A tick's time for the view: a quarter of the tick's interval, at least 2 ms,
+ * of the profiler's CPU.  The tick's first read is whole whatever the
+ * time (a chain of 1,024 frames takes a few ms) and its first capture
+ * names up to FREE_NAMES code objects (a deep recursion's few); past the
+ * budget no other thread's chain is read in the tick and no other code
+ * object named. */
+#define FREE_NAMES 8
+#define BUDGET_SHARE 4
+#define BUDGET_MIN_NS 2000000ull
+
+/* The profiler's thread's CPU time: the budget counts what the view
+ * spends, not the time another process on a loaded machine takes. */
+static uint64_t cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Adds the CPU time since T0 (cpu_ns()) to the tick's; true once it is
+ * over budget. */
+static bool spend(struct pyview *v, uint64_t t0)
+{
+	uint64_t now = cpu_ns();
+	v->spent_ns += now > t0 ? now - t0 : 0;
+	if (!v->over && v->spent_ns > v->budget_ns) {
+		v->over = true;
+		v->over_ticks++;
+	}
+	return v->over;
+}
 
 /* Ticks with thread states none of which is a thread of the process,
  * before the view says so (once). */
@@ -79,6 +128,7 @@ struct pyview {
  * state, then its frames. */
 struct py_head {
 	uint64_t gil, tstate;
+	uint64_t over;                  /* 1: not read, over the tick's time budget */
 };
 
 static int by_tid(const void *a, const void *b)
@@ -118,9 +168,17 @@ static size_t py_read(void *arg, pid_t pid, pid_t tid, int running, void *out, s
 {
 	struct pyview *v = arg;
 	(void)pid;
-	struct py_head h = { 0, tstate_of(v, tid) };
+	struct py_head h = { 0, tstate_of(v, tid), 0 };
 	if (!h.tstate || cap < sizeof(h))
 		return 0;
+	if (v->over && v->reads) {
+		v->over_samples++;      /* its native frames only, this tick */
+		h.over = 1;
+		memcpy(out, &h, sizeof(h));
+		return sizeof(h);
+	}
+	uint64_t t0 = cpu_ns();
+	v->reads++;
 	size_t max = (cap - sizeof(h)) / sizeof(struct py_frame_raw);
 	size_t k = (size_t)((h.tstate >> 4) * 0x9e3779b97f4a7c15ull >> 58) & (HINTS - 1);
 	if (v->hints[k].tstate != h.tstate) {
@@ -189,6 +247,7 @@ static size_t py_read(void *arg, pid_t pid, pid_t tid, int running, void *out, s
 	n = bestn;
 done:
 	memcpy(out, &h, sizeof(h));
+	spend(v, t0);
 	return sizeof(h) + n * sizeof(struct py_frame_raw);
 }
 
@@ -197,13 +256,23 @@ static int py_tick(struct rt_view *rv, struct sampler *s, char *note, size_t not
 	struct pyview *v = (struct pyview *)rv;
 	(void)s;
 	v->epoch++;
-	uint64_t gil;
+	if (v->over_ticks && !v->said_over) {
+		v->said_over = true;
+		snprintf(note, notelen, "PID %d's Python took more than %.1f ms of a tick to read: "
+			 "its frames are left out of the rest of such ticks (--stats: python over budget)",
+			 (int)v->pid, (double)v->budget_ns / 1e6);
+	}
+	v->spent_ns = 0;
+	v->over = false;
+	v->reads = v->merges = v->names = 0;
+	uint64_t gil, t0 = cpu_ns();
 	int n = py_interp__threads(v->py, v->threads, PY_MAX_THREADS, &gil);
 	if (n < 0) {
 		v->nthreads = 0;        /* not started, or finalizing: try again */
 		return 0;
 	}
 	v->nthreads = (size_t)n;
+	spend(v, t0);
 	size_t listed = py_interp__listed(v->py);
 	v->unmatched_ticks = n == 0 && listed ? v->unmatched_ticks + 1 : 0;
 	if (v->unmatched_ticks == UNMATCHED_TICKS && !v->said_unmatched) {
@@ -221,10 +290,17 @@ static int py_tick(struct rt_view *rv, struct sampler *s, char *note, size_t not
 	if (sum != v->tstates && v->names_due_ns > v->names_read_ns + NAMES_SOON_NS)
 		v->names_due_ns = v->names_read_ns + NAMES_SOON_NS;     /* a thread came or went */
 	v->tstates = sum;
-	if (now >= v->names_due_ns) {
+	if (now >= v->sweep_ns) {
+		v->codes_aged += py_interp__age_codes(v->py, v->sweep_epoch);
+		v->sweep_epoch = v->epoch;
+		v->sweep_ns = now + CODE_AGE_NS;
+	}
+	if (now >= v->names_due_ns && !v->over) {
+		uint64_t c0 = cpu_ns();
 		v->named = py_interp__read_names(v->py);
 		v->names_read_ns = now;
 		v->names_due_ns = now + NAMES_EVERY_NS;
+		spend(v, c0);
 	}
 	return 0;
 }
@@ -248,16 +324,46 @@ static uint32_t py_thread_of(struct rt_view *rv, const struct capture *c, uint32
 	return c->slot;
 }
 
+static uint64_t budget_pc(struct pyview *v, struct sampler *s);
+
+/* Its caches of symbolic PCs, dropped once aging freed frames (a PC kept
+ * from before names nothing: profile/stacks.h). */
+static void sym_fresh(struct pyview *v, struct sampler *s)
+{
+	uint64_t gen = stacks__symbolic_gen(s->st);
+	if (gen == v->sym_gen)
+		return;
+	v->sym_gen = gen;
+	memset(v->pcs, 0, PC_CACHE * sizeof(*v->pcs));
+	v->gone_pc = 0;
+	v->budget_pc = 0;
+}
+
 /* The symbolic frame of raw frame F. */
 static uint64_t frame_pc(struct pyview *v, struct sampler *s, const struct py_frame_raw *f)
 {
+	sym_fresh(v, s);
 	uint64_t instr = v->lines ? f->instr : 0;
-	uint32_t serial = f->code ? py_interp__code(v->py, f->code, v->epoch) : 0;
+	/* over budget, only what needs no read: a code object already named
+	 * (not checked again this tick) */
+	uint32_t serial = 0;
+	bool spared = v->merges == 1 && v->names < FREE_NAMES;
+	if (v->over && !spared && f->code && !py_interp__code_cached(v->py, f->code, &serial))
+		return budget_pc(v, s);
+	if ((!v->over || spared) && f->code)
+		serial = py_interp__code(v->py, f->code, v->epoch);
 	size_t h = (size_t)(((f->code >> 4) ^ instr * 0x9e3779b97f4a7c15ull) * 0xff51afd7ed558ccdull >> 50) &
 		   (PC_CACHE - 1);
 	if (v->pcs[h].code == f->code && v->pcs[h].instr == instr && v->pcs[h].serial == serial &&
 	    v->pcs[h].pc)
 		return v->pcs[h].pc;
+	/* naming (a code object's reads) is what can take long: the time
+	 * so far is counted before each */
+	uint64_t now = cpu_ns();
+	if (spend(v, v->mark_ns) && !spared)
+		return budget_pc(v, s);
+	v->mark_ns = now;
+	v->names++;
 	struct py_named nm;
 	if (py_interp__name(v->py, f, v->lines, &nm) < 0)
 		v->partial_frames++;
@@ -270,9 +376,23 @@ static uint64_t frame_pc(struct pyview *v, struct sampler *s, const struct py_fr
 	return pc;
 }
 
+/* The frame of Python frames not named: the tick's time for the view
+ * was spent. */
+static uint64_t budget_pc(struct pyview *v, struct sampler *s)
+{
+	sym_fresh(v, s);
+	s->capture_uncached = true;
+	if (!v->budget_pc) {
+		struct stacks_frame sf = { "[python frames, not named: over the time budget]", NULL, NULL, 0 };
+		v->budget_pc = stacks__symbolic_pc(s->st, &sf);
+	}
+	return v->budget_pc;
+}
+
 /* The frame of a call the sample was in and the read was not. */
 static uint64_t gone_pc(struct pyview *v, struct sampler *s)
 {
+	sym_fresh(v, s);
 	if (!v->gone_pc) {
 		struct stacks_frame sf = { "[python call, gone before it was read]", NULL, NULL, 0 };
 		v->gone_pc = stacks__symbolic_pc(s->st, &sf);
@@ -300,6 +420,12 @@ static enum unwind_status py_merge(struct rt_view *rv, struct sampler *s, const 
 	struct pyview *v = (struct pyview *)rv;
 	if (c->rt_len < sizeof(struct py_head))
 		return st;
+	struct py_head hd;
+	memcpy(&hd, c->rt_data, sizeof(hd));
+	if (hd.over) {
+		s->capture_uncached = true;     /* read again at its next sample */
+		return st;
+	}
 	size_t nf = (c->rt_len - sizeof(struct py_head)) / sizeof(struct py_frame_raw);
 	if (!nf && c->rt_after) {
 		/* No frame when read, after the sample: every call the sample
@@ -316,6 +442,8 @@ static enum unwind_status py_merge(struct rt_view *rv, struct sampler *s, const 
 	}
 	if (!nf)
 		return st;
+	v->mark_ns = cpu_ns();
+	v->merges++;
 	memcpy(v->frames, c->rt_data + sizeof(struct py_head), nf * sizeof(struct py_frame_raw));
 	size_t n = *depth, max = (size_t)s->cfg.max_depth;
 	if (v->native_cap < n) {
@@ -401,6 +529,7 @@ static enum unwind_status py_merge(struct rt_view *rv, struct sampler *s, const 
 	if (!matched)
 		v->unmatched += c->ticks;
 	*depth = out;
+	spend(v, v->mark_ns);
 	return cut ? UNWIND_TRUNCATED : st;
 }
 
@@ -421,6 +550,9 @@ static struct rt_view *py_open(struct sampler *s, pid_t pid, uint32_t space, uin
 	v->pid = pid;
 	v->space = space;
 	v->lines = !s->cfg.no_lines;
+	v->budget_ns = s->cfg.hz > 0 ? 1000000000ull / (uint64_t)s->cfg.hz / BUDGET_SHARE : 0;
+	if (v->budget_ns < BUDGET_MIN_NS)
+		v->budget_ns = BUDGET_MIN_NS;
 	v->threads = xcalloc(PY_MAX_THREADS, sizeof(*v->threads));
 	v->pcs = xcalloc(PC_CACHE, sizeof(*v->pcs));
 	v->hints = xcalloc(HINTS, sizeof(*v->hints));
@@ -459,6 +591,18 @@ static size_t py_stats(const struct rt_view *rv, struct rt_stat *out)
 				     v->partial_frames };
 	out[n++] = (struct rt_stat){ "deep", "samples whose Python frames were read in part "
 				     "(past 1024, or one unreadable: [truncated])", v->deep };
+	out[n++] = (struct rt_stat){ "over_budget", "ticks over the view's time budget (python over "
+				     "budget: the rest of the tick's samples without Python frames)", v->over_ticks };
+	out[n++] = (struct rt_stat){ "budget_samples", "samples left without Python frames for it",
+				     v->over_samples };
+	uint64_t emptied;
+	size_t bytes = py_interp__code_bytes(v->py, &emptied);
+	out[n++] = (struct rt_stat){ "code_kib", "KiB held by the code objects named (16 MiB at most)",
+				     (bytes + 1023) / 1024 };
+	out[n++] = (struct rt_stat){ "code_emptied", "times the code objects named were dropped for "
+				     "that bound", emptied };
+	out[n++] = (struct rt_stat){ "code_aged", "code objects dropped, not met for 5 s",
+				     v->codes_aged };
 	return n;
 }
 

@@ -32,6 +32,7 @@ struct rb_th {
 };
 
 struct rbview {
+	uint64_t sym_gen;               /* stacks__symbolic_gen() when its caches were filled */
 	struct rb_vm *vm;
 	pid_t pid;
 	uint32_t space;
@@ -198,9 +199,21 @@ static uint32_t rb_thread_of(struct rt_view *rv, const struct capture *c, uint32
 	return c->slot;
 }
 
+/* Its caches of symbolic PCs, dropped once aging freed frames (a PC kept
+ * from before names nothing: profile/stacks.h). */
+static void sym_fresh(struct rbview *v, struct sampler *s)
+{
+	uint64_t gen = stacks__symbolic_gen(s->st);
+	if (gen == v->sym_gen)
+		return;
+	v->sym_gen = gen;
+	memset(v->pcs, 0, PC_CACHE * sizeof(*v->pcs));
+}
+
 /* The symbolic frame of Ruby frame F. */
 static uint64_t frame_pc(struct rbview *v, struct sampler *s, const struct rb_frame_raw *f)
 {
+	sym_fresh(v, s);
 	uint64_t pc = v->lines ? f->pc : 0;
 	size_t h = (size_t)(((f->iseq >> 3) ^ pc * 0x9e3779b97f4a7c15ull) * 0xff51afd7ed558ccdull >> 50) &
 		   (PC_CACHE - 1);

@@ -142,6 +142,15 @@ static void publish(struct sampler *s)
  * ticks and with no thread of the target held (none asked to stop and not
  * yet resumed), until it is done.  A tick due meanwhile is late (missed,
  * as on a busy machine); a thread's event or signal waits for us. */
+/* The watchdog's beat (cli/watchdog.h): alive. */
+static void beat(struct sampler *s)
+{
+	if (s->cfg.beat) {
+		uint64_t b = __atomic_load_n(s->cfg.beat, __ATOMIC_RELAXED) + 1;
+		__atomic_store_n(s->cfg.beat, b == 0 || b == UINT64_MAX ? 1 : b, __ATOMIC_RELAXED);
+	}
+}
+
 static void maybe_park(struct sampler *s)
 {
 	uint64_t v;
@@ -165,8 +174,19 @@ static void maybe_park(struct sampler *s)
 	if (s->park_wanted && target__pending(s->t) == 0) {
 		s->parked = 1;
 		pthread_cond_broadcast(&s->cond);
-		while (s->park_wanted)
-			pthread_cond_wait(&s->cond, &s->lock);
+		while (s->park_wanted) {
+			/* parked (the periods name a profile: seconds, at
+			 * times), alive */
+			struct timespec until;
+			clock_gettime(CLOCK_REALTIME, &until);
+			until.tv_nsec += 100000000;
+			if (until.tv_nsec >= 1000000000) {
+				until.tv_sec++;
+				until.tv_nsec -= 1000000000;
+			}
+			pthread_cond_timedwait(&s->cond, &s->lock, &until);
+			beat(s);
+		}
 		s->parked = 0;
 	}
 	pthread_mutex_unlock(&s->lock);
@@ -178,7 +198,8 @@ static void loop(struct sampler *s)
 				 { s->stop_fd, POLLIN, 0 }, { s->park_fd, POLLIN, 0 },
 				 { s->cfg.lifeline ? *s->cfg.lifeline : -1, POLLIN, 0 } };
 	while (target__alive(s->t)) {
-		if (poll(fds, 5, -1) < 0 && errno != EINTR)
+		beat(s);
+		if (poll(fds, 5, 100) < 0 && errno != EINTR)
 			break;
 		if (fds[4].revents)
 			s->watchdog_gone = 1;   /* ends below, once this event is handled */
@@ -288,6 +309,8 @@ static void *tracer_main(void *arg)
 		sample_all(s);          /* the stopped threads' captures come at release */
 	else
 		loop(s);
+	if (s->cfg.beat)
+		__atomic_store_n(s->cfg.beat, UINT64_MAX, __ATOMIC_RELAXED);   /* unarmed */
 	s->stats.end_ns = now_ns();
 	if (s->watchdog_gone) {
 		/* Unguarded: this thread's exit detaches every thread of the

@@ -51,10 +51,14 @@ struct sampler_config {
 	 * up, no thread is stopped again and sampling ends (detached) at
 	 * once, from the tracer's own loop. */
 	const int *lifeline;
+	/* The watchdog's beat (cli/watchdog.h), or NULL: the sampling thread
+	 * moves it at every wakeup of its loop (every 100 ms at most), and
+	 * sets it to UINT64_MAX (unarmed) when it stops sampling. */
+	uint64_t *beat;
 };
 
 #define SAMPLER_RUNTIMES 8
-#define SAMPLER_RT_STATS 12
+#define SAMPLER_RT_STATS 16
 
 /* What the summary and --stats report. */
 struct sampler_stats {

@@ -7,6 +7,11 @@
 # SIGSTOP, which cannot be caught: a watchdog process resumes the
 # profiler, which ends the run (detaches, writes) rather than hold the
 # target; the target's next signal is delivered at once.
+# Issue 40, item 6: a profiler held without a stop of its own (another
+# tracer seizes and interrupts every thread of it, as a debugger does:
+# state 't', tests/targets/ptholder.py) makes no progress: its watchdog
+# sees its beat stop and kills it within 2 s, which releases the target
+# (before: held, its signals waiting, for as long as the debugger held it).
 . "$(dirname "$0")/lib.sh"
 
 start_target sigcount || done_testing
@@ -81,5 +86,34 @@ for i in 1 2 3 4 5; do
 		"grep -q 'the watchdog (cprof-watchdog) was $what: ended rather than run where a SIGSTOP would hold the target' '$base.err'"
 	check "watchdog $i: target untraced afterwards" untraced "$pid"
 done
+
+# --- held by another tracer (issue 40, item 6) ---------------------------------------
+if command -v python3 >/dev/null; then
+	base=$TMP/held
+	prof_bg "$base" "$pid" -o "$base.folded"
+	if wait_attached "$pid"; then
+		python3 "$ROOT/tests/targets/ptholder.py" "$TMP/held.ready" "$PROF_PID" 20 &
+		holder=$!
+		PIDS+=("$holder")
+		if wait_until 10 file_ready "$TMP/held.ready"; then
+			t0=$(date +%s%N)
+			check "held: the target is released (within 4 s of the profiler's hold)" wait_until 4 untraced "$pid"
+			t1=$(date +%s%N)
+			diag "held: $(cat "$TMP/held.ready"), target released after $(( (t1 - t0) / 1000000 )) ms"
+			n0=$(sed -nE 's/.*USR1=([0-9]+).*/\1/p' "$TARGET_READY.report" 2>/dev/null)
+			kill -USR1 "$pid"
+			check "held: then the target's signal is delivered" wait_until 2 _usr1_is $((${n0:-0} + 1))
+			check "held: the watchdog says why, on stderr" \
+				"grep -q 'made no progress for 2 s (held by another tracer, or frozen): killed by its watchdog' '$base.err'"
+		else
+			check "held: the holder seizes the profiler" false
+		fi
+		kill "$holder" 2>/dev/null
+		wait "$holder" 2>/dev/null
+		kill -KILL "$PROF_PID" 2>/dev/null
+		prof_wait 5
+	fi
+	check "held: target untraced afterwards" untraced "$pid"
+fi
 stop_target "$pid"
 done_testing

@@ -23,7 +23,11 @@
 #   9. bad --listen values and combinations refused before anything
 #      attaches (a port in use, a bad address, options without --listen);
 #  10. the end: SIGINT, exit 0, "served N profiles", the target untraced,
-#      the unix socket removed.
+#      the unix socket removed;
+#  11. abuse: 40 slowloris clients and 600 idle connections (from two other
+#      loopback addresses) do not keep /metrics scrapes from being answered;
+#  12. --history's cap in bytes: past it the oldest seconds go, said once,
+#      counted in /metrics, the bytes held under it.
 . "$(dirname "$0")/lib.sh"
 
 if ! command -v curl >/dev/null; then
@@ -80,6 +84,83 @@ churn_metrics() {
 	fi
 }
 beside churnmetrics churn_metrics
+
+# --- 11. the server under abuse (beside the rest) -----------------------------------------
+# 40 slowloris clients (headers never finished, a line a second) from
+# 127.0.0.2 and 600 idle connections from 127.0.0.3
+# (tests/targets/httpabuse.py): scrapes of /metrics from 127.0.0.1 are
+# still answered (before: every connection held, 0 answered), as each
+# client address holds at most 8 connections and all of them 64.
+probe_ok() { [ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 3 "$1/metrics")" = 200 ]; }
+abuse() {
+	local apid u ok=0 i
+	if ! start_target wallclock; then
+		return
+	fi
+	prof_bg "$TMP/abuse" "$TARGET_PID" --listen 127.0.0.1:0 --hz 19
+	wait_until 10 _serving "$TMP/abuse.err"
+	u=$(serving_url "$TMP/abuse.err")
+	if [ -z "$u" ]; then
+		DETAIL="$(head -c 300 "$TMP/abuse.err")" check "abuse: the server starts" false
+		return
+	fi
+	python3 "$ROOT/tests/targets/httpabuse.py" "$TMP/abuse.ready" "${u##*:}" 40 600 30 &
+	apid=$!
+	PIDS+=("$apid")
+	if wait_until 20 file_ready "$TMP/abuse.ready"; then
+		for i in 1 2 3 4 5 6 7 8 9 10; do
+			probe_ok "$u" && ok=$((ok + 1))
+		done
+		diag "abuse: $(cat "$TMP/abuse.ready"), $ok of 10 probes answered"
+		DETAIL="$ok of 10 answered; the abuser: $(cat "$TMP/abuse.ready")" \
+			check "abuse: with 40 slowloris and 600 idle connections open, /metrics scrapes are answered (10 of 10)" \
+			"[ $ok = 10 ]"
+	else
+		check "abuse: the abusive client opens its connections" false
+	fi
+	kill "$apid" 2>/dev/null
+	kill -INT "$PROF_PID"
+	prof_wait 15
+	DETAIL="exit $PROF_RC: $(head -c 300 "$TMP/abuse.err")" check "abuse: the profiler ends well (exit 0)" "[ '$PROF_RC' = 0 ]"
+	check "abuse: target untraced" untraced "$TARGET_PID"
+	stop_target "$TARGET_PID"
+}
+command -v python3 >/dev/null && beside abuse abuse
+
+# --- 12. the history's cap in bytes (beside the rest) ---------------------------------------
+# --history keeps at most 64 MiB of counts (cli/periods.h
+# HISTORY_MAX_BYTES); CPROF_HISTORY_BYTES lowers it here to 8 KiB, which
+# 101 blocked threads fill in about 4 s of 1 s slices: the oldest seconds
+# are dropped, said once, counted in /metrics, and the bytes held stay
+# under the cap (before: no cap at all).
+history_cap() {
+	local u bytes capped
+	if ! start_target many 100; then
+		return
+	fi
+	CPROF_HISTORY_BYTES=8192 prof_bg "$TMP/hcap" "$TARGET_PID" --listen 127.0.0.1:0 --history 10m --hz 19
+	wait_until 10 _serving "$TMP/hcap.err"
+	u=$(serving_url "$TMP/hcap.err")
+	if [ -z "$u" ]; then
+		DETAIL="$(head -c 300 "$TMP/hcap.err")" check "history cap: the server starts" false
+		return
+	fi
+	_capped() { [ "$(metric_value "$u" cprof_history_capped_seconds_total)" -gt 0 ] 2>/dev/null; }
+	wait_until 15 _capped
+	capped=$(metric_value "$u" cprof_history_capped_seconds_total)
+	bytes=$(metric_value "$u" cprof_history_bytes)
+	diag "history cap: ${bytes:-?} bytes held, ${capped:-?} seconds dropped"
+	DETAIL="cprof_history_capped_seconds_total ${capped:-none}" \
+		check "history cap: past its cap the oldest seconds are dropped, counted in /metrics" "[ '${capped:-0}' -gt 0 ] 2>/dev/null"
+	DETAIL="cprof_history_bytes ${bytes:-none}" \
+		check "history cap: the bytes held stay under the cap (8 KiB here)" "[ -n '$bytes' ] && ge 8192 '$bytes'"
+	check "history cap: said once" "[ \"\$(grep -c 'note: the history reached its cap' '$TMP/hcap.err')\" = 1 ]"
+	kill -INT "$PROF_PID"
+	prof_wait 15
+	DETAIL="exit $PROF_RC: $(head -c 300 "$TMP/hcap.err")" check "history cap: the profiler ends well (exit 0)" "[ '$PROF_RC' = 0 ]"
+	stop_target "$TARGET_PID"
+}
+beside history_cap history_cap
 
 if start_target wallclock; then
 	pid=$TARGET_PID

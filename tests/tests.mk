@@ -201,6 +201,15 @@ tests/bin/pylayout: tests/targets/pyoffsets/pylayout.c python/layout.c python/la
 	$(Q)$(CC) -std=gnu11 -O2 -Wall -Wextra -I. -o $@ $< python/layout.c
 TEST_BINS += tests/bin/pylayout
 
+# A hostile CPython (tests/t_python.sh): a fake 3.11 laid out with
+# python/layout.c's offsets; named python3.11-* as CPython is found by its
+# module's name.
+tests/bin/python3.11-hostile: tests/targets/pyhostile.c tests/targets/ready.h python/layout.c python/layout.h tests/tests.mk
+	@mkdir -p tests/bin
+	@echo "  CC      $<"
+	$(Q)$(CC) -std=gnu11 $(TEST_CFLAGS) -g -rdynamic -I. -o $@ $< python/layout.c
+TEST_BINS += tests/bin/python3.11-hostile
+
 # PHP's offsets (tests/t_php.sh): php/layout.c's table printed by
 # tests/bin/phplayout, to compare with what the installed headers say
 # (tests/targets/phpoffsets/phpoffsets.c, built by the test).

@@ -655,6 +655,55 @@ static void test_sparse(void)
 	timeline__free(tl);
 }
 
+/* Symbolic frames age with the stacks that name them: a frame no kept
+ * stack names is freed, its id given to another frame with another PC (an
+ * old PC names nothing), the frames a kept stack names stay, and a view
+ * of the slices kept names them with ids freed in between. */
+static void test_symbolic_age(void)
+{
+	struct stacks *st = stacks__new();
+	struct stacks_slice sl;
+	uint64_t keep = stacks__symbolic_pc(st, &(struct stacks_frame){ "main", "m.py", NULL, 1 });
+	uint64_t gen0 = stacks__symbolic_gen(st);
+	for (int i = 0; i < 1000; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "f_%d", i);
+		uint64_t pcs[] = { stacks__symbolic_pc(st, &(struct stacks_frame){ name, "gen.py", NULL, 2 }),
+				   keep };
+		add(st, 0, 'R', pcs, 2, 1, 0);
+		if (i % 100 == 99) {            /* a period: take, keep the last 2 */
+			stacks__take(st, &sl);
+			stacks__slice_free(&sl);
+			uint64_t now = stacks__epoch(st);
+			stacks__age(st, now > 2 ? now - 2 : 0);
+		}
+	}
+	check(stacks__symbolic_live(st) <= 202 && stacks__symbolic_gen(st) > gen0,
+	      "symbolic age: frames no kept stack names are freed (at most 202 of 1001 held)");
+	struct stacks_frame f;
+	uint64_t old = STACKS_PC_SYMBOLIC | 1;  /* f_0's PC: freed */
+	uint64_t fresh = stacks__symbolic_pc(st, &(struct stacks_frame){ "new", "n.py", NULL, 3 });
+	check(stacks__symbolic(st, keep, &f) == 0 && !strcmp(f.func, "main") && stacks__symbolic(st, old, &f) < 0 &&
+	      stacks__symbolic(st, fresh, &f) == 0 && !strcmp(f.func, "new"),
+	      "symbolic age: a kept frame stays; a freed frame's PC names nothing, not the next one");
+	uint64_t pcs[] = { fresh, keep };
+	add(st, 0, 'R', pcs, 2, 5, 0);
+	stacks__take(st, &sl);
+	const struct stacks_slice *v1[] = { &sl };
+	struct stacks *view = stacks__view(st, v1, 1);
+	struct stack s;
+	int ok = view && stacks__unique(view) == 1;
+	if (ok) {
+		stacks__get(view, 0, &s);
+		ok = s.n == 2 && stacks__symbolic(view, s.pcs[0], &f) == 0 && !strcmp(f.func, "new") &&
+		     stacks__symbolic(view, s.pcs[1], &f) == 0 && !strcmp(f.func, "main");
+	}
+	check(ok, "symbolic age: a view keeps each frame's PC across the ids freed");
+	stacks__free(view);
+	stacks__slice_free(&sl);
+	stacks__free(st);
+}
+
 /* Frames that are not addresses (an interpreter's function, file and line;
  * a kernel function) travel through the table, a view of it, naming and
  * the writers: pprof's Function and Line, folded. */
@@ -1763,6 +1812,7 @@ static const struct {
 	{ "options_formats", test_options_formats },
 	{ "options_documented", test_options_documented },
 	{ "symbolic", test_symbolic },
+	{ "symbolic_age", test_symbolic_age },
 	{ "stacks", test_stacks },
 	{ "slices", test_slices },
 	{ "intern_remove", test_intern_remove },
