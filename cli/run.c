@@ -212,6 +212,7 @@ static void periods_add(struct periods_stats *acc, const struct periods_stats *p
 	acc->stacks_freed += ps->stacks_freed;
 	acc->history_slices = ps->history_slices;
 	acc->history_bytes = ps->history_bytes;
+	acc->history_capped += ps->history_capped;
 	acc->name_ms_max = ps->name_ms_max > acc->name_ms_max ? ps->name_ms_max : acc->name_ms_max;
 	acc->age_ms_max = ps->age_ms_max > acc->age_ms_max ? ps->age_ms_max : acc->age_ms_max;
 	acc->trim_ms_max = ps->trim_ms_max > acc->trim_ms_max ? ps->trim_ms_max : acc->trim_ms_max;

@@ -54,6 +54,99 @@ if ! wait_until 30 file_ready "$ready"; then
 	done_testing
 fi
 tid_of() { awk -v n="$1" '$1 == n { print $2 }' "$ready"; }
+# pct_ok PART TOTAL MIN: TOTAL > 0 and PART is at least MIN% of it
+pct_ok() { [ "${2:-0}" -gt 0 ] && [ $(($1 * 100)) -ge $(($2 * $3)) ]; }
+
+# Sections 3 and 4 run beside sections 1 and 2 (each has a JVM of its own).
+# --- 3. an HTTP server under load ---------------------------------------------------
+http_server() {
+	local r=$TMP/http.ready hp port t seen=0 all=0 h tot
+	"$JAVA" -cp "$BIN/java" JvmHttp "$r" >"$TMP/http.out" 2>&1 &
+	PIDS+=("$!")
+	if ! wait_until 30 file_ready "$r"; then
+		DETAIL="$(head -c 300 "$TMP/http.out")" check "jvm: JvmHttp starts" false
+		return
+	fi
+	read -r hp port <"$r"
+	PIDS+=("$hp")
+	: >"$TMP/curling"
+	for k in 1 2; do
+		(n=0; while [ -e "$TMP/curling" ] && [ $n -lt 3000 ]; do
+			curl -s -o /dev/null "http://127.0.0.1:$port/r$k"; n=$((n + 1)); done) &
+		PIDS+=("$!")
+	done
+	prof "$TMP/http" -p "$hp" -d 3 --threads --stats -o "$TMP/http.folded"
+	check_ran "jvm: http" "$TMP/http" "$TMP/http.folded"
+	diag "jvm: http: $(grep -o 'java: [^;]*' "$TMP/http.err" | head -c 700)"
+	local want='[^;]*ThreadPoolExecutor\.runWorker \([^;()]*\);(.*;)?JvmHttp\$Handler\.handle \(JvmHttp\.java:[0-9]+\);JvmHttp\$Handler\.handleRequest \(JvmHttp\.java:[0-9]+\);JvmHttp\$Handler\.(renderPage|lookup) \(JvmHttp\.java:[0-9]+\)'
+	for t in $(grep -oE '^pool-[0-9]+-thread-[0-9]+[^;]* \([0-9]+\);' "$TMP/http.folded" | grep -oE '\([0-9]+\);$' | tr -d '();' | sort -u); do
+		tot=$(folded_count "$TMP/http.folded" "^[^;]* \\($t\\);")
+		h=$(folded_count "$TMP/http.folded" "^[^;]* \\($t\\);(.*;)?$want")
+		all=$((all + 1))
+		[ "$h" -gt 0 ] && seen=$((seen + 1))
+		diag "jvm: http worker $t: the handler in $h of its $tot samples"
+	done
+	DETAIL="$seen of $all workers; top: $(sort -t' ' -k2 -nr "$TMP/http.folded" | grep -F renderPage | head -n 1 | cut -c1-600)" \
+		check "jvm: http: the handler's chain under the executor's methods in >= 2 worker threads" \
+		"[ $seen -ge 2 ]"
+	r=$(grep -o '[0-9.]*% reached their root' "$TMP/http.err" | grep -o '^[0-9.]*')
+	DETAIL="$r%" check "jvm: http: >= 95% of samples rooted" "[ -n '$r' ] && ge '$r' 95"
+	check_unharmed "jvm: http" "$hp" "$(thread_count "$hp")"
+	rm -f "$TMP/curling"
+	stop_target "$hp"
+}
+if command -v curl >/dev/null && [ -f "$BIN/java/JvmHttp.class" ]; then
+	beside http http_server
+else
+	skip "jvm: http" "no curl, or tests/bin/java/JvmHttp.class not built"
+fi
+# --- 4. deoptimization, classes unloaded ----------------------------------------------
+churn() {
+	local r=$TMP/churn.ready cp tid tot n bad
+	"$JAVA" -XX:+PrintCompilation -Xlog:class+unload=info:file="$TMP/unload.log" \
+		-cp "$BIN/java" JvmChurn "$r" >"$TMP/churn.out" 2>&1 &
+	cp=$!
+	PIDS+=("$cp")
+	if ! wait_until 30 file_ready "$r"; then
+		DETAIL="$(head -c 300 "$TMP/churn.out")" check "jvm: JvmChurn starts" false
+		return
+	fi
+	prof_bg "$TMP/churn" -p "$cp" -d 4 --threads --stats -o "$TMP/churn.folded"
+	# the loop mixes in a new class (and is deoptimized) within 100 ms
+	# of this file, while the profiler runs
+	: >"$r.go"
+	prof_wait 30
+	check_ran "jvm: churn" "$TMP/churn" "$TMP/churn.folded"
+	diag "jvm: churn: $(grep -o 'java: [^;]*' "$TMP/churn.err" | head -c 700)"
+	deopted() { grep -a 'made not entrant' "$TMP/churn.out" | grep -qE 'JvmChurn::(total|deoptLoop)'; }
+	wait_until 5 deopted
+	n=$(grep -a 'made not entrant' "$TMP/churn.out" | grep -cE 'JvmChurn::(total|deoptLoop)')
+	[ "$n" -gt 0 ] || diag_file "$TMP/churn.out" 20
+	DETAIL="$n lines" check "jvm: churn: the loop's compiled code was deoptimized (PrintCompilation: made not entrant)" "[ '$n' -gt 0 ]"
+	n=$(grep -c 'JvmChurned' "$TMP/unload.log" 2>/dev/null)
+	DETAIL="${n:-0} lines" check "jvm: churn: JvmChurned unloaded (class+unload)" "[ '${n:-0}' -gt 0 ]"
+	tid=$(awk '$1 == "deopt" { print $2 }' "$r")
+	tot=$(folded_count "$TMP/churn.folded" "^[^;]* \\($tid\\);")
+	n=$(folded_count "$TMP/churn.folded" "^[^;]* \\($tid\\);(.*;)?JvmChurn\\.deoptLoop \\(JvmChurn\\.java:[0-9]+\\)")
+	bad=$(folded_count "$TMP/churn.folded" "^[^;]* \\($tid\\);(.*)(\\[unknown java frame\\]|\\[truncated\\])")
+	DETAIL="$n of $tot; $bad unknown or cut" \
+		check "jvm: churn: the deoptimized loop's method in >= 90% of its samples, <= 1% unknown or cut" \
+		"pct_ok '$n' '$tot' 90 && [ \$(($bad * 100)) -le '$tot' ]"
+	tid=$(awk '$1 == "loader" { print $2 }' "$r")
+	tot=$(folded_count "$TMP/churn.folded" "^[^;]* \\($tid\\);")
+	n=$(folded_count "$TMP/churn.folded" "^[^;]* \\($tid\\);(.*;)?JvmChurned\\.run \\(JvmChurned\\.java:[0-9]+\\)")
+	bad=$(folded_count "$TMP/churn.folded" "^[^;]* \\($tid\\);(.*)\\[unknown java frame\\]")
+	DETAIL="$n of $tot named; $bad unknown" \
+		check "jvm: churn: the reloaded class's method named in >= 30% of the loader's samples, unknown in <= 2%" \
+		"pct_ok '$n' '$tot' 30 && [ \$(($bad * 100)) -le \$(($tot * 2)) ]"
+	check_unharmed "jvm: churn" "$cp" "$(thread_count "$cp")"
+	stop_target "$cp"
+}
+if [ -f "$BIN/java/JvmChurn.class" ]; then
+	beside churn churn
+else
+	skip "jvm: churn" "tests/bin/java/JvmChurn.class not built"
+fi
 
 # --- 1. the reader against jcmd ------------------------------------------------------
 "$BIN/jvmdump" "$pid" >"$TMP/dump" 2>&1
@@ -111,7 +204,7 @@ declare -A WANT=(
 )
 profile_checks() {
 	local cap=$1 out=$TMP/$1.folded t tid tot n top re
-	prof "$TMP/$cap" -p "$pid" -d 3 --capture "$cap" --threads --stats -o "$out"
+	prof "$TMP/$cap" -p "$pid" -d 2 --capture "$cap" --threads --stats -o "$out"
 	check_ran "jvm ($cap)" "$TMP/$cap" "$out"
 	diag "jvm ($cap): $(grep -o 'java: [^;]*' "$TMP/$cap.err" | head -c 700)"
 	for t in compute sleeper blocked main reflect; do
@@ -132,7 +225,6 @@ profile_checks() {
 	r=$(grep -o '[0-9.]*% reached their root' "$TMP/$cap.err" | grep -o '^[0-9.]*')
 	DETAIL="$r%" check "jvm ($cap): >= 95% of samples rooted" "[ -n '$r' ] && ge '$r' 95"
 }
-pct_ok() { [ "${2:-0}" -gt 0 ] && [ $(($1 * 100)) -ge $(($2 * $3)) ]; }
 # jcmd again, now that the computing thread has long been in its loop (the
 # first look may have caught it on its way there)
 jcmd "$pid" Thread.print >"$TMP/jcmd" 2>&1
@@ -170,93 +262,4 @@ DETAIL="$n samples" check "jvm --no-java: no Java method named" "[ '$n' = 0 ]"
 
 check_unharmed jvm "$pid" "$(thread_count "$pid")"
 stop_target "$pid"
-# --- 3. an HTTP server under load ---------------------------------------------------
-http_server() {
-	local r=$TMP/http.ready hp port t seen=0 all=0 h tot
-	"$JAVA" -cp "$BIN/java" JvmHttp "$r" >"$TMP/http.out" 2>&1 &
-	PIDS+=("$!")
-	if ! wait_until 30 file_ready "$r"; then
-		DETAIL="$(head -c 300 "$TMP/http.out")" check "jvm: JvmHttp starts" false
-		return
-	fi
-	read -r hp port <"$r"
-	PIDS+=("$hp")
-	: >"$TMP/curling"
-	for k in 1 2; do
-		(n=0; while [ -e "$TMP/curling" ] && [ $n -lt 3000 ]; do
-			curl -s -o /dev/null "http://127.0.0.1:$port/r$k"; n=$((n + 1)); done) &
-		PIDS+=("$!")
-	done
-	prof "$TMP/http" -p "$hp" -d 3 --threads --stats -o "$TMP/http.folded"
-	check_ran "jvm: http" "$TMP/http" "$TMP/http.folded"
-	diag "jvm: http: $(grep -o 'java: [^;]*' "$TMP/http.err" | head -c 700)"
-	local want='[^;]*ThreadPoolExecutor\.runWorker \([^;()]*\);(.*;)?JvmHttp\$Handler\.handle \(JvmHttp\.java:[0-9]+\);JvmHttp\$Handler\.handleRequest \(JvmHttp\.java:[0-9]+\);JvmHttp\$Handler\.(renderPage|lookup) \(JvmHttp\.java:[0-9]+\)'
-	for t in $(grep -oE '^pool-[0-9]+-thread-[0-9]+[^;]* \([0-9]+\);' "$TMP/http.folded" | grep -oE '\([0-9]+\);$' | tr -d '();' | sort -u); do
-		tot=$(folded_count "$TMP/http.folded" "^[^;]* \\($t\\);")
-		h=$(folded_count "$TMP/http.folded" "^[^;]* \\($t\\);(.*;)?$want")
-		all=$((all + 1))
-		[ "$h" -gt 0 ] && seen=$((seen + 1))
-		diag "jvm: http worker $t: the handler in $h of its $tot samples"
-	done
-	DETAIL="$seen of $all workers; top: $(sort -t' ' -k2 -nr "$TMP/http.folded" | grep -F renderPage | head -n 1 | cut -c1-600)" \
-		check "jvm: http: the handler's chain under the executor's methods in >= 2 worker threads" \
-		"[ $seen -ge 2 ]"
-	r=$(grep -o '[0-9.]*% reached their root' "$TMP/http.err" | grep -o '^[0-9.]*')
-	DETAIL="$r%" check "jvm: http: >= 95% of samples rooted" "[ -n '$r' ] && ge '$r' 95"
-	check_unharmed "jvm: http" "$hp" "$(thread_count "$hp")"
-	rm -f "$TMP/curling"
-	stop_target "$hp"
-}
-if command -v curl >/dev/null && [ -f "$BIN/java/JvmHttp.class" ]; then
-	http_server
-else
-	skip "jvm: http" "no curl, or tests/bin/java/JvmHttp.class not built"
-fi
-# --- 4. deoptimization, classes unloaded ----------------------------------------------
-churn() {
-	local r=$TMP/churn.ready cp tid tot n bad
-	"$JAVA" -XX:+PrintCompilation -Xlog:class+unload=info:file="$TMP/unload.log" \
-		-cp "$BIN/java" JvmChurn "$r" >"$TMP/churn.out" 2>&1 &
-	cp=$!
-	PIDS+=("$cp")
-	if ! wait_until 30 file_ready "$r"; then
-		DETAIL="$(head -c 300 "$TMP/churn.out")" check "jvm: JvmChurn starts" false
-		return
-	fi
-	prof_bg "$TMP/churn" -p "$cp" -d 4 --threads --stats -o "$TMP/churn.folded"
-	# the loop mixes in a new class (and is deoptimized) within 100 ms
-	# of this file, while the profiler runs
-	: >"$r.go"
-	prof_wait 30
-	check_ran "jvm: churn" "$TMP/churn" "$TMP/churn.folded"
-	diag "jvm: churn: $(grep -o 'java: [^;]*' "$TMP/churn.err" | head -c 700)"
-	deopted() { grep -a 'made not entrant' "$TMP/churn.out" | grep -qE 'JvmChurn::(total|deoptLoop)'; }
-	wait_until 5 deopted
-	n=$(grep -a 'made not entrant' "$TMP/churn.out" | grep -cE 'JvmChurn::(total|deoptLoop)')
-	[ "$n" -gt 0 ] || diag_file "$TMP/churn.out" 20
-	DETAIL="$n lines" check "jvm: churn: the loop's compiled code was deoptimized (PrintCompilation: made not entrant)" "[ '$n' -gt 0 ]"
-	n=$(grep -c 'JvmChurned' "$TMP/unload.log" 2>/dev/null)
-	DETAIL="${n:-0} lines" check "jvm: churn: JvmChurned unloaded (class+unload)" "[ '${n:-0}' -gt 0 ]"
-	tid=$(awk '$1 == "deopt" { print $2 }' "$r")
-	tot=$(folded_count "$TMP/churn.folded" "^[^;]* \\($tid\\);")
-	n=$(folded_count "$TMP/churn.folded" "^[^;]* \\($tid\\);(.*;)?JvmChurn\\.deoptLoop \\(JvmChurn\\.java:[0-9]+\\)")
-	bad=$(folded_count "$TMP/churn.folded" "^[^;]* \\($tid\\);(.*)(\\[unknown java frame\\]|\\[truncated\\])")
-	DETAIL="$n of $tot; $bad unknown or cut" \
-		check "jvm: churn: the deoptimized loop's method in >= 90% of its samples, <= 1% unknown or cut" \
-		"pct_ok '$n' '$tot' 90 && [ \$(($bad * 100)) -le '$tot' ]"
-	tid=$(awk '$1 == "loader" { print $2 }' "$r")
-	tot=$(folded_count "$TMP/churn.folded" "^[^;]* \\($tid\\);")
-	n=$(folded_count "$TMP/churn.folded" "^[^;]* \\($tid\\);(.*;)?JvmChurned\\.run \\(JvmChurned\\.java:[0-9]+\\)")
-	bad=$(folded_count "$TMP/churn.folded" "^[^;]* \\($tid\\);(.*)\\[unknown java frame\\]")
-	DETAIL="$n of $tot named; $bad unknown" \
-		check "jvm: churn: the reloaded class's method named in >= 30% of the loader's samples, unknown in <= 2%" \
-		"pct_ok '$n' '$tot' 30 && [ \$(($bad * 100)) -le \$(($tot * 2)) ]"
-	check_unharmed "jvm: churn" "$cp" "$(thread_count "$cp")"
-	stop_target "$cp"
-}
-if [ -f "$BIN/java/JvmChurn.class" ]; then
-	churn
-else
-	skip "jvm: churn" "tests/bin/java/JvmChurn.class not built"
-fi
 done_testing

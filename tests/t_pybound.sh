@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Issue 40, items 2 and 3: what the Python view holds and spends is bounded.
+# What the Python view holds and spends is bounded.
 #   A. names follow what is live: python3 running generated code (a chain
 #      of 16 new functions with long names of their own, from a "file" of
 #      their own, per call: tests/targets/pygen.py) under --period 1s with
-#      stacks aged after 2 s (CPROF_STACK_AGE): the profiler's RSS from its
-#      7th period file to its 16th grows by less than 2 MiB (before the
+#      stacks aged after 2 s (CPROF_STACK_AGE): the profiler's RSS (the
+#      least of three looks, at its 6th-8th period files and at its
+#      14th-16th) grows by less than 2 MiB (before the
 #      symbolic frames and code objects aged with the stacks: +5 MB in
 #      10 s here, for ever), and the last periods still name the frames.
 #      Beside section B (it waits on time).
@@ -35,15 +36,24 @@ generated() {
 		return
 	fi
 	mkdir -p "$TMP/g"
-	CPROF_STACK_AGE=2 prof_bg "$TMP/gen" "$pid" --period 1s --duration 19 --hz 99 -o "$TMP/g/g-%n.folded"
+	CPROF_STACK_AGE=2 prof_bg "$TMP/gen" "$pid" --period 1s --duration 17 --hz 99 -o "$TMP/g/g-%n.folded"
 	if wait_attached "$pid"; then
-		wait_until 20 file_ready "$TMP/g/g-7.folded"
-		rss0=$(rss_kib "$PROF_PID")
-		wait_until 20 file_ready "$TMP/g/g-16.folded"
-		rss1=$(rss_kib "$PROF_PID")
+		# the least of three looks (periods 6-8, 14-16): a look during a
+		# period's naming sees its passing peak, not what is held
+		local k v
+		for k in 6 7 8; do
+			wait_until 20 file_ready "$TMP/g/g-$k.folded"
+			v=$(rss_kib "$PROF_PID")
+			[ -z "${rss0:-}" ] || [ "${v:-0}" -lt "$rss0" ] && rss0=$v
+		done
+		for k in 14 15 16; do
+			wait_until 20 file_ready "$TMP/g/g-$k.folded"
+			v=$(rss_kib "$PROF_PID")
+			[ -z "${rss1:-}" ] || [ "${v:-0}" -lt "$rss1" ] && rss1=$v
+		done
 		prof_wait 30
 		DETAIL="exit $PROF_RC: $(head -c 300 "$TMP/gen.err")" check "generated: profiler exits 0" "[ '$PROF_RC' = 0 ]"
-		diag "generated: RSS $rss0 -> $rss1 KiB from period 7 to 16"
+		diag "generated: RSS $rss0 -> $rss1 KiB from periods 6-8 to 14-16 (the least of each)"
 		DETAIL="$rss0 -> $rss1 KiB" check "generated: RSS grows by less than 2 MiB in 9 periods (names age with the stacks)" \
 			"[ -n '$rss1' ] && [ -n '$rss0' ] && [ '$rss1' -lt $((rss0 + 2048)) ]"
 		last=$TMP/g/g-16.folded
