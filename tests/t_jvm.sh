@@ -57,7 +57,6 @@ tid_of() { awk -v n="$1" '$1 == n { print $2 }' "$ready"; }
 # pct_ok PART TOTAL MIN: TOTAL > 0 and PART is at least MIN% of it
 pct_ok() { [ "${2:-0}" -gt 0 ] && [ $(($1 * 100)) -ge $(($2 * $3)) ]; }
 
-# Sections 3 and 4 run beside sections 1 and 2 (each has a JVM of its own).
 # --- 3. an HTTP server under load ---------------------------------------------------
 http_server() {
 	local r=$TMP/http.ready hp port t seen=0 all=0 h tot
@@ -69,11 +68,13 @@ http_server() {
 	fi
 	read -r hp port <"$r"
 	PIDS+=("$hp")
-	: >"$TMP/curling"
+	local curls=()
 	for k in 1 2; do
-		(n=0; while [ -e "$TMP/curling" ] && [ $n -lt 3000 ]; do
-			curl -s -o /dev/null "http://127.0.0.1:$port/r$k"; n=$((n + 1)); done) &
+		# one curl a loop, its requests over one connection (URL globbing):
+		# the load is the server's, not curl's starting
+		curl -s -o /dev/null "http://127.0.0.1:$port/r$k/[1-100000]" &
 		PIDS+=("$!")
+		curls+=("$!")
 	done
 	prof "$TMP/http" -p "$hp" -d 3 --threads --stats -o "$TMP/http.folded"
 	check_ran "jvm: http" "$TMP/http" "$TMP/http.folded"
@@ -92,18 +93,18 @@ http_server() {
 	r=$(grep -o '[0-9.]*% reached their root' "$TMP/http.err" | grep -o '^[0-9.]*')
 	DETAIL="$r%" check "jvm: http: >= 95% of samples rooted" "[ -n '$r' ] && ge '$r' 95"
 	check_unharmed "jvm: http" "$hp" "$(thread_count "$hp")"
-	rm -f "$TMP/curling"
+	kill "${curls[@]}" 2>/dev/null
 	stop_target "$hp"
 }
 if command -v curl >/dev/null && [ -f "$BIN/java/JvmHttp.class" ]; then
-	beside http http_server
+	http_server
 else
 	skip "jvm: http" "no curl, or tests/bin/java/JvmHttp.class not built"
 fi
 # --- 4. deoptimization, classes unloaded ----------------------------------------------
 churn() {
 	local r=$TMP/churn.ready cp tid tot n bad
-	"$JAVA" -XX:+PrintCompilation -Xlog:class+unload=info:file="$TMP/unload.log" \
+	"$JAVA" -XX:+UseSerialGC -XX:+PrintCompilation -Xlog:class+unload=info:file="$TMP/unload.log" \
 		-cp "$BIN/java" JvmChurn "$r" >"$TMP/churn.out" 2>&1 &
 	cp=$!
 	PIDS+=("$cp")
@@ -143,7 +144,7 @@ churn() {
 	stop_target "$cp"
 }
 if [ -f "$BIN/java/JvmChurn.class" ]; then
-	beside churn churn
+	churn
 else
 	skip "jvm: churn" "tests/bin/java/JvmChurn.class not built"
 fi

@@ -36,7 +36,7 @@ generated() {
 		return
 	fi
 	mkdir -p "$TMP/g"
-	CPROF_STACK_AGE=2 prof_bg "$TMP/gen" "$pid" --period 1s --duration 17 --hz 99 -o "$TMP/g/g-%n.folded"
+	CPROF_STACK_AGE=2 prof_bg "$TMP/gen" "$pid" --period 1s --duration 19 --hz 99 -o "$TMP/g/g-%n.folded"
 	if wait_attached "$pid"; then
 		# the least of three looks (periods 6-8, 14-16): a look during a
 		# period's naming sees its passing peak, not what is held
