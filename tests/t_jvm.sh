@@ -23,7 +23,7 @@
 #      (longer than the OS thread's 15 bytes) on every sample; --no-java:
 #      no Java method named.
 #   3. a Java HTTP server (tests/targets/JvmHttp.java: the JDK's
-#      com.sun.net.httpserver, 4 worker threads) under two curl loops: the
+#      com.sun.net.httpserver, 4 worker threads) under two curl clients (each its requests over one connection): the
 #      handler's chain (Handler.handle -> handleRequest -> renderPage or
 #      lookup, at their lines) under the executor's methods in >= 2 of its
 #      worker threads; >= 95% of samples rooted.

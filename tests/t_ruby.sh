@@ -20,7 +20,7 @@
 #      thread's) and ruby_thread (the Thread#name on every sample of each
 #      named thread); --no-ruby: native frames only; the target unharmed.
 #   3. a Rack app (tests/targets/rbrack.ru) under Debian's puma, 4 threads,
-#      two curl loops: the handler's chain (App#call -> handle_request ->
+#      two curl clients (each its requests over one connection): the handler's chain (App#call -> handle_request ->
 #      render_page or lookup, at their lines) in the samples of at least
 #      two of puma's worker threads, under puma's own methods.
 . "$(dirname "$0")/lib.sh"
