@@ -57,98 +57,6 @@ tid_of() { awk -v n="$1" '$1 == n { print $2 }' "$ready"; }
 # pct_ok PART TOTAL MIN: TOTAL > 0 and PART is at least MIN% of it
 pct_ok() { [ "${2:-0}" -gt 0 ] && [ $(($1 * 100)) -ge $(($2 * $3)) ]; }
 
-# --- 3. an HTTP server under load ---------------------------------------------------
-http_server() {
-	local r=$TMP/http.ready hp port t seen=0 all=0 h tot
-	"$JAVA" -cp "$BIN/java" JvmHttp "$r" >"$TMP/http.out" 2>&1 &
-	PIDS+=("$!")
-	if ! wait_until 30 file_ready "$r"; then
-		DETAIL="$(head -c 300 "$TMP/http.out")" check "jvm: JvmHttp starts" false
-		return
-	fi
-	read -r hp port <"$r"
-	PIDS+=("$hp")
-	local curls=()
-	for k in 1 2; do
-		# one curl a loop, its requests over one connection (URL globbing):
-		# the load is the server's, not curl's starting
-		curl -s -o /dev/null "http://127.0.0.1:$port/r$k/[1-100000]" &
-		PIDS+=("$!")
-		curls+=("$!")
-	done
-	prof "$TMP/http" -p "$hp" -d 3 --threads --stats -o "$TMP/http.folded"
-	check_ran "jvm: http" "$TMP/http" "$TMP/http.folded"
-	diag "jvm: http: $(grep -o 'java: [^;]*' "$TMP/http.err" | head -c 700)"
-	local want='[^;]*ThreadPoolExecutor\.runWorker \([^;()]*\);(.*;)?JvmHttp\$Handler\.handle \(JvmHttp\.java:[0-9]+\);JvmHttp\$Handler\.handleRequest \(JvmHttp\.java:[0-9]+\);JvmHttp\$Handler\.(renderPage|lookup) \(JvmHttp\.java:[0-9]+\)'
-	for t in $(grep -oE '^pool-[0-9]+-thread-[0-9]+[^;]* \([0-9]+\);' "$TMP/http.folded" | grep -oE '\([0-9]+\);$' | tr -d '();' | sort -u); do
-		tot=$(folded_count "$TMP/http.folded" "^[^;]* \\($t\\);")
-		h=$(folded_count "$TMP/http.folded" "^[^;]* \\($t\\);(.*;)?$want")
-		all=$((all + 1))
-		[ "$h" -gt 0 ] && seen=$((seen + 1))
-		diag "jvm: http worker $t: the handler in $h of its $tot samples"
-	done
-	DETAIL="$seen of $all workers; top: $(sort -t' ' -k2 -nr "$TMP/http.folded" | grep -F renderPage | head -n 1 | cut -c1-600)" \
-		check "jvm: http: the handler's chain under the executor's methods in >= 2 worker threads" \
-		"[ $seen -ge 2 ]"
-	r=$(grep -o '[0-9.]*% reached their root' "$TMP/http.err" | grep -o '^[0-9.]*')
-	DETAIL="$r%" check "jvm: http: >= 95% of samples rooted" "[ -n '$r' ] && ge '$r' 95"
-	check_unharmed "jvm: http" "$hp" "$(thread_count "$hp")"
-	kill "${curls[@]}" 2>/dev/null
-	stop_target "$hp"
-}
-if command -v curl >/dev/null && [ -f "$BIN/java/JvmHttp.class" ]; then
-	http_server
-else
-	skip "jvm: http" "no curl, or tests/bin/java/JvmHttp.class not built"
-fi
-# --- 4. deoptimization, classes unloaded ----------------------------------------------
-churn() {
-	local r=$TMP/churn.ready cp tid tot n bad
-	"$JAVA" -XX:+UseSerialGC -XX:+PrintCompilation -Xlog:class+unload=info:file="$TMP/unload.log" \
-		-cp "$BIN/java" JvmChurn "$r" >"$TMP/churn.out" 2>&1 &
-	cp=$!
-	PIDS+=("$cp")
-	if ! wait_until 30 file_ready "$r"; then
-		DETAIL="$(head -c 300 "$TMP/churn.out")" check "jvm: JvmChurn starts" false
-		return
-	fi
-	prof_bg "$TMP/churn" -p "$cp" -d 4 --threads --stats -o "$TMP/churn.folded"
-	# the loop mixes in a new class (and is deoptimized) within 100 ms
-	# of this file, while the profiler runs
-	: >"$r.go"
-	prof_wait 30
-	check_ran "jvm: churn" "$TMP/churn" "$TMP/churn.folded"
-	diag "jvm: churn: $(grep -o 'java: [^;]*' "$TMP/churn.err" | head -c 700)"
-	deopted() { grep -a 'made not entrant' "$TMP/churn.out" | grep -qE 'JvmChurn::(total|deoptLoop)'; }
-	wait_until 5 deopted
-	n=$(grep -a 'made not entrant' "$TMP/churn.out" | grep -cE 'JvmChurn::(total|deoptLoop)')
-	[ "$n" -gt 0 ] || diag_file "$TMP/churn.out" 20
-	DETAIL="$n lines" check "jvm: churn: the loop's compiled code was deoptimized (PrintCompilation: made not entrant)" "[ '$n' -gt 0 ]"
-	n=$(grep -c 'JvmChurned' "$TMP/unload.log" 2>/dev/null)
-	DETAIL="${n:-0} lines" check "jvm: churn: JvmChurned unloaded (class+unload)" "[ '${n:-0}' -gt 0 ]"
-	tid=$(awk '$1 == "deopt" { print $2 }' "$r")
-	tot=$(folded_count "$TMP/churn.folded" "^[^;]* \\($tid\\);")
-	n=$(folded_count "$TMP/churn.folded" "^[^;]* \\($tid\\);(.*;)?JvmChurn\\.deoptLoop \\(JvmChurn\\.java:[0-9]+\\)")
-	bad=$(folded_count "$TMP/churn.folded" "^[^;]* \\($tid\\);(.*)(\\[unknown java frame\\]|\\[truncated\\])")
-	DETAIL="$n of $tot; $bad unknown or cut" \
-		check "jvm: churn: the deoptimized loop's method in >= 90% of its samples, <= 1% unknown or cut" \
-		"pct_ok '$n' '$tot' 90 && [ \$(($bad * 100)) -le '$tot' ]"
-	tid=$(awk '$1 == "loader" { print $2 }' "$r")
-	tot=$(folded_count "$TMP/churn.folded" "^[^;]* \\($tid\\);")
-	n=$(folded_count "$TMP/churn.folded" "^[^;]* \\($tid\\);(.*;)?JvmChurned\\.run \\(JvmChurned\\.java:[0-9]+\\)")
-	bad=$(folded_count "$TMP/churn.folded" "^[^;]* \\($tid\\);(.*)\\[unknown java frame\\]")
-	DETAIL="$n of $tot named; $bad unknown" \
-		check "jvm: churn: the reloaded class's method named in >= 30% of the loader's samples, unknown in <= 2%" \
-		"pct_ok '$n' '$tot' 30 && [ \$(($bad * 100)) -le \$(($tot * 2)) ]"
-	check_unharmed "jvm: churn" "$cp" "$(thread_count "$cp")"
-	stop_target "$cp"
-}
-if [ -f "$BIN/java/JvmChurn.class" ]; then
-	churn
-else
-	skip "jvm: churn" "tests/bin/java/JvmChurn.class not built"
-fi
-
 # --- 1. the reader against jcmd ------------------------------------------------------
 "$BIN/jvmdump" "$pid" >"$TMP/dump" 2>&1
 diag_file "$TMP/dump" 40
@@ -263,4 +171,97 @@ DETAIL="$n samples" check "jvm --no-java: no Java method named" "[ '$n' = 0 ]"
 
 check_unharmed jvm "$pid" "$(thread_count "$pid")"
 stop_target "$pid"
+# (after JvmSplit is stopped: its computing thread holds a core)
+# --- 3. an HTTP server under load ---------------------------------------------------
+http_server() {
+	local r=$TMP/http.ready hp port t seen=0 all=0 h tot
+	"$JAVA" -cp "$BIN/java" JvmHttp "$r" >"$TMP/http.out" 2>&1 &
+	PIDS+=("$!")
+	if ! wait_until 30 file_ready "$r"; then
+		DETAIL="$(head -c 300 "$TMP/http.out")" check "jvm: JvmHttp starts" false
+		return
+	fi
+	read -r hp port <"$r"
+	PIDS+=("$hp")
+	local curls=()
+	for k in 1 2; do
+		# one curl a loop, its requests over one connection (URL globbing):
+		# the load is the server's, not curl's starting
+		curl -s -o /dev/null "http://127.0.0.1:$port/r$k/[1-100000]" &
+		PIDS+=("$!")
+		curls+=("$!")
+	done
+	prof "$TMP/http" -p "$hp" -d 3 --threads --stats -o "$TMP/http.folded"
+	check_ran "jvm: http" "$TMP/http" "$TMP/http.folded"
+	diag "jvm: http: $(grep -o 'java: [^;]*' "$TMP/http.err" | head -c 700)"
+	local want='[^;]*ThreadPoolExecutor\.runWorker \([^;()]*\);(.*;)?JvmHttp\$Handler\.handle \(JvmHttp\.java:[0-9]+\);JvmHttp\$Handler\.handleRequest \(JvmHttp\.java:[0-9]+\);JvmHttp\$Handler\.(renderPage|lookup) \(JvmHttp\.java:[0-9]+\)'
+	for t in $(grep -oE '^pool-[0-9]+-thread-[0-9]+[^;]* \([0-9]+\);' "$TMP/http.folded" | grep -oE '\([0-9]+\);$' | tr -d '();' | sort -u); do
+		tot=$(folded_count "$TMP/http.folded" "^[^;]* \\($t\\);")
+		h=$(folded_count "$TMP/http.folded" "^[^;]* \\($t\\);(.*;)?$want")
+		all=$((all + 1))
+		[ "$h" -gt 0 ] && seen=$((seen + 1))
+		diag "jvm: http worker $t: the handler in $h of its $tot samples"
+	done
+	DETAIL="$seen of $all workers; top: $(sort -t' ' -k2 -nr "$TMP/http.folded" | grep -F renderPage | head -n 1 | cut -c1-600)" \
+		check "jvm: http: the handler's chain under the executor's methods in >= 2 worker threads" \
+		"[ $seen -ge 2 ]"
+	r=$(grep -o '[0-9.]*% reached their root' "$TMP/http.err" | grep -o '^[0-9.]*')
+	DETAIL="$r%" check "jvm: http: >= 95% of samples rooted" "[ -n '$r' ] && ge '$r' 95"
+	check_unharmed "jvm: http" "$hp" "$(thread_count "$hp")"
+	kill "${curls[@]}" 2>/dev/null
+	stop_target "$hp"
+}
+if command -v curl >/dev/null && [ -f "$BIN/java/JvmHttp.class" ]; then
+	http_server
+else
+	skip "jvm: http" "no curl, or tests/bin/java/JvmHttp.class not built"
+fi
+# --- 4. deoptimization, classes unloaded ----------------------------------------------
+churn() {
+	local r=$TMP/churn.ready cp tid tot n bad
+	"$JAVA" -XX:+UseSerialGC -XX:+PrintCompilation -Xlog:class+unload=info:file="$TMP/unload.log" \
+		-cp "$BIN/java" JvmChurn "$r" >"$TMP/churn.out" 2>&1 &
+	cp=$!
+	PIDS+=("$cp")
+	if ! wait_until 30 file_ready "$r"; then
+		DETAIL="$(head -c 300 "$TMP/churn.out")" check "jvm: JvmChurn starts" false
+		return
+	fi
+	prof_bg "$TMP/churn" -p "$cp" -d 4 --threads --stats -o "$TMP/churn.folded"
+	# the loop mixes in a new class (and is deoptimized) within 100 ms
+	# of this file, while the profiler runs
+	: >"$r.go"
+	prof_wait 30
+	check_ran "jvm: churn" "$TMP/churn" "$TMP/churn.folded"
+	diag "jvm: churn: $(grep -o 'java: [^;]*' "$TMP/churn.err" | head -c 700)"
+	deopted() { grep -a 'made not entrant' "$TMP/churn.out" | grep -qE 'JvmChurn::(total|deoptLoop)'; }
+	wait_until 5 deopted
+	n=$(grep -a 'made not entrant' "$TMP/churn.out" | grep -cE 'JvmChurn::(total|deoptLoop)')
+	[ "$n" -gt 0 ] || diag_file "$TMP/churn.out" 20
+	DETAIL="$n lines" check "jvm: churn: the loop's compiled code was deoptimized (PrintCompilation: made not entrant)" "[ '$n' -gt 0 ]"
+	n=$(grep -c 'JvmChurned' "$TMP/unload.log" 2>/dev/null)
+	DETAIL="${n:-0} lines" check "jvm: churn: JvmChurned unloaded (class+unload)" "[ '${n:-0}' -gt 0 ]"
+	tid=$(awk '$1 == "deopt" { print $2 }' "$r")
+	tot=$(folded_count "$TMP/churn.folded" "^[^;]* \\($tid\\);")
+	n=$(folded_count "$TMP/churn.folded" "^[^;]* \\($tid\\);(.*;)?JvmChurn\\.deoptLoop \\(JvmChurn\\.java:[0-9]+\\)")
+	bad=$(folded_count "$TMP/churn.folded" "^[^;]* \\($tid\\);(.*)(\\[unknown java frame\\]|\\[truncated\\])")
+	DETAIL="$n of $tot; $bad unknown or cut" \
+		check "jvm: churn: the deoptimized loop's method in >= 90% of its samples, <= 1% unknown or cut" \
+		"pct_ok '$n' '$tot' 90 && [ \$(($bad * 100)) -le '$tot' ]"
+	tid=$(awk '$1 == "loader" { print $2 }' "$r")
+	tot=$(folded_count "$TMP/churn.folded" "^[^;]* \\($tid\\);")
+	n=$(folded_count "$TMP/churn.folded" "^[^;]* \\($tid\\);(.*;)?JvmChurned\\.run \\(JvmChurned\\.java:[0-9]+\\)")
+	bad=$(folded_count "$TMP/churn.folded" "^[^;]* \\($tid\\);(.*)\\[unknown java frame\\]")
+	DETAIL="$n of $tot named; $bad unknown" \
+		check "jvm: churn: the reloaded class's method named in >= 30% of the loader's samples, unknown in <= 2%" \
+		"pct_ok '$n' '$tot' 30 && [ \$(($bad * 100)) -le \$(($tot * 2)) ]"
+	check_unharmed "jvm: churn" "$cp" "$(thread_count "$cp")"
+	stop_target "$cp"
+}
+if [ -f "$BIN/java/JvmChurn.class" ]; then
+	churn
+else
+	skip "jvm: churn" "tests/bin/java/JvmChurn.class not built"
+fi
+
 done_testing

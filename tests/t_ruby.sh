@@ -41,49 +41,6 @@ fi
 # make check builds it: missing, the reader is missing
 check "ruby: tests/bin/rbdump built" "[ -x '$BIN/rbdump' ]" || done_testing
 
-# --- 3. a Rack app under puma ----------------------------------------------------
-rack_app() {
-	local log=$TMP/puma.log port ppid n t tot h seen=0 all=0 ok=0
-	puma -b tcp://127.0.0.1:0 -t 4:4 "$ROOT/tests/targets/rbrack.ru" >"$log" 2>&1 &
-	ppid=$!
-	PIDS+=("$ppid")
-	listening() { grep -q 'Listening on http://127.0.0.1:[0-9]' "$log"; }
-	if ! wait_until 20 listening; then
-		DETAIL="$(head -c 300 "$log")" check "ruby: puma starts" false
-		return
-	fi
-	port=$(grep -o 'Listening on http://127.0.0.1:[0-9]*' "$log" | head -n 1 | grep -o '[0-9]*$')
-	local curls=()
-	for j in 1 2; do
-		# one curl a loop, its requests over one connection (URL globbing)
-		curl -s -o /dev/null "http://127.0.0.1:$port/r$j/[1-100000]" &
-		PIDS+=("$!")
-		curls+=("$!")
-	done
-	prof "$TMP/rack" -p "$ppid" -d 3 --threads -o "$TMP/rack.folded"
-	check_ran "ruby: puma" "$TMP/rack" "$TMP/rack.folded"
-	local want="call \\(rbrack\\.ru:$(grep -nF 'handle_request(env' "$ROOT/tests/targets/rbrack.ru" | cut -d: -f1)\\);handle_request \\(rbrack\\.ru:[0-9]+\\);(render_page|lookup) \\(rbrack\\.ru:[0-9]+\\)"
-	for t in $(grep -o '^puma srv tp [0-9]* "[^"]*" ([0-9]*)' "$TMP/rack.folded" | grep -o '([0-9]*)$' | tr -d '()' | sort -u); do
-		tot=$(folded_count "$TMP/rack.folded" "^[^;]* \\($t\\);")
-		h=$(folded_count "$TMP/rack.folded" "^[^;]* \\($t\\);(.*;)?(process_client|handle_request) \\([a-z_]*\\.rb:[0-9]+\\);(.*;)?$want(;|\$)")
-		all=$((all + 1))
-		[ "$h" -gt 0 ] && seen=$((seen + 1))
-		diag "ruby: puma worker $t: the handler in $h of its $tot samples"
-	done
-	DETAIL="$seen of $all worker threads" \
-		check "ruby: puma: the handler's chain (call, handle_request, render_page or lookup, lines) under puma's methods in >= 2 worker threads" \
-		"[ $seen -ge 2 ]"
-	check_unharmed "ruby: puma" "$ppid" "$(thread_count "$ppid")"
-	kill "${curls[@]}" 2>/dev/null
-	stop_target "$ppid"
-}
-if command -v puma >/dev/null && command -v curl >/dev/null; then
-	rack_app
-else
-	skip "ruby: puma" "puma or curl is not installed (Debian packages puma, curl: make deps installs them)"
-fi
-
-
 src=$ROOT/tests/targets/rbthreads.rb
 ready=$TMP/rb.ready
 ruby "$src" "$ready" &
@@ -242,6 +199,50 @@ DETAIL="$n with Ruby frames, $e with rb_vm_exec" \
 	check "ruby --no-ruby: native frames only (rb_vm_exec, no Ruby frame)" "[ '$n' = 0 ] && [ '$e' -gt 0 ]"
 check_unharmed ruby "$pid" "$(thread_count "$pid")"
 stop_target "$pid"
+
+# (after rbthreads.rb is stopped: its computing thread holds a core)
+# --- 3. a Rack app under puma ----------------------------------------------------
+rack_app() {
+	local log=$TMP/puma.log port ppid n t tot h seen=0 all=0 ok=0
+	puma -b tcp://127.0.0.1:0 -t 4:4 "$ROOT/tests/targets/rbrack.ru" >"$log" 2>&1 &
+	ppid=$!
+	PIDS+=("$ppid")
+	listening() { grep -q 'Listening on http://127.0.0.1:[0-9]' "$log"; }
+	if ! wait_until 20 listening; then
+		DETAIL="$(head -c 300 "$log")" check "ruby: puma starts" false
+		return
+	fi
+	port=$(grep -o 'Listening on http://127.0.0.1:[0-9]*' "$log" | head -n 1 | grep -o '[0-9]*$')
+	local curls=()
+	for j in 1 2; do
+		# one curl a loop, its requests over one connection (URL globbing)
+		curl -s -o /dev/null "http://127.0.0.1:$port/r$j/[1-100000]" &
+		PIDS+=("$!")
+		curls+=("$!")
+	done
+	prof "$TMP/rack" -p "$ppid" -d 3 --threads -o "$TMP/rack.folded"
+	check_ran "ruby: puma" "$TMP/rack" "$TMP/rack.folded"
+	local want="call \\(rbrack\\.ru:$(grep -nF 'handle_request(env' "$ROOT/tests/targets/rbrack.ru" | cut -d: -f1)\\);handle_request \\(rbrack\\.ru:[0-9]+\\);(render_page|lookup) \\(rbrack\\.ru:[0-9]+\\)"
+	for t in $(grep -o '^puma srv tp [0-9]* "[^"]*" ([0-9]*)' "$TMP/rack.folded" | grep -o '([0-9]*)$' | tr -d '()' | sort -u); do
+		tot=$(folded_count "$TMP/rack.folded" "^[^;]* \\($t\\);")
+		h=$(folded_count "$TMP/rack.folded" "^[^;]* \\($t\\);(.*;)?(process_client|handle_request) \\([a-z_]*\\.rb:[0-9]+\\);(.*;)?$want(;|\$)")
+		all=$((all + 1))
+		[ "$h" -gt 0 ] && seen=$((seen + 1))
+		diag "ruby: puma worker $t: the handler in $h of its $tot samples"
+	done
+	DETAIL="$seen of $all worker threads" \
+		check "ruby: puma: the handler's chain (call, handle_request, render_page or lookup, lines) under puma's methods in >= 2 worker threads" \
+		"[ $seen -ge 2 ]"
+	check_unharmed "ruby: puma" "$ppid" "$(thread_count "$ppid")"
+	kill "${curls[@]}" 2>/dev/null
+	stop_target "$ppid"
+}
+if command -v puma >/dev/null && command -v curl >/dev/null; then
+	rack_app
+else
+	skip "ruby: puma" "puma or curl is not installed (Debian packages puma, curl: make deps installs them)"
+fi
+
 
 # Thread#name read beside the tid (rbnamed.rb); the unnamed main has none
 ready=$TMP/named.ready
