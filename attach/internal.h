@@ -82,6 +82,9 @@ struct thread {
 	/* The idle fast path (blocked.c): set when the sampler counted a
 	 * blocked capture of it (target__counted). */
 	uint64_t cookie;                /* the sampler's note of that stack, 0: none */
+	uint64_t last_cookie;           /* the last such note, kept when the stack moves on
+					   (cookie 0): owed ticks no sample came for are
+					   counted there (attach/nostop.c) */
 	uint64_t runs;                  /* schedstat's runs at that capture */
 	uint64_t line_hash;             /* its syscall line */
 	char last_state;
@@ -194,6 +197,9 @@ int target_check_name(struct target *t, struct thread *th, uint64_t runs);
 /* Pushes a capture counting TICKS of TH's last counted stack again (for
  * target__next_stopped); UNCERTAIN: the thread moved somewhere in them. */
 void target_push_again(struct target *t, struct thread *th, uint32_t ticks, int uncertain);
+/* TICKS of TH counted at its last counted stack (th->last_cookie),
+ * uncertain; 0, or -1 if it has none. */
+int target_push_last(struct target *t, struct thread *th, uint32_t ticks);
 void target_note(struct target *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #define FOR_EACH_THREAD(t, th, tmp)                                      \

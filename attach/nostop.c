@@ -39,8 +39,25 @@
 #define OVERLAP 256
 /* A thread owes at most this many ticks: one found on a CPU that often
  * without a sample between (bursts shorter than a period, each caught on
- * a CPU) has them counted lost rather than held for ever. */
+ * a CPU; or, on a loaded machine, runnable but kept off every CPU, where
+ * no sample comes: seen in a thread asleep in nanosleep or in
+ * pthread_join) has them counted at its last counted stack, uncertain, as
+ * backoff's uncertain ticks are (target_push_last), rather than held for
+ * ever; lost only if it has none (a thread never captured blocked).  Wall-clock time stays whole. */
 #define OWED_MAX 64
+
+/* TH's owed ticks, no sample having come for them: at its last stack. */
+static void owed_at_last(struct target *t, struct thread *th)
+{
+	uint32_t n = th->owed;
+	th->owed = 0;
+	if (!n)
+		return;
+	if (target_push_last(t, th, n) == 0)
+		t->stats.perf_owed_last += n;
+	else
+		t->stats.lost += n;
+}
 
 /* A running thread's sample period, in its CPU time (attach/perf.h). */
 static uint64_t every(const struct target *t)
@@ -300,10 +317,8 @@ int target_nostop_running(struct target *t, struct thread *th)
 		th->owed_since = t->tick_ns;
 	th->owed++;
 	t->stats.perf_owed++;
-	if (th->owed >= OWED_MAX) {
-		t->stats.lost += th->owed;
-		th->owed = 0;
-	}
+	if (th->owed >= OWED_MAX)
+		owed_at_last(t, th);
 	return 0;
 }
 
@@ -408,8 +423,6 @@ void target_nostop_release(struct target *t)
 		struct timespec ms = { 0, 1000000 };
 		nanosleep(&ms, NULL);
 	}
-	FOR_EACH_THREAD(t, th, tmp) {
-		t->stats.lost += th->owed;
-		th->owed = 0;
-	}
+	FOR_EACH_THREAD(t, th, tmp)
+		owed_at_last(t, th);
 }

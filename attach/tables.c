@@ -182,7 +182,7 @@ void target_name_changed(struct target *t, struct thread *th)
 		if (th->selected && th->skipped)
 			target_push_again(t, th, th->skipped, 1);
 		th->skipped = 0;
-		th->cookie = 0;
+		th->cookie = th->last_cookie = 0;
 	}
 }
 

@@ -274,7 +274,7 @@ static void on_exec(struct target *t, struct thread *th, pid_t former)
 	if (th->skipped)
 		target_push_again(t, th, th->skipped, 1);
 	th->skipped = 0;
-	th->cookie = 0;
+	th->cookie = th->last_cookie = 0;
 	free(th->fp);
 	th->fp = NULL;
 	target_nostop_exec(t, th);
@@ -451,6 +451,19 @@ void target_push_again(struct target *t, struct thread *th, uint32_t ticks, int 
 		t->stats.backoff_ticks += ticks;
 }
 
+int target_push_last(struct target *t, struct thread *th, uint32_t ticks)
+{
+	if (!th->last_cookie || !ticks || !th->proc)
+		return -1;
+	struct capture *c = target_next_capture(t);
+	target_again_capture(c, th, ticks, 1);
+	c->cookie = th->last_cookie;
+	t->ncaps++;
+	t->stats.samples_unchanged += ticks;
+	t->stats.backoff_uncertain += ticks;
+	return 0;
+}
+
 /* Waits until no thread is pending or DEADLINE passes.  SIGCHLD is
  * blocked by the caller; sigtimedwait takes it without disturbing the
  * other signals the caller waits for. */
@@ -611,7 +624,7 @@ void target__counted(struct target *t, const struct capture *c, uint64_t cookie,
 		th->nfar = 0;
 	if (!blocked || !cookie)
 		return;
-	th->cookie = cookie;
+	th->cookie = th->last_cookie = cookie;
 	th->runs = t->last_blocked_runs;
 	th->line_hash = t->last_blocked_hash;
 	th->last_state = c->state;
@@ -644,9 +657,12 @@ void target__force_tick(struct target *t)
 
 void target__each_cookie(const struct target *t, void (*fn)(void *arg, uint64_t cookie), void *arg)
 {
-	FOR_EACH_THREAD(t, th, tmp)
+	FOR_EACH_THREAD(t, th, tmp) {
 		if (th->cookie)
 			fn(arg, th->cookie);
+		if (th->last_cookie && th->last_cookie != th->cookie)
+			fn(arg, th->last_cookie);
+	}
 	for (size_t i = t->delivered; i < t->ncaps; i++)
 		if (t->caps[i].cookie)
 			fn(arg, t->caps[i].cookie);
@@ -662,7 +678,7 @@ void target__forget(struct target *t, pid_t pid)
 		if (th->selected && th->skipped)
 			target_push_again(t, th, th->skipped, 1);
 		th->skipped = 0;
-		th->cookie = 0;
+		th->cookie = th->last_cookie = 0;
 	}
 }
 

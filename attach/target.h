@@ -173,6 +173,8 @@ struct target_stats {
 					   period before: counted by the next sample after */
 	uint64_t perf_owed_carried;     /* of them, counted by a later capture of another
 					   kind (no sample came) */
+	uint64_t perf_owed_last;        /* of them, counted at the thread's last counted
+					   stack (uncertain): none came in OWED_MAX ticks */
 	uint64_t perf_cut;              /* stacks cut where the kernel's copy ended: the
 					   memory read on did not match it any more */
 	uint64_t perf_extended;         /* stacks read on past the kernel's copy */

@@ -741,12 +741,13 @@ static void print_stats(const struct sampler_stats *ss)
 		fprintf(stderr, "; %llu idle dropped (--no-idle)", (unsigned long long)ss->idle_dropped);
 	if (ts->capture_perf)
 		fprintf(stderr, "; perf: %llu running ticks owed to the next sample (%llu of them "
-			"counted by a later capture), %llu stacks read on past the kernel's copy, %llu "
+			"counted by a later capture, %llu at the last stack: no sample came), %llu stacks read on past the kernel's copy, %llu "
 			"cut there, %llu samples the kernel dropped (its ring paused while read), %llu left out with no stack "
 			"(inside an exec), %llu threads stopped (no stream), %llu stopped on a Go "
 			"system stack for its goroutine, "
 			"%llu partial stacks where a blocked thread's unwind needed registers",
 			(unsigned long long)ts->perf_owed, (unsigned long long)ts->perf_owed_carried,
+			(unsigned long long)ts->perf_owed_last,
 			(unsigned long long)ts->perf_extended, (unsigned long long)ts->perf_cut,
 			(unsigned long long)ts->perf_dropped, (unsigned long long)ts->perf_nostack,
 			(unsigned long long)ts->perf_unavailable, (unsigned long long)ts->probe_stops,

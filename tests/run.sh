@@ -86,7 +86,7 @@ fail_line() {
 
 # record NAME LOGFILE RC SECONDS LIMIT: count the TAP lines of one test program.
 record() {
-	local name=$1 log=$2 rc=$3 secs=$4 limit=$5 ok nok line
+	local name=$1 log=$2 rc=$3 secs=$4 limit=$5 cpu=${6:-0} ok nok line
 	ok=$(grep -cE '^ok( |$)' "$log")
 	nok=$(grep -cE '^not ok( |$)' "$log")
 	ran=$((ran + 1))
@@ -106,7 +106,7 @@ record() {
 		nok=1
 	fi
 	sanitizer_reports "$name"
-	printf '%-18s %4d ok %4d not ok  %5.1f s\n' "$name" "$ok" "$nok" "$secs"
+	printf '%-18s %4d ok %4d not ok  %5.1f s  %5.1f s cpu\n' "$name" "$ok" "$nok" "$secs" "$cpu"
 	[ "${VERBOSE:-0}" = 1 ] && sed 's/^/    /' "$log"
 	# The time of a file that ran whole, for the order of the next run.
 	[ "$rc" = 124 ] || [ "$rc" = 137 ] || echo "$name $secs" >>"$TIMES.new"
@@ -295,7 +295,12 @@ start_job() {
 		start=$(now)
 		timeout -k 10 "$limit" "${cmd[@]}" >"$log" 2>"$log.stderr" </dev/null
 		rc=$?
-		echo "$rc $(elapsed "$start") $limit" >"$log.done"
+		# CPU of the file and every process of it that was waited for
+		# (bash's `times`, second line: children's user and system).
+		times >"$log.cpu"       # a redirection: `times` in this shell, not a pipe's
+		cpu=$(sed -n 2p "$log.cpu" | awk '{ for (i = 1; i <= 2; i++) { v = $i; m = v; sub(/m.*/, "", m)
+			sub(/^[0-9]+m/, "", v); sub(/s$/, "", v); t += m * 60 + v } } END { printf "%.1f", t }')
+		echo "$rc $(elapsed "$start") $limit ${cpu:-0}" >"$log.done"
 	) &
 	started_pid=$!
 	job_of[$started_pid]="$name$US$log"
@@ -303,11 +308,11 @@ start_job() {
 
 # finish PID: record the job that PID ran.
 finish() {
-	local name log rc secs limit
+	local name log rc secs limit cpu
 	IFS=$US read -r name log <<<"${job_of[$1]}"
 	unset "job_of[$1]"
-	read -r rc secs limit <"$log.done" 2>/dev/null || { rc=137; secs=0; limit=?; }
-	record "$name" "$log" "$rc" "$secs" "$limit"
+	read -r rc secs limit cpu <"$log.done" 2>/dev/null || { rc=137; secs=0; limit=?; cpu=0; }
+	record "$name" "$log" "$rc" "$secs" "$limit" "${cpu:-0}"
 }
 
 # reap_one: waits for one job to end and records it.

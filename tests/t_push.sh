@@ -100,12 +100,19 @@ if wait_until 10 file_ready "$TMP/rx.ready" && start_target wallclock; then
 	f1=$(echo "$(cat "$TMP/rx/1.query")" | sed -nE 's/.*from=([0-9]+).*/\1/p')
 	u1=$(echo "$(cat "$TMP/rx/1.query")" | sed -nE 's/.*until=([0-9]+).*/\1/p')
 	now=$(date +%s)
-	DETAIL="from $f1 until $u1, now $now" check "push: from/until are the period's (1-2 s apart, this minute)" \
-		"[ \$(($u1 - $f1)) -ge 1 ] && [ \$(($u1 - $f1)) -le 2 ] && [ \$(($now - $f1)) -lt 60 ]"
+	# Whole seconds, each boundary rounded once so that the windows tile: a
+	# 1-s period is 0 to 2 s wide (a period that ends on time after one
+	# that ended late is shorter than 1 s: 7.55-8.35 s is 8-8).
+	DETAIL="from $f1 until $u1, now $now" check "push: from/until are the period's (0-2 s apart, this minute)" \
+		"[ \$(($u1 - $f1)) -ge 0 ] && [ \$(($u1 - $f1)) -le 2 ] && [ \$(($now - $f1)) -lt 60 ]"
 	# the windows tile: each period's from is the one before's until
 	tiles=$(for i in 0 1 2 3; do sed -nE 's/.*from=([0-9]+).*until=([0-9]+).*/\1 \2/p' "$TMP/rx/$i.query"; done |
 		awk 'NR > 1 && $1 != u { bad = bad " " NR ":" $1 "!=" u } { u = $2 } END { print NR ":" bad }')
 	DETAIL="$tiles" check "push: the windows tile (from = the previous until: no overlap, no gap)" "[ '$tiles' = '4:' ]"
+	span=$(for i in 0 3; do sed -nE 's/.*from=([0-9]+).*until=([0-9]+).*/\1 \2/p' "$TMP/rx/$i.query"; done |
+		awk 'NR == 1 { f = $1 } END { print $2 - f }')
+	DETAIL="$span s" check "push: the four windows span the run (3.5 s: 3 to 5 s in whole seconds)" \
+		"[ '${span:-0}' -ge 3 ] && [ '${span:-0}' -le 5 ]"
 	bad=
 	for i in 0 1 2; do
 		pprof_top "$TMP/rx/$i.pprof" >"$TMP/top.$i"

@@ -73,4 +73,40 @@ if start_target crowd; then
 	stop_target "$pid"
 fi
 
+# Runnable but kept off every CPU: the target pinned to CPU 0 and, while
+# it is profiled, a real-time loop on that CPU for 1.5 s (the kernel leaves
+# others 5% of it).  Its sleeper, woken, waits on the run queue: found
+# "running" at tick after tick, with no perf sample to count the ticks
+# (it runs microseconds), they are owed, and past 64 were lost (the
+# sleeper's share fell to 26%).  They are counted at its last stack now.
+if ! command -v chrt >/dev/null || ! command -v taskset >/dev/null; then
+	skip "starved: owed ticks counted at the last stack" "chrt and taskset needed (util-linux)"
+elif ! chrt -f 10 true 2>/dev/null; then
+	skip "starved: owed ticks counted at the last stack" "real-time scheduling not allowed here (CAP_SYS_NICE)"
+elif start_target wallclock; then
+	pid=$TARGET_PID
+	taskset -a -p -c 0 "$pid" >/dev/null
+	out=$TMP/starved.folded
+	prof_bg "$TMP/starved" "$pid" --hz 99 --duration 3 --stats -o "$out"
+	wait_attached "$pid"
+	timeout 1.5 chrt -f 10 taskset -c 0 sh -c 'while :; do :; done'
+	prof_wait
+	check_ran "starved" "$TMP/starved" "$out"
+	total=$(folded_total "$out")
+	sleep=$(folded_count "$out" 'sleep_here')
+	lost=$(grep -oE '[0-9]+ lost' "$TMP/starved.err" | head -n 1 | grep -oE '[0-9]+')
+	last=$(grep -oE '[0-9]+ at the last stack' "$TMP/starved.err" | grep -oE '[0-9]+')
+	diag "$(grep -oE 'perf: [^,]*,' "$TMP/starved.err")"
+	if [ "${lost:-0}" = 0 ] && [ "${last:-0}" = 0 ]; then
+		skip "starved: owed ticks counted at the last stack" "no tick went unsampled 64 times in a row (the loop did not starve the target: $(grep -oE 'perf: [^,]*' "$TMP/starved.err"))"
+	else
+		DETAIL="$lost lost, $last at the last stack" \
+			check "starved: no tick lost (owed ticks past 64 counted at the thread's last stack)" \
+			"[ '${lost:-0}' = 0 ] && [ '${last:-0}' -gt 0 ]"
+		p=$(pct "$sleep" "$total")
+		DETAIL="$p% of $total samples" check "starved: wall-clock share of sleep is 33.3% +- 5" within "$p" 33.3 5
+	fi
+	stop_target "$pid"
+fi
+
 done_testing

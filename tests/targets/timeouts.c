@@ -129,7 +129,7 @@ static void *epoller(void *arg)
 	uint64_t v;
 	prctl(PR_SET_NAME, names[T_EPOLL]);
 	for (;;) {
-		int n = epoll_wait(ep_fd, &ev, 1, 100);
+		int n = epoll_wait(ep_fd, &ev, 1, 1000);
 		if (n < 0) {
 			count(T_EPOLL, errno == EINTR);
 			continue;
@@ -147,7 +147,7 @@ static void *semwaiter(void *arg)
 	for (;;) {
 		struct timespec ts;
 		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += 100 * 1000 * 1000;
+		ts.tv_sec += 1;
 		if (ts.tv_nsec >= 1000000000L)
 			ts.tv_sec++, ts.tv_nsec -= 1000000000L;
 		if (sem_timedwait(&sem, &ts) < 0) {
