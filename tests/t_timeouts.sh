@@ -2,7 +2,7 @@
 # Calls with a timeout under a client loop see no EINTR with the default
 # capture.  tests/bin/timeouts is a server and its client ping-ponging on
 # a TCP socket with SO_RCVTIMEO/SO_SNDTIMEO, a thread in epoll_wait with
-# a 100 ms timeout and one in sem_timedwait, each woken every round: each
+# a 1 s timeout and one in sem_timedwait, each woken every round: each
 # thread is found now running, now blocked, as a loaded server's are; 100
 # idle threads are the pool a tick visits too.
 # Profiled 5 s at 99 Hz with perf capture (the default where permitted)
@@ -26,7 +26,7 @@ THREADS="s-recv c-loop w-epoll w-semtimed"
 field() { sed -nE "s/^$2 .*$3=([0-9]+).*/\1/p" "$1"; }
 
 # no_eintr LABEL REPORT ERR [EINTR_ONLY]: every thread of REPORT saw no
-# EINTR and no early return (with EINTR_ONLY, no EINTR: a 100 ms timeout
+# EINTR and no early return (with EINTR_ONLY, no EINTR: a 1 s timeout
 # can pass in a process whose client loop shares the machine with a
 # computing Python thread and a loaded CI); ERR's --stats: no thread
 # stopped, some sampled by perf.

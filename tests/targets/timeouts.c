@@ -8,8 +8,8 @@
  *               5 s), post the semaphore, write the eventfd, count to SPIN
  *               (argv[2], default 1000), again, for ever: each thread is
  *               found now running, now blocked, as a loaded server's are
- *   w-epoll     epoll_wait() with a 100 ms timeout on the eventfd
- *   w-semtimed  sem_timedwait() with a 100 ms timeout on the semaphore
+ *   w-epoll     epoll_wait() with a 1 s timeout on the eventfd
+ *   w-semtimed  sem_timedwait() with a 1 s timeout on the semaphore
  *   idle        IDLE threads (default 0) in sigsuspend() for good: a pool
  *               the sampler visits too at each tick
  *   main        sigwaitinfo() for SIGUSR1, the report request
@@ -135,7 +135,7 @@ static void *epoller(void *arg)
 			continue;
 		}
 		if (n == 0 || read(ev_fd, &v, sizeof(v)) != sizeof(v))
-			count(T_EPOLL, 0);      /* a timeout: the loop stalled 100 ms */
+			count(T_EPOLL, 0);      /* a timeout: the loop stalled 1 s */
 		atomic_fetch_add(&rounds[T_EPOLL], 1);
 	}
 	return arg;
