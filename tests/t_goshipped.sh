@@ -154,18 +154,18 @@ else
 			GOGC=10 start_target "$target" || continue
 			pid=$TARGET_PID
 			out=$TMP/$label.folded
-			args=(--duration 3)
+			args=(--duration 2)
 			[ $view = os-threads ] && args+=(--os-threads)
 			prof "$TMP/$label" "$pid" "${args[@]}" -o "$out"
 			check_ran "$label" "$TMP/$label" "$out"
 			assist=$(samples "$out" ';runtime\.gcAssistAlloc1[; ]')
 			if [ "${assist:-0}" -lt 20 ] && [ $view = os-threads ]; then
 				# A loaded machine can leave the collector ahead of the
-				# allocating goroutine for 3 s: no assist to look at, or
+				# allocating goroutine for 2 s: no assist to look at, or
 				# too few for a share (one sample that lost its
 				# goroutine, a race, is 17% of 6).
-				diag "$label: $assist GC assist samples in 3 s: once more, 6 s"
-				prof "$TMP/$label" "$pid" --duration 6 "${args[@]:2}" -o "$out"
+				diag "$label: $assist GC assist samples in 2 s: once more, 5 s"
+				prof "$TMP/$label" "$pid" --duration 5 "${args[@]:2}" -o "$out"
 				assist=$(samples "$out" ';runtime\.gcAssistAlloc1[; ]')
 			fi
 			user=$(samples "$out" '^runtime\.goexit;.*main\.deep;.*;runtime\.gcAssistAlloc1[; ]')
@@ -174,14 +174,14 @@ else
 				# goroutine (a race) is 25% of 4.
 				skip "$label: GC assists go on past runtime.systemstack" "$assist GC assist samples: too few to judge a share (20 needed)"
 			elif [ "${assist:-0}" = 0 ]; then
-				# Nothing to look at: the collector kept ahead for 9 s
+				# Nothing to look at: the collector kept ahead for 7 s
 				# (a busy machine); or, by goroutine, an assisting
 				# goroutine is waiting ("GC assist marking") and counted
 				# from its saved context, and its thread's samples in
-				# gcAssistAlloc1 are few (0 to 2 in 3 s, DWARF or not: not
+				# gcAssistAlloc1 are few (0 to 2 in 2 s, DWARF or not: not
 				# run again).  At least one of the four runs must see
 				# assists: checked after the loop.
-				skip "$label: GC assists go on past runtime.systemstack" "no GC assist sampled in 3 s$([ $view = os-threads ] && echo ' + 6 s') (the collector kept ahead, or the assisting goroutine was counted waiting)"
+				skip "$label: GC assists go on past runtime.systemstack" "no GC assist sampled in 2 s$([ $view = os-threads ] && echo ' + 5 s') (the collector kept ahead, or the assisting goroutine was counted waiting)"
 			else
 				assisted=$((assisted + 1))
 				DETAIL="$user of $assist; $(grep -E ';runtime\.gcAssistAlloc1[; ]' "$out" | grep -v main.deep | head -2 | cut -c1-250 | tr '\n' '|')" \

@@ -344,6 +344,72 @@ elif [ -n "$CPUIDLE_PID" ]; then
 	done
 fi
 
+# --- (j) speedscope ------------------------------------------------------------------------
+# check_speedscope FILE PERIOD_NS SAMPLES: the file format, field by field;
+# SAMPLES is the summary's sample count (weights sum to SAMPLES x PERIOD).
+check_speedscope() {
+	python3 - "$@" <<-'EOF'
+	import json, sys
+	path, period, nsamples = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+	try:
+	    d = json.load(open(path))
+	except Exception as e:
+	    sys.exit("not JSON: %s" % e)
+	def need(cond, why):
+	    if not cond:
+	        sys.exit(why)
+	need(d.get("$schema") == "https://www.speedscope.app/file-format-schema.json", "$schema is %r" % d.get("$schema"))
+	frames = d.get("shared", {}).get("frames")
+	need(isinstance(frames, list) and frames, "no shared.frames")
+	need(all(isinstance(f.get("name"), str) and f["name"] for f in frames), "a frame without a name")
+	profiles = d.get("profiles")
+	need(isinstance(profiles, list) and profiles, "no profiles")
+	need(0 <= d.get("activeProfileIndex", 0) < len(profiles), "activeProfileIndex out of range")
+	total = 0
+	for p in profiles:
+	    need(p.get("type") == "sampled", "profile type %r" % p.get("type"))
+	    need(p.get("unit") == "nanoseconds", "unit %r" % p.get("unit"))
+	    s, w = p.get("samples"), p.get("weights")
+	    need(isinstance(s, list) and isinstance(w, list), "%s: no samples/weights" % p.get("name"))
+	    need(len(s) == len(w), "%s: %d samples, %d weights" % (p.get("name"), len(s), len(w)))
+	    for st in s:
+	        need(st and all(isinstance(i, int) and 0 <= i < len(frames) for i in st),
+	             "%s: frame index out of range in %r" % (p.get("name"), st[:5]))
+	    need(all(isinstance(x, int) and x > 0 for x in w), "%s: a weight <= 0" % p.get("name"))
+	    need(p.get("startValue") == 0 and p.get("endValue") == sum(w),
+	         "%s: startValue %r, endValue %r, weights sum %d" % (p.get("name"), p.get("startValue"), p.get("endValue"), sum(w)))
+	    total += sum(w)
+	need(total == nsamples * period, "weights sum %d, samples x period %d" % (total, nsamples * period))
+	print(" ".join(sorted(p["name"] for p in profiles)))
+	EOF
+}
+
+if [ -n "$WALL_PID" ]; then
+	pid=$WALL_PID
+	out=$TMP/wall.json
+	prof "$TMP/json" "$pid" --duration 1 -o "$out"
+	check_ran "speedscope" "$TMP/json" "$out"
+	summ=$(summary_field "$TMP/json.err" samples)
+	names=$(check_speedscope "$out" 10101010 "${summ:-0}" 2>&1)
+	rc=$?
+	DETAIL="$names" check "speedscope: \$schema, shared.frames, sampled profiles, samples/weights, indices, weights = samples x period" \
+		"[ $rc = 0 ]"
+	expected=$(for t in $(tids "$pid"); do echo "$(cat "/proc/$pid/task/$t/comm") ($t)"; done | sort | tr '\n' ' ' | sed 's/ $//')
+	DETAIL="profiles: $names; threads: $expected" \
+		check "speedscope: one profile per thread, named 'NAME (TID)'" "[ '$names' = '$expected' ]"
+	out=$TMP/x.out
+	prof "$TMP/jsonfmt" "$pid" --duration 0.3 --format speedscope -o "$out"
+	DETAIL="exit $PROF_RC; $(head -c 100 "$out")" \
+		check "--format speedscope -o x.out writes speedscope" \
+		"[ '$PROF_RC' = 0 ] && grep -q '\"\$schema\"' '$out'"
+fi
+
+# The two targets held since (a) are done with: their computing threads
+# would take a core each through the sections below.
+[ -n "$WALL_PID" ] && stop_target "$WALL_PID"
+[ -n "$CPUIDLE_PID" ] && stop_target "$CPUIDLE_PID"
+WALL_PID= CPUIDLE_PID=
+
 # --- (h) JIT code named from /tmp/perf-PID.map --------------------------------------
 JIT_MAPS=()
 trap 'rm -f "${JIT_MAPS[@]}"; cleanup' EXIT
@@ -472,66 +538,6 @@ else
 	DETAIL="exit $PROF_RC: $(head -c 200 "$TMP/dbgrel.err")" \
 		check "--debug-dir relative/dir: one-line error, exit 2" \
 		"[ '$PROF_RC' = 2 ] && [ \$(grep -c . '$TMP/dbgrel.err') = 1 ]"
-fi
-
-# --- (j) speedscope ------------------------------------------------------------------------
-# check_speedscope FILE PERIOD_NS SAMPLES: the file format, field by field;
-# SAMPLES is the summary's sample count (weights sum to SAMPLES x PERIOD).
-check_speedscope() {
-	python3 - "$@" <<-'EOF'
-	import json, sys
-	path, period, nsamples = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-	try:
-	    d = json.load(open(path))
-	except Exception as e:
-	    sys.exit("not JSON: %s" % e)
-	def need(cond, why):
-	    if not cond:
-	        sys.exit(why)
-	need(d.get("$schema") == "https://www.speedscope.app/file-format-schema.json", "$schema is %r" % d.get("$schema"))
-	frames = d.get("shared", {}).get("frames")
-	need(isinstance(frames, list) and frames, "no shared.frames")
-	need(all(isinstance(f.get("name"), str) and f["name"] for f in frames), "a frame without a name")
-	profiles = d.get("profiles")
-	need(isinstance(profiles, list) and profiles, "no profiles")
-	need(0 <= d.get("activeProfileIndex", 0) < len(profiles), "activeProfileIndex out of range")
-	total = 0
-	for p in profiles:
-	    need(p.get("type") == "sampled", "profile type %r" % p.get("type"))
-	    need(p.get("unit") == "nanoseconds", "unit %r" % p.get("unit"))
-	    s, w = p.get("samples"), p.get("weights")
-	    need(isinstance(s, list) and isinstance(w, list), "%s: no samples/weights" % p.get("name"))
-	    need(len(s) == len(w), "%s: %d samples, %d weights" % (p.get("name"), len(s), len(w)))
-	    for st in s:
-	        need(st and all(isinstance(i, int) and 0 <= i < len(frames) for i in st),
-	             "%s: frame index out of range in %r" % (p.get("name"), st[:5]))
-	    need(all(isinstance(x, int) and x > 0 for x in w), "%s: a weight <= 0" % p.get("name"))
-	    need(p.get("startValue") == 0 and p.get("endValue") == sum(w),
-	         "%s: startValue %r, endValue %r, weights sum %d" % (p.get("name"), p.get("startValue"), p.get("endValue"), sum(w)))
-	    total += sum(w)
-	need(total == nsamples * period, "weights sum %d, samples x period %d" % (total, nsamples * period))
-	print(" ".join(sorted(p["name"] for p in profiles)))
-	EOF
-}
-
-if [ -n "$WALL_PID" ]; then
-	pid=$WALL_PID
-	out=$TMP/wall.json
-	prof "$TMP/json" "$pid" --duration 1 -o "$out"
-	check_ran "speedscope" "$TMP/json" "$out"
-	summ=$(summary_field "$TMP/json.err" samples)
-	names=$(check_speedscope "$out" 10101010 "${summ:-0}" 2>&1)
-	rc=$?
-	DETAIL="$names" check "speedscope: \$schema, shared.frames, sampled profiles, samples/weights, indices, weights = samples x period" \
-		"[ $rc = 0 ]"
-	expected=$(for t in $(tids "$pid"); do echo "$(cat "/proc/$pid/task/$t/comm") ($t)"; done | sort | tr '\n' ' ' | sed 's/ $//')
-	DETAIL="profiles: $names; threads: $expected" \
-		check "speedscope: one profile per thread, named 'NAME (TID)'" "[ '$names' = '$expected' ]"
-	out=$TMP/x.out
-	prof "$TMP/jsonfmt" "$pid" --duration 0.3 --format speedscope -o "$out"
-	DETAIL="exit $PROF_RC; $(head -c 100 "$out")" \
-		check "--format speedscope -o x.out writes speedscope" \
-		"[ '$PROF_RC' = 0 ] && grep -q '\"\$schema\"' '$out'"
 fi
 
 # --- (k) --convert --------------------------------------------------------------------------
