@@ -622,9 +622,11 @@ void target__counted(struct target *t, const struct capture *c, uint64_t cookie,
 		th->far_idle = 0;
 	else if (th->nfar && ++th->far_idle > STACK_WINDOW)
 		th->nfar = 0;
+	if (cookie)
+		th->last_cookie = cookie;       /* blocked or from a perf sample */
 	if (!blocked || !cookie)
 		return;
-	th->cookie = th->last_cookie = cookie;
+	th->cookie = cookie;
 	th->runs = t->last_blocked_runs;
 	th->line_hash = t->last_blocked_hash;
 	th->last_state = c->state;

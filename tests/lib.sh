@@ -250,10 +250,12 @@ prof_wait() {
 }
 
 # wait_attached PID: the profiler (PROF_PID) has seized every thread of PID
-# (at most 10 s; gives up at once if the profiler has exited).
+# (at most 30 s: a target whose threads come and go 200 a second took over
+# 10 s on a loaded 2-core machine; gives up at once if the profiler has
+# exited).
 _attached_or_gone() { all_traced "$1" || gone "$PROF_PID"; }
 wait_attached() {
-	if wait_until 10 _attached_or_gone "$1" && all_traced "$1"; then
+	if wait_until 30 _attached_or_gone "$1" && all_traced "$1"; then
 		return 0
 	fi
 	DETAIL="TracerPid 0; profiler $(alive "$PROF_PID" && echo running || echo exited): $(head -c 200 "$PROF_ERR" 2>/dev/null)" \
