@@ -11,6 +11,7 @@
 #include "cli/cgroup.h"
 #include "cli/options.h"
 #include "cli/pidfile.h"
+#include "util/xalloc.h"
 
 enum follow_kind { FOLLOW_PIDFILE, FOLLOW_CGROUP, FOLLOW_UNIT };
 
@@ -58,9 +59,7 @@ struct follow *follow__new(const struct options *o)
 {
 	if (!o->pid_file && !o->cgroup && !o->unit)
 		return NULL;
-	struct follow *f = calloc(1, sizeof(*f));
-	if (!f)
-		return NULL;
+	struct follow *f = xcalloc(1, sizeof(*f));
 	char err[512];
 	if (o->pid_file) {
 		f->kind = FOLLOW_PIDFILE;

@@ -26,7 +26,7 @@ struct follow;
 int follow__check(const struct options *o, pid_t *pid, char *err, size_t errlen);
 
 /* The source the options name, or NULL without --pid-file, --cgroup and
- * --unit (or out of memory: ERR says so). */
+ * --unit. */
 struct follow *follow__new(const struct options *o);
 void follow__free(struct follow *f);
 

@@ -52,6 +52,7 @@ struct run {
 	pid_t pid;                      /* ... the process sampled now */
 	uint64_t started_real;          /* CLOCK_REALTIME ns: the profiler's start */
 	uint64_t started_ns;            /* ... now_ns()'s clock */
+	int attached_once;              /* a process was sampled (one followed may exit first) */
 	uint64_t seq;                   /* --pid-file: the next file's %n, carried over */
 	uint64_t dump_seq;              /* ... and the next dump's */
 	unsigned restarts;              /* --pid-file: processes that followed the first */
@@ -568,6 +569,29 @@ static int wait_for_pid(struct run *r)
 	return -1;
 }
 
+/* start_sampler, and following a service whose process exited before it
+ * was attached (a short-lived ExecStartPre=, a crash at once), the next
+ * one.  -EINTR: stopped while waiting for it (a signal, --duration). */
+static int start_sampler(struct run *r);
+
+static int start_followed(struct run *r)
+{
+	int e;
+	while ((e = start_sampler(r)) == -ESRCH) {
+		sampler__free(r->sampler);
+		r->sampler = NULL;
+		fprintf(stderr, "cprof-attach: PID %d exited before it was attached; waiting for %s "
+			"to name the next\n", (int)r->pid, follow__what(r->follow));
+		if (wait_for_pid(r) < 0)
+			return -EINTR;
+		fprintf(stderr, "cprof-attach: attached to PID %d, from %s\n", (int)r->pid,
+			follow__what(r->follow));
+	}
+	if (e == 0)
+		r->attached_once = 1;
+	return e;
+}
+
 /* The command line as profiles show it: its secrets hidden (util/secret.h). */
 static char *command_line(int argc, char **argv)
 {
@@ -853,6 +877,9 @@ static int start_sampler(struct run *r)
 	};
 	int e = sampler__start(&r->sampler, &cfg, r->err, sizeof(r->err));
 	print_notes(r);
+	char st = e < 0 && r->follow ? proc_state_of(r->pid) : 'R';
+	if (e < 0 && (!st || st == 'Z' || st == 'X'))
+		return -ESRCH;  /* a followed process gone before it was attached */
 	if (e < 0) {
 		errorf("%s", r->err);
 		r->code = o->command ? 127 : 1;
@@ -880,6 +907,7 @@ int run__profile(const struct options *o, int argc, char **argv)
 	r.started_real = (uint64_t)t0.tv_sec * 1000000000ull + (uint64_t)t0.tv_nsec;
 	struct sampler_stats ss;
 	char name[64];
+	int e;
 	options__default_output(o->format, 0, name, sizeof(name));
 	if (outfile__open(&r.out, o->output ? o->output : name, r.err, sizeof(r.err)) < 0) {
 		errorf("%s", r.err);
@@ -935,7 +963,18 @@ int run__profile(const struct options *o, int argc, char **argv)
 			follow__what(r.follow));
 	}
 again:
-	if (start_sampler(&r) < 0)
+	if ((e = start_followed(&r)) == -EINTR) {
+		r.code = !r.attached_once && !strcmp(r.stop_reason, "duration reached");
+		if (r.code)
+			errorf("duration reached while waiting for %s: no process profiled, no file "
+			       "written", follow__what(r.follow));
+		else
+			fprintf(stderr, "cprof-attach: %s while waiting for %s: %u %s followed\n",
+				r.stop_reason, follow__what(r.follow), r.restarts + r.attached_once,
+				plural(r.restarts + r.attached_once, "process", "processes"));
+		goto out;
+	}
+	if (e < 0)
 		goto out;
 	char *cmdline = command_line(argc, argv);
 	if (options__always_on(o) &&
