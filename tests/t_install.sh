@@ -99,6 +99,100 @@ else
 	skip "systemd unit: its command line" "the wallclock target did not start"
 fi
 
+# --- the unit's sandbox, run ---------------------------------------------------
+# What systemd would install for the unit, where PID 1 is not systemd: its
+# capability bounding set and no_new_privs (setpriv), its UMask, and the
+# seccomp side (tests/bin/unitsandbox): SystemCallFilter= (the unit's
+# groups expanded by systemd-analyze syscall-filter, less its ~ groups),
+# RestrictAddressFamilies=, MemoryDenyWriteExecute=, RestrictNamespaces=,
+# SystemCallArchitectures=.  Under it, with the default capture (perf
+# where the host permits it) and with ptrace stops, the profiler samples,
+# serves /metrics and a profile over HTTP, tries its pushes, writes a
+# SIGUSR1 dump and its period files (0600), and exits 0; nothing refused
+# on the way.  (The mount, /proc and device options are not run here.)
+SB_BIN=$BIN/unitsandbox
+if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null || ! command -v systemd-analyze >/dev/null ||
+	! command -v curl >/dev/null || [ ! -x "$SB_BIN" ]; then
+	skip "systemd unit: run in its sandbox" "needs root, setpriv, systemd-analyze, curl and tests/bin/unitsandbox"
+elif start_target wallclock; then
+	sbpid=$TARGET_PID
+	# _expand GROUP-OR-NAME: the system calls it names, one a line
+	_expand() {
+		local s
+		case $1 in
+		@*) systemd-analyze syscall-filter "$1" | awk '!/^ *#/ && NF { print $1 }' | while read -r s; do
+			[ "$s" = "$1" ] || _expand "$s"
+		done ;;
+		*) echo "$1" ;;
+		esac
+	}
+	: >"$TMP/sb.allow.all"
+	: >"$TMP/sb.deny"
+	while read -r line; do
+		line=${line#SystemCallFilter=}
+		if [ "${line:0:1}" = '~' ]; then
+			for g in ${line#\~}; do _expand "$g"; done >>"$TMP/sb.deny"
+		else
+			for g in $line; do _expand "$g"; done >>"$TMP/sb.allow.all"
+		fi
+	done < <(grep '^SystemCallFilter=' "$UNIT")
+	sort -u "$TMP/sb.allow.all" >"$TMP/sb.a"
+	sort -u "$TMP/sb.deny" >"$TMP/sb.d"
+	comm -23 "$TMP/sb.a" "$TMP/sb.d" >"$TMP/sb.allow"
+	fams=
+	for a in $(sed -n 's/^RestrictAddressFamilies=//p' "$UNIT"); do
+		case $a in
+		AF_UNIX) fams=$fams,1 ;; AF_INET) fams=$fams,2 ;; AF_INET6) fams=$fams,10 ;;
+		AF_NETLINK) fams=$fams,16 ;; AF_PACKET) fams=$fams,17 ;; *) fams=$fams,unknown-$a ;;
+		esac
+	done
+	fams=${fams#,}
+	DETAIL="$(wc -l <"$TMP/sb.allow") calls allowed; families $fams; $(grep -E '^(MemoryDenyWriteExecute|RestrictNamespaces|SystemCallArchitectures)=' "$UNIT" | tr '\n' ' ')" \
+		check "systemd unit: its seccomp options are those unitsandbox applies" \
+		"[ \$(wc -l <'$TMP/sb.allow') -gt 100 ] && [[ '$fams' != *unknown* ]] && grep -qx 'MemoryDenyWriteExecute=yes' '$UNIT' && grep -qx 'RestrictNamespaces=yes' '$UNIT' && grep -qx 'SystemCallArchitectures=native' '$UNIT'"
+	caps=$(sed -n 's/^CapabilityBoundingSet=//p' "$UNIT" | tr 'A-Z' 'a-z' | sed 's/cap_/+/g; s/ /,/g')
+	umask_=$(sed -n 's/^UMask=//p' "$UNIT")
+	"$CPROF" "$sbpid" -d 0.3 -o "$TMP/sb.probe.folded" 2>"$TMP/sb.probe.err"
+	plain=$(grep -oE ' (perf|ptrace), ' "$TMP/sb.probe.err" | tr -d ' ,')
+	mkdir -p "$TMP/sb"
+	for cap in auto ptrace; do
+		capopt=()
+		[ $cap = ptrace ] && capopt=(--capture ptrace)
+		(umask "$umask_" && exec setpriv --bounding-set "-all,$caps" --inh-caps -all --no-new-privs \
+			"$SB_BIN" "$TMP/sb.ready" "$TMP/sb.allow" "$fams" \
+			"$CPROF" "$sbpid" "${capopt[@]}" --period 0.5s --history 1m --listen 127.0.0.1:0 \
+			--push http://127.0.0.1:1/ -d 3 -o "$TMP/sb/$cap-%n.pprof") >"$TMP/sb.$cap.out" 2>"$TMP/sb.$cap.err" &
+		sbprof=$!
+		PIDS+=("$sbprof")
+		wait_until 10 grep -q 'serving http' "$TMP/sb.$cap.err"
+		addr=$(sed -n 's|.*serving http://\([^/]*\)/.*|\1|p' "$TMP/sb.$cap.err")
+		m=$(curl -s -m 10 -o "$TMP/sb.$cap.metrics" -w '%{http_code}' "http://$addr/metrics")
+		p=$(curl -s -m 10 -o "$TMP/sb.$cap.prof" -w '%{http_code}' "http://$addr/debug/pprof/profile?seconds=1")
+		kill -USR1 "$sbprof"
+		wait_until 10 gone "$sbprof"
+		wait "$sbprof"
+		rc=$?
+		want=$plain
+		[ $cap = ptrace ] && want=ptrace
+		DETAIL="exit $rc: $(grep -v '^unitsandbox:' "$TMP/sb.$cap.err" | head -c 600 | tr '\n' '|')" \
+			check "systemd unit, sandboxed, capture $cap: exit 0, sampled by $want" \
+			"[ $rc = 0 ] && grep -q ' Hz, .* $want, ' '$TMP/sb.$cap.err'"
+		DETAIL="/metrics $m, profile $p" check "systemd unit, sandboxed, capture $cap: /metrics and a profile served" \
+			"[ '$m' = 200 ] && [ '$p' = 200 ] && [ -s '$TMP/sb.$cap.prof' ] && grep -q '^cprof_samples_total' '$TMP/sb.$cap.metrics'"
+		check "systemd unit, sandboxed, capture $cap: the pushes tried (refused by the port, not the sandbox)" \
+			"grep -q 'pushed 0 profiles to http://127.0.0.1:1/: [1-9][0-9]* sends failed' '$TMP/sb.$cap.err' && ! grep -qi 'not permitted\|not supported' '$TMP/sb.$cap.err'"
+		DETAIL="$(ls "$TMP/sb" | tr '\n' ' ')" check "systemd unit, sandboxed, capture $cap: a SIGUSR1 dump and the period files written" \
+			"grep -q 'SIGUSR1: wrote' '$TMP/sb.$cap.err' && [ -s '$TMP/sb/dump-$cap-0.pprof' ] && [ -s '$TMP/sb/$cap-1.pprof' ]"
+		DETAIL="$(grep -iE 'seccomp|^cprof-attach: (error|warning)' "$TMP/sb.$cap.err" | head -3 | tr '\n' '|')" \
+			check "systemd unit, sandboxed, capture $cap: no error, no warning, no note of a seccomp filter" \
+			"! grep -qiE 'seccomp|^cprof-attach: (error|warning)' '$TMP/sb.$cap.err'"
+	done
+	modes=$(cd "$TMP/sb" && stat -c %a -- * | sort -u | tr '\n' ' ')
+	DETAIL="modes: $modes" check "systemd unit, sandboxed: every file it wrote is 0600" "[ '$modes' = '600 ' ]"
+	check "systemd unit, sandboxed: the target untraced after" untraced "$sbpid"
+	stop_target "$sbpid"
+fi
+
 # --- the man page ---------------------------------------------------------------
 MAN=$DEST$P/share/man/man1/cprof-attach.1
 w=$(groff -man -ww -z "$MAN" 2>&1)
