@@ -15,6 +15,12 @@
  *     (by /proc's start time, then the lower PID) if several;
  *   - never a zombie (exited, not yet reaped), PID 1, the profiler or its
  *     watchdog (the profiler's child): the same rules as --pid-file.
+ * When the main process exits, children of it left in the cgroup (given
+ * to PID 1 or a subreaper) have their parent outside it now: the oldest is
+ * the next main process, as systemd guesses a Type=forking service's
+ * (GuessMainPID=): the daemon a starter forked.  Workers outlive their main
+ * process only with KillMode=process or none; systemd's default kills
+ * them with it.
  *
  * A cgroup is a directory of a cgroup file system: cgroup2, or any v1
  * hierarchy (/sys/fs/cgroup/systemd/..., /sys/fs/cgroup/cpu/...).  A
