@@ -577,7 +577,7 @@ static int start_sampler(struct run *r);
 static int start_followed(struct run *r)
 {
 	int e;
-	while ((e = start_sampler(r)) == -ESRCH) {
+	while ((e = start_sampler(r)) == 1) {
 		sampler__free(r->sampler);
 		r->sampler = NULL;
 		fprintf(stderr, "cprof-attach: PID %d exited before it was attached; waiting for %s "
@@ -855,6 +855,9 @@ static void print_notes(struct run *r)
 		fprintf(stderr, "cprof-attach: note: %s\n", n);
 }
 
+/* Attaches to the targets: 0; < 0 (an error, said); or 1, following a
+ * service, when its process was gone before it was attached (not said:
+ * start_followed waits for the next). */
 static int start_sampler(struct run *r)
 {
 	const struct options *o = r->o;
@@ -879,7 +882,7 @@ static int start_sampler(struct run *r)
 	print_notes(r);
 	char st = e < 0 && r->follow ? proc_state_of(r->pid) : 'R';
 	if (e < 0 && (!st || st == 'Z' || st == 'X'))
-		return -ESRCH;  /* a followed process gone before it was attached */
+		return 1;       /* a followed process gone before it was attached */
 	if (e < 0) {
 		errorf("%s", r->err);
 		r->code = o->command ? 127 : 1;
