@@ -52,6 +52,7 @@ SRCS += util/secret.c
 SRCS += util/remote.c util/sparse.c
 SRCS += cli/outfile.c
 SRCS += cli/watchdog.c
+SRCS += cli/follow.c cli/cgroup.c
 SRCS += cli/serve.c cli/push.c
 SRCS += module/gopclntab.c module/gopclntab_rows.c module/symbols.c module/perfmap.c
 SRCS += dwarf/debuginfod.c

@@ -1,6 +1,6 @@
 #include "cli/options.h"
 
-#include "cli/pidfile.h"
+#include "cli/follow.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -45,7 +45,14 @@ const char options__usage[] =
 	"                    them to FILE at once, sampling going on; at most 64 MiB\n"
 	"                    of counts, the oldest seconds dropped past it\n"
 	"      --pid-file FILE  the PID written in FILE, and after it exits the next\n"
-	"                    one written there (a service that restarts); with --period\n"
+	"                    one written there (a service that restarts; until FILE is\n"
+	"                    written, waits for it); with --period, --listen or --push\n"
+	"      --cgroup PATH the main process of the cgroup at PATH (the oldest whose\n"
+	"                    parent is not in it), and after it exits the next; as\n"
+	"                    --pid-file\n"
+	"      --unit NAME   the main process of systemd unit NAME (or NAME.service),\n"
+	"                    from its cgroup (/sys/fs/cgroup/.../NAME.service), and\n"
+	"                    after it restarts the next; as --pid-file\n"
 	"      --listen ADDR serve the profiles over HTTP while sampling without end,\n"
 	"                    as a Go service does: /debug/fgprof?seconds=N,\n"
 	"                    /debug/pprof/profile, ?last=N (the last N seconds), /metrics;\n"
@@ -133,7 +140,7 @@ enum {
 	OPT_VERSION = 'V',
 	OPT_MAX_DEPTH = 256, OPT_STATS, OPT_CPU, OPT_IDLE, OPT_NO_IDLE, OPT_TID,
 	OPT_THREADS_MATCHING, OPT_DEBUG_DIR, OPT_CONVERT, OPT_PROCESSES, OPT_SYSCALLS, OPT_KERNEL_STACKS, OPT_CAPTURE, OPT_OS_THREADS, OPT_GO_SYSTEM, OPT_SUBPROCESSES,
-	OPT_NO_SUBPROCESSES, OPT_DUMP, OPT_PERIOD, OPT_HISTORY, OPT_PID_FILE, OPT_DEBUGINFOD_DEADLINE,
+	OPT_NO_SUBPROCESSES, OPT_DUMP, OPT_PERIOD, OPT_HISTORY, OPT_PID_FILE, OPT_CGROUP, OPT_UNIT, OPT_DEBUGINFOD_DEADLINE,
 	OPT_LISTEN, OPT_LISTEN_TOKEN_FILE, OPT_PUSH, OPT_PUSH_AUTH_FILE, OPT_PUSH_HEADER_FILE, OPT_APP_NAME, OPT_TAG, OPT_NO_PYTHON, OPT_NO_PHP, OPT_NO_RUBY, OPT_NO_JAVA, OPT_NO_LINES,
 };
 
@@ -151,6 +158,8 @@ static const struct option long_opts[] = {
 	{ "period", required_argument, NULL, OPT_PERIOD },
 	{ "history", required_argument, NULL, OPT_HISTORY },
 	{ "pid-file", required_argument, NULL, OPT_PID_FILE },
+	{ "cgroup", required_argument, NULL, OPT_CGROUP },
+	{ "unit", required_argument, NULL, OPT_UNIT },
 	{ "listen", required_argument, NULL, OPT_LISTEN },
 	{ "listen-token-file", required_argument, NULL, OPT_LISTEN_TOKEN_FILE },
 	{ "push", required_argument, NULL, OPT_PUSH },
@@ -470,6 +479,15 @@ static int parse_one(struct options *o, int c, const char *arg, char *err, size_
 			return -EINVAL;
 		}
 		o->pid_file = arg;
+		return 0;
+	case OPT_CGROUP:
+	case OPT_UNIT:
+		if (!*arg) {
+			snprintf(err, errlen, "--%s needs a %s", c == OPT_CGROUP ? "cgroup" : "unit",
+				 c == OPT_CGROUP ? "cgroup's directory" : "unit's name");
+			return -EINVAL;
+		}
+		*(c == OPT_CGROUP ? &o->cgroup : &o->unit) = arg;
 		return 0;
 	case OPT_PERIOD:
 	case OPT_HISTORY:
@@ -827,23 +845,30 @@ static int check_combination(struct options *o, int first, int nopts, char **arg
 		o->history = 600;       /* ?last=N and the index page's windows */
 	if (o->convert)
 		return check_convert(o, first, nopts, err, errlen);
-	if (o->pid_file) {
-		if (o->command || first < nopts || o->npids || o->dump ||
-		    (o->period <= 0 && !o->listen)) {
-			snprintf(err, errlen, "--pid-file follows a service across restarts: it takes "
-				 "the PID's place (no PID, -p or -- COMMAND) and needs --period, "
-				 "--listen or --push");
+	const char *follow = o->pid_file ? "pid-file" : o->cgroup ? "cgroup" : o->unit ? "unit" : NULL;
+	if (follow) {
+		if (!!o->pid_file + !!o->cgroup + !!o->unit > 1) {
+			snprintf(err, errlen, "--pid-file, --cgroup and --unit each name the service "
+				 "to follow: give one");
 			return -EINVAL;
 		}
+		if (o->command || first < nopts || o->npids || o->dump ||
+		    (o->period <= 0 && !o->listen)) {
+			snprintf(err, errlen, "--%s follows a service across restarts: it takes "
+				 "the PID's place (no PID, -p or -- COMMAND) and needs --period, "
+				 "--listen or --push", follow);
+			return -EINVAL;
+		}
+		/* No process yet (not started): the run waits for one (cli/follow.h). */
 		pid_t pid;
-		if (pidfile__read(o->pid_file, &pid, err, errlen) < 0)
+		if (follow__check(o, &pid, err, errlen) < 0)
 			return -EINVAL;
 		o->pids[0] = o->pid = pid;
-		o->npids = 1;
+		o->npids = pid ? 1 : 0;
 	} else if (o->command) {
 		if (check_command(o, first, nopts, argv, err, errlen) < 0)
 			return -EINVAL;
-	} else if (!o->pid_file && check_pids(o, first, nopts, argv, err, errlen) < 0) {
+	} else if (check_pids(o, first, nopts, argv, err, errlen) < 0) {
 		return -EINVAL;
 	}
 	if (o->dump) {          /* a text dump unless --format says; no file unless -o */
@@ -882,7 +907,7 @@ static int check_combination(struct options *o, int first, int nopts, char **arg
 			 o->period > 0 ? "period" : "SIGUSR1", o->output);
 		return -EINVAL;
 	}
-	if (!o->output && !o->command) {
+	if (!o->output && !o->command && (o->pid || !follow)) {  /* else named at the attach */
 		options__default_output(o->format, o->pid, o->default_output,
 					sizeof(o->default_output));
 		o->output = o->default_output;

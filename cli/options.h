@@ -21,7 +21,8 @@
 #define MAX_TAGS 16
 
 struct options {
-	pid_t pid;                      /* pids[0]; 0 in launch mode and with --convert */
+	pid_t pid;                      /* pids[0]; 0 in launch mode, with --convert, and following
+					   a service not started yet (cli/follow.h) */
 	pid_t pids[MAX_PIDS];           /* -p LIST or the positional PID(s): in order, each once */
 	size_t npids;                   /* 0 in launch mode and with --convert */
 	char **command;                 /* launch mode: argv after "--", else NULL */
@@ -29,7 +30,8 @@ struct options {
 	/* Never NULL after a parse with a PID: -o as given ("-": standard
 	 * output), else default_output, "cprof-PID" and the format's ending.
 	 * NULL in launch mode without -o (the PID is not known yet: see
-	 * options__default_output) and with --dump without -o. */
+	 * options__default_output), following a service not started yet
+	 * without -o (the same), and with --dump without -o. */
 	const char *output;
 	char default_output[32];        /* storage behind output when -o is not given */
 	enum out_format format;         /* never FORMAT_AUTO, except with --dump */
@@ -37,6 +39,8 @@ struct options {
 	double period;                  /* --period: seconds; 0: one profile at the end */
 	double history;                 /* --history: seconds kept for SIGUSR1; 0: none */
 	const char *pid_file;           /* --pid-file: the PID from there, again after it exits */
+	const char *cgroup;             /* --cgroup: its main process, again after it exits */
+	const char *unit;               /* --unit: its cgroup's main process, the same */
 	int output_given;               /* -o was given (not the default name) */
 	const char *listen;             /* --listen ADDR: serve HTTP (cli/serve.h) */
 	const char *listen_token_file;  /* --listen-token-file: Authorization: Bearer */

@@ -72,12 +72,12 @@ int pidfile__read(const char *path, pid_t *pid, char *err, size_t errlen)
 		if (fd >= 0)
 			close(fd);
 		snprintf(err, errlen, "--pid-file %s: %s", path, strerror(e));
-		return -ENOENT;
+		return e == ENOENT ? -ENOENT : -EACCES;
 	}
 	if (!S_ISREG(st.st_mode)) {
 		close(fd);
-		snprintf(err, errlen, "--pid-file %s: not a regular file (a FIFO or a device is "
-			 "never read)", path);
+		snprintf(err, errlen, "--pid-file %s: not a regular file (a directory, a FIFO or "
+			 "a device is never read)", path);
 		return -EINVAL;
 	}
 	ssize_t n = read(fd, buf, sizeof(buf) - 1);

@@ -14,7 +14,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-/* Returns 0 and the PID, or -ENOENT (no file), -EINVAL (not a PID, or
+/* Returns 0 and the PID, or -ENOENT (no file), -EACCES (a file that cannot
+ * be opened: unreadable, a path through a file), -EINVAL (not a PID, or
  * not a regular file), -ESRCH (no such process, one that exited, or one
  * that started after the file was written: not the one it names), -EPERM
  * (a process never followed, above); ERR says which in one line. */

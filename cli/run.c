@@ -20,7 +20,7 @@
 
 #include "cli/outfile.h"
 #include "cli/periods.h"
-#include "cli/pidfile.h"
+#include "cli/follow.h"
 #include "cli/push.h"
 #include "cli/serve.h"
 #include "cli/watchdog.h"
@@ -48,8 +48,11 @@ struct run {
 	int lifeline;                   /* hangs up when the watchdog is gone */
 	struct periods *periods;        /* --period, --history (cli/periods.h) */
 	char default_name[64];          /* launch mode without -o: cprof-PID.EXT */
-	pid_t pid;                      /* --pid-file: the process sampled now */
+	struct follow *follow;          /* --pid-file, --cgroup, --unit (cli/follow.h) */
+	pid_t pid;                      /* ... the process sampled now */
 	uint64_t started_real;          /* CLOCK_REALTIME ns: the profiler's start */
+	uint64_t started_ns;            /* ... now_ns()'s clock */
+	int attached_once;              /* a process was sampled (one followed may exit first) */
 	uint64_t seq;                   /* --pid-file: the next file's %n, carried over */
 	uint64_t dump_seq;              /* ... and the next dump's */
 	unsigned restarts;              /* --pid-file: processes that followed the first */
@@ -500,8 +503,9 @@ static void wait_for_end(struct run *r)
 {
 	struct sampler_progress p;
 	sampler__progress(r->sampler, &p);
-	uint64_t deadline = r->o->duration > 0 ?
-		p.start_ns + (uint64_t)llround(r->o->duration * 1e9) : UINT64_MAX;
+	/* A followed service's run is bounded from its start, across restarts. */
+	uint64_t deadline = r->o->duration > 0 ? (r->follow ? r->started_ns : p.start_ns) +
+			    (uint64_t)llround(r->o->duration * 1e9) : UINT64_MAX;
 	/* The watchdog's death is noticed at once (its lifeline hangs up):
 	 * without it a SIGSTOP of the profiler would hold the target, so the
 	 * run ends (detached, written) rather than go on unguarded. */
@@ -539,32 +543,53 @@ static void wait_for_end(struct run *r)
 	}
 }
 
-/* --pid-file: waits until the file names a new live process (checked
- * every 200 ms: one stat and, when the file changed, one read), or for a
- * reason to stop (a signal, --duration).  Returns 0 with r->pid set. */
+/* --pid-file, --cgroup, --unit: waits until the source names a new live
+ * process (asked every 200 ms: cli/follow.h), or for a reason to stop (a
+ * signal, --duration from the run's start).  Returns 0 with r->pid set. */
 static int wait_for_pid(struct run *r)
 {
-	struct timespec last = { 0, 0 };
-	pid_t old = r->pid;
+	uint64_t deadline = r->o->duration > 0 ?
+			    r->started_ns + (uint64_t)llround(r->o->duration * 1e9) : UINT64_MAX;
 	while (!r->stop_reason) {
-		struct stat st;
-		char err[256];
 		pid_t pid;
-		if (stat(r->o->pid_file, &st) == 0 &&
-		    (st.st_mtim.tv_sec != last.tv_sec || st.st_mtim.tv_nsec != last.tv_nsec ||
-		     kill(old, 0) != 0)) {
-			if (pidfile__read(r->o->pid_file, &pid, err, sizeof(err)) == 0 &&
-			    (pid != old || kill(old, 0) == 0)) {
-				r->pid = pid;
-				return 0;
-			}
-			last = st.st_mtim;
+		if (follow__next(r->follow, r->pid, &pid) == 0) {
+			r->pid = pid;
+			return 0;
 		}
+		uint64_t now = now_ns();
+		if (now >= deadline) {
+			r->stop_reason = "duration reached";
+			break;
+		}
+		uint64_t left = (deadline - now + 999999) / 1000000;
 		struct pollfd fd = { r->sig_fd, POLLIN, 0 };
-		if (poll(&fd, 1, 200) > 0)
+		if (poll(&fd, 1, left < 200 ? (int)left : 200) > 0)
 			read_signals(r);
 	}
 	return -1;
+}
+
+/* start_sampler, and following a service whose process exited before it
+ * was attached (a short-lived ExecStartPre=, a crash at once), the next
+ * one.  -EINTR: stopped while waiting for it (a signal, --duration). */
+static int start_sampler(struct run *r);
+
+static int start_followed(struct run *r)
+{
+	int e;
+	while ((e = start_sampler(r)) == 1) {
+		sampler__free(r->sampler);
+		r->sampler = NULL;
+		fprintf(stderr, "cprof-attach: PID %d exited before it was attached; waiting for %s "
+			"to name the next\n", (int)r->pid, follow__what(r->follow));
+		if (wait_for_pid(r) < 0)
+			return -EINTR;
+		fprintf(stderr, "cprof-attach: attached to PID %d, from %s\n", (int)r->pid,
+			follow__what(r->follow));
+	}
+	if (e == 0)
+		r->attached_once = 1;
+	return e;
 }
 
 /* The command line as profiles show it: its secrets hidden (util/secret.h). */
@@ -673,7 +698,8 @@ static void print_summary(const struct run *r, const struct sampler_stats *ss)
 			r->pushed.last_refusal[0] ? "; last refusal: " : "", r->pushed.last_refusal);
 	if (r->restarts)
 		fprintf(stderr, "cprof-attach: %u processes followed through %s (the periods and "
-			"files above count them all); the numbers below are the last one's\n", r->restarts + 1, r->o->pid_file);
+			"files above count them all); the numbers below are the last one's\n", r->restarts + 1,
+			follow__what(r->follow));
 	const char *wrote = !options__whole_run(r->o) ?
 			    (ps.written ? ps.last : "no file") : outfile__path(r->out);
 	/* A runtime's profile counts its units (goroutines): say so, with
@@ -830,11 +856,14 @@ static void print_notes(struct run *r)
 		fprintf(stderr, "cprof-attach: note: %s\n", n);
 }
 
+/* Attaches to the targets: 0; < 0 (an error, said); or 1, following a
+ * service, when its process was gone before it was attached (not said:
+ * start_followed waits for the next). */
 static int start_sampler(struct run *r)
 {
 	const struct options *o = r->o;
 	struct sampler_config cfg = {
-		.pids = o->pid_file ? &r->pid : o->pids, .npids = o->npids, .command = o->command,
+		.pids = r->follow ? &r->pid : o->pids, .npids = r->follow ? 1 : o->npids, .command = o->command,
 		.child_mask = &r->old_mask, .hz = o->hz,
 		.period_ns = options__sample_period_ns(o), .subprocesses = o->subprocesses,
 		.max_depth = o->max_depth, .no_idle = o->no_idle,
@@ -852,12 +881,16 @@ static int start_sampler(struct run *r)
 	};
 	int e = sampler__start(&r->sampler, &cfg, r->err, sizeof(r->err));
 	print_notes(r);
+	char st = e < 0 && r->follow ? proc_state_of(r->pid) : 'R';
+	if (e < 0 && (!st || st == 'Z' || st == 'X'))
+		return 1;       /* a followed process gone before it was attached */
 	if (e < 0) {
 		errorf("%s", r->err);
 		r->code = o->command ? 127 : 1;
 		return e;
 	}
-	if (!o->output) {       /* launch mode: named after the command's PID */
+	if (!o->output && !r->default_name[0]) {  /* launch mode (or a service waited for):
+						     named after the first PID */
 		char *name = r->default_name;
 		options__default_output(o->format, sampler__first_pid(r->sampler), name,
 					sizeof(r->default_name));
@@ -878,6 +911,7 @@ int run__profile(const struct options *o, int argc, char **argv)
 	r.started_real = (uint64_t)t0.tv_sec * 1000000000ull + (uint64_t)t0.tv_nsec;
 	struct sampler_stats ss;
 	char name[64];
+	int e;
 	options__default_output(o->format, 0, name, sizeof(name));
 	if (outfile__open(&r.out, o->output ? o->output : name, r.err, sizeof(r.err)) < 0) {
 		errorf("%s", r.err);
@@ -912,8 +946,39 @@ int run__profile(const struct options *o, int argc, char **argv)
 	/* Before the sampler's thread: fork() with one thread. */
 	r.watchdog = watchdog__start(&r.lifeline);
 	r.pid = o->pid;
+	r.started_ns = now_ns();
+	r.follow = follow__new(o);
+	if (r.follow && !r.pid) {       /* not started yet: as after a restart */
+		fprintf(stderr, "cprof-attach: %s\n", follow__waiting(r.follow));
+		if (wait_for_pid(&r) < 0) {
+			/* --duration: nothing came to profile, a failure; a signal
+			 * (systemctl stop): what was asked */
+			r.code = r.stop_reason && !strcmp(r.stop_reason, "duration reached");
+			if (r.code)
+				errorf("duration reached while %s: no process profiled, no file "
+				       "written", follow__waiting(r.follow));
+			else
+				fprintf(stderr, "cprof-attach: %s while %s: no process profiled, "
+					"no file written\n", r.stop_reason ? r.stop_reason : "stopped",
+					follow__waiting(r.follow));
+			goto out;
+		}
+		fprintf(stderr, "cprof-attach: attached to PID %d, from %s\n", (int)r.pid,
+			follow__what(r.follow));
+	}
 again:
-	if (start_sampler(&r) < 0)
+	if ((e = start_followed(&r)) == -EINTR) {
+		r.code = !r.attached_once && !strcmp(r.stop_reason, "duration reached");
+		if (r.code)
+			errorf("duration reached while waiting for %s: no process profiled, no file "
+			       "written", follow__what(r.follow));
+		else
+			fprintf(stderr, "cprof-attach: %s while waiting for %s: %u %s followed\n",
+				r.stop_reason, follow__what(r.follow), r.restarts + r.attached_once,
+				plural(r.restarts + r.attached_once, "process", "processes"));
+		goto out;
+	}
+	if (e < 0)
 		goto out;
 	char *cmdline = command_line(argc, argv);
 	if (options__always_on(o) &&
@@ -961,7 +1026,7 @@ again:
 	wait_for_end(&r);
 	live_hide(&r);
 	sampler__stop(r.sampler);
-	if (o->pid_file && sampler__targets_exited(r.sampler) &&
+	if (r.follow && sampler__targets_exited(r.sampler) &&
 	    (!r.stop_reason || !strcmp(r.stop_reason, "target exited"))) {
 		/* A service that restarts: this process's last period, then
 		 * the next process the file names, its files going on. */
@@ -970,7 +1035,8 @@ again:
 		r.seq = periods__seq(r.periods, &r.dump_seq);
 		show_status(&r, 1);
 		fprintf(stderr, "cprof-attach: PID %d exited after %llu samples; waiting for %s to "
-			"name the next\n", (int)r.pid, (unsigned long long)ss.samples, o->pid_file);
+			"name the next\n", (int)r.pid, (unsigned long long)ss.samples,
+			follow__what(r.follow));
 		struct periods_stats ps;
 		periods__stats(r.periods, &ps);
 		pthread_mutex_lock(&r.live_mu);
@@ -984,12 +1050,12 @@ again:
 		if (wait_for_pid(&r) == 0) {
 			r.restarts++;
 			fprintf(stderr, "cprof-attach: attached to PID %d, from %s\n", (int)r.pid,
-				o->pid_file);
+				follow__what(r.follow));
 			goto again;
 		}
 		fprintf(stderr, "cprof-attach: %s while waiting for %s: %u %s followed; the "
 			"periods' files are written\n", r.stop_reason ? r.stop_reason : "stopped",
-			o->pid_file, r.restarts + 1, plural(r.restarts + 1, "process", "processes"));
+			follow__what(r.follow), r.restarts + 1, plural(r.restarts + 1, "process", "processes"));
 		r.code = 0;
 		goto out;
 	}
@@ -1039,6 +1105,7 @@ out:
 		kill(r.watchdog, SIGKILL);
 		waitpid(r.watchdog, NULL, 0);
 	}
+	follow__free(r.follow);
 	run_free(&r);
 	return r.code;
 }

@@ -24,6 +24,7 @@ TEST_BINS  := $(TEST_NAMES:%=tests/bin/%)
 TEST_BINS  += tests/bin/libhostile.so tests/bin/libhostile-s.so
 TEST_BINS  += tests/bin/libswapA.so tests/bin/libswapB.so
 TEST_BINS  += tests/bin/libtimeouts.so
+TEST_BINS  += tests/bin/unitsandbox
 
 CXX             ?= g++
 TEST_CFLAGS     := -O2 -fomit-frame-pointer -pthread -fPIE -pie -Wall -Wextra \
@@ -39,6 +40,12 @@ tests/bin/%: tests/targets/%.c tests/targets/ready.h tests/tests.mk
 	@mkdir -p tests/bin
 	@echo "  CC      $<"
 	$(Q)$(CC) -std=gnu11 $(TEST_CFLAGS) $(TEST_DEBUG) $(TEST_STRIP) -o $@ $<
+
+# unitsandbox: the seccomp side of the systemd unit's sandbox (t_install)
+tests/bin/unitsandbox: tests/targets/unitsandbox.c tests/tests.mk
+	@mkdir -p tests/bin
+	@echo "  CC      $<"
+	$(Q)$(CC) -std=gnu11 $(TEST_CFLAGS) -o $@ $< -lseccomp
 
 tests/bin/%: tests/targets/%.cpp tests/targets/ready.h tests/tests.mk
 	@mkdir -p tests/bin
