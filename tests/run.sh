@@ -61,7 +61,7 @@ AWK_PASS=${AWK_PASS:-1}
 AWK_FILES=${AWK_FILES:-"t_folded t_symbols t_signals t_launch t_eintr"}
 SAN_FILES=${SAN_FILES:-"t_attach t_always t_errors t_folded t_pprof t_flamegraph t_dump t_subprocesses
 	t_forkexec t_hostile t_outfile t_unwind t_gounwind t_signals t_fuzz t_serve t_push t_container t_bigframe
-	t_jitgrow"}
+	t_jitgrow t_follow"}
 SAN_ONLY=${SAN_ONLY-"t_errors t_folded t_pprof t_dump t_outfile t_flamegraph t_unwind t_gounwind t_bigframe
 	t_container t_fuzz t_hostile t_jitgrow"}
 if [ -z "${JOBS:-}" ]; then
