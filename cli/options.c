@@ -334,14 +334,6 @@ enum out_format options__format_for(const char *path)
 	return output__format_of_path(path);
 }
 
-void options__default_output(enum out_format format, pid_t pid, char *buf, size_t len)
-{
-	const char *ext = format > FORMAT_AUTO && format < FORMAT_COUNT &&
-			  output_formats[format].write ? output_formats[format].endings[0] :
-			  output_formats[FORMAT_PPROF].endings[0];
-	snprintf(buf, len, "cprof-%d%s", (int)pid, ext);
-}
-
 /* Any row's name, --dump's json too (checked with the rest). */
 static int parse_format(const char *arg, enum out_format *f)
 {
@@ -908,7 +900,7 @@ static int check_combination(struct options *o, int first, int nopts, char **arg
 		return -EINVAL;
 	}
 	if (!o->output && !o->command && (o->pid || !follow)) {  /* else named at the attach */
-		options__default_output(o->format, o->pid, o->default_output,
+		output__default_name(o->format, o->pid, o->default_output,
 					sizeof(o->default_output));
 		o->output = o->default_output;
 	}

@@ -892,7 +892,7 @@ static int start_sampler(struct run *r)
 	if (!o->output && !r->default_name[0]) {  /* launch mode (or a service waited for):
 						     named after the first PID */
 		char *name = r->default_name;
-		options__default_output(o->format, sampler__first_pid(r->sampler), name,
+		output__default_name(o->format, sampler__first_pid(r->sampler), name,
 					sizeof(r->default_name));
 		if (outfile__set_path(r->out, name, r->err, sizeof(r->err)) < 0) {
 			errorf("%s", r->err);
@@ -912,7 +912,7 @@ int run__profile(const struct options *o, int argc, char **argv)
 	struct sampler_stats ss;
 	char name[64];
 	int e;
-	options__default_output(o->format, 0, name, sizeof(name));
+	output__default_name(o->format, 0, name, sizeof(name));
 	if (outfile__open(&r.out, o->output ? o->output : name, r.err, sizeof(r.err)) < 0) {
 		errorf("%s", r.err);
 		goto out;

@@ -67,3 +67,11 @@ void output__format_names(int served, char *buf, size_t len)
 				       k++ == 0 ? "" : i == last ? " or " : ", ", output_formats[i].name);
 	}
 }
+
+void output__default_name(enum out_format format, int pid, char *buf, size_t len)
+{
+	const char *ext = format > FORMAT_AUTO && format < FORMAT_COUNT &&
+			  output_formats[format].write ? output_formats[format].endings[0] :
+			  output_formats[FORMAT_PPROF].endings[0];
+	snprintf(buf, len, "cprof-%d%s", pid, ext);
+}

@@ -49,4 +49,8 @@ void output__format_names(int served, char *buf, size_t len);
  * their endings, in one line. */
 extern const char output__formats_and_endings[];
 
+/* The output file name when -o is not given: "cprof-PID" and the first
+ * ending of FORMAT's row (.pprof, .folded, .svg, .json) into BUF. */
+void output__default_name(enum out_format format, int pid, char *buf, size_t len);
+
 #endif

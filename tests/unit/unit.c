@@ -340,7 +340,7 @@ static void test_options_formats(void)
 	check(parse("cprof-attach --format svg -- ls", &o, err) == 0 && !o.output,
 	      "options: launch mode without -o: no name yet");
 	char name[64];
-	options__default_output(FORMAT_SPEEDSCOPE, 77, name, sizeof(name));
+	output__default_name(FORMAT_SPEEDSCOPE, 77, name, sizeof(name));
 	check(strcmp(name, "cprof-77.json") == 0, "options: default_output for launch mode");
 	check(parse("cprof-attach -o x.folded -t --cpu --processes 1", &o, err) == 0 &&
 	      o.nwarnings == 0, "options: --threads --cpu --processes with folded: no warning");
