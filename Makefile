@@ -46,14 +46,14 @@ SRCS := util/xalloc.c util/hist.c util/syscalls.c util/intern.c util/strbuf.c ut
         unwind/unwinder.c unwind/libunwind.c unwind/capture.c unwind/py_trampoline.c \
         dwarf/symbolizer.c \
         profile/stacks.c profile/timeline.c output/frames.c output/output.c output/formats.c output/readers.c output/folded.c output/pprof.c output/svg.c output/speedscope.c \
-        cli/options.c cli/run.c cli/dump.c cli/periods.c cli/pidfile.c
+        cli/options.c run/options.c run/run.c run/naming.c run/dump.c run/periods.c run/pidfile.c
 SRCS += util/text.c
 SRCS += util/secret.c
 SRCS += util/remote.c util/sparse.c
-SRCS += cli/outfile.c
-SRCS += cli/watchdog.c
-SRCS += cli/follow.c cli/cgroup.c
-SRCS += cli/serve.c cli/push.c
+SRCS += run/outfile.c
+SRCS += run/watchdog.c
+SRCS += run/follow.c run/cgroup.c
+SRCS += run/serve.c run/push.c
 SRCS += module/gopclntab.c module/gopclntab_rows.c module/symbols.c module/perfmap.c
 SRCS += dwarf/debuginfod.c
 SRCS += unwind/cfi.c

@@ -282,7 +282,7 @@ run_ours() {
 }
 
 # parse_ours FILE TAG: the summary and --stats lines -> S_* variables.
-# The summary is two lines (README "Usage"; cli/run.c print_summary):
+# The summary is two lines (README "Usage"; run/run.c print_summary):
 #   "cprof-attach: N samples, N threads, N processes, N.NN s, REASON, wrote FILE"
 #   "cprof-attach: N.N of N Hz, N missed ticks, N.N% reached their root, N not fully unwound"
 # Builds older than d5c33e5 (e.g. 833e79e, as BASELINE) print one line:

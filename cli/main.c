@@ -7,8 +7,8 @@
 
 #include "cli/options.h"
 #include "dwarf/debuginfod.h"
-#include "cli/dump.h"
-#include "cli/run.h"
+#include "run/dump.h"
+#include "run/run.h"
 
 /* A set-uid or set-gid copy would let anyone run commands (-- COMMAND)
  * and read any process's memory with its owner's rights.  Tracing rights

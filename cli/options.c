@@ -1,6 +1,6 @@
 #include "cli/options.h"
 
-#include "cli/follow.h"
+#include "run/follow.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -851,7 +851,7 @@ static int check_combination(struct options *o, int first, int nopts, char **arg
 				 "--listen or --push", follow);
 			return -EINVAL;
 		}
-		/* No process yet (not started): the run waits for one (cli/follow.h). */
+		/* No process yet (not started): the run waits for one (run/follow.h). */
 		pid_t pid;
 		if (follow__check(o, &pid, err, errlen) < 0)
 			return -EINVAL;

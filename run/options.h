@@ -25,7 +25,7 @@
 
 struct options {
 	pid_t pid;                      /* pids[0]; 0 in launch mode, with --convert, and following
-					   a service not started yet (cli/follow.h) */
+					   a service not started yet (run/follow.h) */
 	pid_t pids[MAX_PIDS];           /* -p LIST or the positional PID(s): in order, each once */
 	size_t npids;                   /* 0 in launch mode and with --convert */
 	char **command;                 /* launch mode: argv after "--", else NULL */
@@ -45,7 +45,7 @@ struct options {
 	const char *cgroup;             /* --cgroup: its main process, again after it exits */
 	const char *unit;               /* --unit: its cgroup's main process, the same */
 	int output_given;               /* -o was given (not the default name) */
-	const char *listen;             /* --listen ADDR: serve HTTP (cli/serve.h) */
+	const char *listen;             /* --listen ADDR: serve HTTP (run/serve.h) */
 	const char *listen_token_file;  /* --listen-token-file: Authorization: Bearer */
 	const char *push_auth_file;     /* --push-auth-file: USER:PASSWORD or a token */
 	const char *push_header_file;   /* --push-header-file: "Name: value" lines */
@@ -104,34 +104,22 @@ struct options {
 
 /* Always on: a run without end (--period, --history, --listen, --push),
  * sampled at OPTIONS_HZ_ALWAYS unless -F says, its profiles written per
- * period or per SIGUSR1 (cli/periods.c), served or pushed.  The one place
+ * period or per SIGUSR1 (run/periods.c), served or pushed.  The one place
  * that says which options make a run always on: the same before and after
  * options__parse's defaults (--push sets --period, --listen --history). */
-static inline int options__always_on(const struct options *o)
-{
-	return o->period > 0 || o->history > 0 || o->listen || o->push;
-}
+int options__always_on(const struct options *o);
 
 /* --listen or --push without -o: the profiles go there, no file is
  * written (not even one at the end). */
-static inline int options__served_only(const struct options *o)
-{
-	return (o->listen || o->push) && !o->output_given;
-}
+int options__served_only(const struct options *o);
 
 /* The run ends with one profile of its whole length, written to -o or the
  * default name: no --period (one file a period instead) and not served
  * only.  What the status line promises to write at Ctrl-C. */
-static inline int options__whole_run(const struct options *o)
-{
-	return o->period <= 0 && !options__served_only(o);
-}
+int options__whole_run(const struct options *o);
 
 /* The sampling period: the wall time one sample stands for, 1e9 / hz
  * nanoseconds (the pprof period; the sampler's ticks). */
-static inline uint64_t options__sample_period_ns(const struct options *o)
-{
-	return 1000000000ull / (uint64_t)o->hz;
-}
+uint64_t options__sample_period_ns(const struct options *o);
 
 #endif

@@ -142,7 +142,7 @@ static void publish(struct sampler *s)
  * ticks and with no thread of the target held (none asked to stop and not
  * yet resumed), until it is done.  A tick due meanwhile is late (missed,
  * as on a busy machine); a thread's event or signal waits for us. */
-/* The watchdog's beat (cli/watchdog.h): alive. */
+/* The watchdog's beat (run/watchdog.h): alive. */
 static void beat(struct sampler *s)
 {
 	if (s->cfg.beat) {

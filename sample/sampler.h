@@ -47,11 +47,11 @@ struct sampler_config {
 	const char *frames_off;
 	int no_lines;                   /* interpreter frames without their lines */
 	int go_system;                  /* ... the runtime's own goroutines too */
-	/* The watchdog's lifeline (cli/watchdog.h), or NULL: when it hangs
+	/* The watchdog's lifeline (run/watchdog.h), or NULL: when it hangs
 	 * up, no thread is stopped again and sampling ends (detached) at
 	 * once, from the tracer's own loop. */
 	const int *lifeline;
-	/* The watchdog's beat (cli/watchdog.h), or NULL: the sampling thread
+	/* The watchdog's beat (run/watchdog.h), or NULL: the sampling thread
 	 * moves it at every wakeup of its loop (every 100 ms at most), and
 	 * sets it to UINT64_MAX (unarmed) when it stops sampling. */
 	uint64_t *beat;

@@ -37,7 +37,7 @@ if wait_attached "$pid"; then
 	check "target untraced afterwards" untraced "$pid"
 fi
 
-# SIGSTOP cannot be caught: the watchdog (cli/watchdog.c) sees the profiler
+# SIGSTOP cannot be caught: the watchdog (run/watchdog.c) sees the profiler
 # stopped within 20 ms, and the run ends as on Ctrl-C (detached, written),
 # so the target's next signal is delivered at once.
 base=$TMP/stop

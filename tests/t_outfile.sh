@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Output paths (cli/outfile.c): only a
+# Output paths (run/outfile.c): only a
 # regular file or a new name is replaced, atomically; devices, FIFOs and
 # links to our own descriptors (-, /dev/stdout, /proc/self/fd/1,
 # /dev/fd/1) are written through, byte for byte what the file would hold;

@@ -128,7 +128,7 @@ abuse() {
 command -v python3 >/dev/null && beside abuse abuse
 
 # --- 12. the history's cap in bytes (beside the rest) ---------------------------------------
-# --history keeps at most 64 MiB of counts (cli/periods.h
+# --history keeps at most 64 MiB of counts (run/periods.h
 # HISTORY_MAX_BYTES); CPROF_HISTORY_BYTES lowers it here to 8 KiB, which
 # 101 blocked threads fill in about 4 s of 1 s slices: the oldest seconds
 # are dropped, said once, counted in /metrics, and the bytes held stay

@@ -162,7 +162,7 @@ static unw_accessors_t accessors = {
  * (nm -D --undefined-only on each library ldd lists): libunwind.so.8 and
  * libunwind-x86_64.so.8, no other.  The program's own code never calls
  * sigprocmask, so that no change of mask can be skipped by accident: it
- * calls pthread_sigmask (cli/run.c, cli/watchdog.c, attach/seize.c);
+ * calls pthread_sigmask (run/run.c, run/watchdog.c, attach/seize.c);
  * nm of every object of the build finds sigprocmask in this file only. */
 static __thread int unwinding;
 

@@ -1,5 +1,5 @@
 /* Fuzz target: folded input through --convert (run__convert in
- * cli/run.c: the folded reader, output/readers.c) and every writer.
+ * run/run.c: the folded reader, output/readers.c) and every writer.
  *
  * The input is a --convert file: any bytes, so frames are names no one
  * chose (invalid UTF-8, control characters, markup, quotes).  Written as
@@ -27,7 +27,7 @@
 
 #include "build/output/profile.pb-c.h"
 #include "cli/options.h"
-#include "cli/run.h"
+#include "run/run.h"
 #include "util/intern.h"
 #include "util/strbuf.h"
 #include "util/text.h"

@@ -16,8 +16,8 @@
 #include "module/perfmap.h"
 #include "build/output/profile.pb-c.h"
 #include "cli/options.h"
-#include "cli/outfile.h"
-#include "cli/periods.h"
+#include "run/outfile.h"
+#include "run/periods.h"
 #include "goroutine/curg.h"
 #include "goroutine/golayout.h"
 #include "module/gopclntab.h"
@@ -927,7 +927,7 @@ static void test_text(void)
 	check(ok, "text: all 65536 two-byte inputs clean to a clean string no longer than them");
 }
 
-/* cli/outfile.c on a scratch directory: a new name, a replaced file's
+/* run/outfile.c on a scratch directory: a new name, a replaced file's
  * mode, the checks made at open, and a late naming failure's fallback. */
 static void test_outfile(void)
 {

@@ -1,4 +1,4 @@
-#include "cli/periods.h"
+#include "run/periods.h"
 
 #include <errno.h>
 #include <malloc.h>
@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/outfile.h"
+#include "run/outfile.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"
 
@@ -23,7 +23,7 @@
  * names still cached (output/frames.h).  CPROF_STACK_AGE (seconds) sets
  * it, for the tests: they cannot wait minutes. */
 #define STACK_AGE_NS (60 * 1000000000ull)
-/* The most the history's counts may hold (cli/periods.h HISTORY_MAX_BYTES);
+/* The most the history's counts may hold (run/periods.h HISTORY_MAX_BYTES);
  * CPROF_HISTORY_BYTES sets it, for the tests. */
 
 struct job {

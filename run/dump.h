@@ -6,12 +6,12 @@
  * (no EINTR), running ones with one stop.  A thread blocked in futex() on
  * a glibc pthread mutex is shown waiting for the thread that owns it, and
  * owners that wait for each other in a cycle are reported as a deadlock. */
-#ifndef CPROF_CLI_DUMP_H
-#define CPROF_CLI_DUMP_H
+#ifndef CPROF_RUN_DUMP_H
+#define CPROF_RUN_DUMP_H
 
 #include <stdio.h>
 
-#include "cli/options.h"
+#include "run/options.h"
 #include "output/frames.h"
 
 /* Returns the exit code: 0, or 1 after printing one line on stderr. */

@@ -1,4 +1,4 @@
-#include "cli/outfile.h"
+#include "run/outfile.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,4 +1,4 @@
-#include "cli/dump.h"
+#include "run/dump.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -15,8 +15,8 @@
 #include <unistd.h>
 
 #include "attach/proc.h"
-#include "cli/outfile.h"
-#include "cli/run.h"
+#include "run/outfile.h"
+#include "run/naming.h"
 #include "output/frames.h"
 #include "sample/sampler.h"
 #include "util/remote.h"
@@ -214,7 +214,7 @@ static int sample(struct dump *d, sigset_t *old)
 	struct pollfd p = { sampler__done_fd(d->sampler), POLLIN, 0 };
 	poll(&p, 1, DUMP_TIMEOUT_MS);
 	sampler__stop(d->sampler);
-	d->fr = d->named = run__name_stacks(d->sampler, o);
+	d->fr = d->named = naming__stacks(d->sampler, o);
 	return d->fr ? 0 : -1;
 }
 

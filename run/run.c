@@ -1,4 +1,5 @@
-#include "cli/run.h"
+#include "run/naming.h"
+#include "run/run.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -18,12 +19,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cli/outfile.h"
-#include "cli/periods.h"
-#include "cli/follow.h"
-#include "cli/push.h"
-#include "cli/serve.h"
-#include "cli/watchdog.h"
+#include "run/outfile.h"
+#include "run/periods.h"
+#include "run/follow.h"
+#include "run/push.h"
+#include "run/serve.h"
+#include "run/watchdog.h"
 #include "attach/proc.h"
 #include "dwarf/symbolizer.h"
 #include "output/output.h"
@@ -36,19 +37,19 @@
 
 struct run {
 	const struct options *o;
-	struct outfile *out;            /* see cli/outfile.h */
+	struct outfile *out;            /* see run/outfile.h */
 	sigset_t old_mask;
 	int sig_fd;
 	struct sampler *sampler;
 	uint64_t status_ns;             /* when the live status line was last drawn */
 	int status_shown;
 	const char *stop_reason;
-	pid_t watchdog;                 /* see cli/watchdog.h */
+	pid_t watchdog;                 /* see run/watchdog.h */
 	int watchdog_gone;              /* it died during the run */
 	int lifeline;                   /* hangs up when the watchdog is gone */
-	struct periods *periods;        /* --period, --history (cli/periods.h) */
+	struct periods *periods;        /* --period, --history (run/periods.h) */
 	char default_name[64];          /* launch mode without -o: cprof-PID.EXT */
-	struct follow *follow;          /* --pid-file, --cgroup, --unit (cli/follow.h) */
+	struct follow *follow;          /* --pid-file, --cgroup, --unit (run/follow.h) */
 	pid_t pid;                      /* ... the process sampled now */
 	uint64_t started_real;          /* CLOCK_REALTIME ns: the profiler's start */
 	uint64_t started_ns;            /* ... now_ns()'s clock */
@@ -58,8 +59,8 @@ struct run {
 	unsigned restarts;              /* --pid-file: processes that followed the first */
 	struct periods_stats before;    /* ... the periods' figures of those before this one
 					   (under live_mu) */
-	struct serve *serve;            /* --listen (cli/serve.h) */
-	struct push *push;              /* --push (cli/push.h) */
+	struct serve *serve;            /* --listen (run/serve.h) */
+	struct push *push;              /* --push (run/push.h) */
 	char *push_shown;               /* --push's URL as shown: its secrets hidden */
 	struct push_auth push_auth;     /* --push-auth-file, --push-header-file */
 	struct push_stats pushed;       /* its figures once it has ended */
@@ -169,7 +170,7 @@ static uint64_t rss_of(const char *statm)
 }
 
 /* The profiler's resident memory: this process's and its watchdog's (a
- * process of its own, cli/watchdog.h: 3 MB left out before). */
+ * process of its own, run/watchdog.h: 3 MB left out before). */
 static uint64_t self_rss_of(pid_t watchdog)
 {
 	uint64_t rss = rss_of("/proc/self/statm");
@@ -357,7 +358,7 @@ static void read_signals(struct run *r)
 	}
 }
 
-/* ---- what the HTTP server sees (cli/serve.h) ------------------------------ */
+/* ---- what the HTTP server sees (run/serve.h) ------------------------------ */
 
 static struct periods *live_acquire(void *arg)
 {
@@ -544,7 +545,7 @@ static void wait_for_end(struct run *r)
 }
 
 /* --pid-file, --cgroup, --unit: waits until the source names a new live
- * process (asked every 200 ms: cli/follow.h), or for a reason to stop (a
+ * process (asked every 200 ms: run/follow.h), or for a reason to stop (a
  * signal, --duration from the run's start).  Returns 0 with r->pid set. */
 static int wait_for_pid(struct run *r)
 {
@@ -622,23 +623,9 @@ static int write_frames(struct run *r, const struct frames *fr, const struct pro
 	return e;
 }
 
-struct frames *run__name_stacks(const struct sampler *s, const struct options *o)
-{
-	size_t n = sampler__nspaces(s);
-	const struct modules **spaces = xcalloc(n + 1, sizeof(*spaces));
-	for (size_t i = 0; i < n; i++)
-		spaces[i] = sampler__space(s, i);
-	struct frames *fr = frames__from_stacks(sampler__stacks(s), spaces, n, o->debug_dirs,
-						o->ndebug_dirs);
-	if (!fr)
-		errorf("out of memory naming the stacks");
-	free(spaces);
-	return fr;
-}
-
 static int write_profile(struct run *r, const struct sampler_stats *ss, int argc, char **argv)
 {
-	struct frames *fr = run__name_stacks(r->sampler, r->o);
+	struct frames *fr = naming__stacks(r->sampler, r->o);
 	if (!fr)
 		return -EIO;
 	char *cmdline = command_line(argc, argv);

@@ -8,8 +8,8 @@
  * (a zombie not yet reaped), PID 1, the profiler or its watchdog, or,
  * from a file not owned by root, another user's process (systemd's rule);
  * the file is never waited on (a FIFO there is refused). */
-#ifndef CPROF_CLI_PIDFILE_H
-#define CPROF_CLI_PIDFILE_H
+#ifndef CPROF_RUN_PIDFILE_H
+#define CPROF_RUN_PIDFILE_H
 
 #include <stddef.h>
 #include <sys/types.h>

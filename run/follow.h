@@ -1,15 +1,15 @@
 /* follow: where the next process to profile comes from, for a service
  * followed across its restarts: --pid-file FILE (the PID it names, see
- * cli/pidfile.h), --cgroup PATH or --unit NAME (the cgroup's main
- * process, see cli/cgroup.h).  The run (cli/run.c) asks for a PID at the
+ * run/pidfile.h), --cgroup PATH or --unit NAME (the cgroup's main
+ * process, see run/cgroup.h).  The run (run/run.c) asks for a PID at the
  * start and again each time the process it samples has exited; the rules
  * of what is taken are the source's own.
  *
  * Each ask is cheap (a stat, and a read when the file changed; or one
  * cgroup.procs and a /proc/PID/stat a process): the run asks every 200 ms
  * while it waits. */
-#ifndef CPROF_CLI_FOLLOW_H
-#define CPROF_CLI_FOLLOW_H
+#ifndef CPROF_RUN_FOLLOW_H
+#define CPROF_RUN_FOLLOW_H
 
 #include <stddef.h>
 #include <sys/types.h>

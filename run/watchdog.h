@@ -14,8 +14,8 @@
  * (SIGKILL, which a ptrace stop does not hold): its exit detaches every
  * thread of the target (the kernel's detach), the profile of the run is
  * lost, one line on stderr says why. */
-#ifndef CPROF_CLI_WATCHDOG_H
-#define CPROF_CLI_WATCHDOG_H
+#ifndef CPROF_RUN_WATCHDOG_H
+#define CPROF_RUN_WATCHDOG_H
 
 #include <stdint.h>
 #include <sys/types.h>

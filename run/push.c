@@ -1,4 +1,4 @@
-#include "cli/push.h"
+#include "run/push.h"
 
 #include <curl/curl.h>
 #include <errno.h>
@@ -509,7 +509,7 @@ void push__period(void *arg, const struct frames *fr, const struct profile_info 
 	if (!it.body)
 		return;
 	/* The period's start and end, each to the nearest second: a period
-	 * ends where the next begins (cli/periods.c takes them between the
+	 * ends where the next begins (run/periods.c takes them between the
 	 * same two ticks), so the windows tile, each one's from the last
 	 * one's until (the start floored and the end ceiled made 11 s windows
 	 * of 10 s periods, each overlapping the next by 1 s).  The pprof's

@@ -9,13 +9,13 @@
  * backoff from 1 s doubling to 60 s, the queue filling meanwhile.  A 4xx
  * answer (but 408 and 429) is the profile's fault: that profile is dropped
  * and counted, never sent again, and the queue moves on. */
-#ifndef CPROF_CLI_PUSH_H
-#define CPROF_CLI_PUSH_H
+#ifndef CPROF_RUN_PUSH_H
+#define CPROF_RUN_PUSH_H
 
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "cli/options.h"
+#include "run/options.h"
 #include "output/frames.h"
 #include "output/output.h"
 #include "util/strbuf.h"

@@ -18,15 +18,15 @@
  * PID, %t the period's start (UTC, YYYYmmdd-HHMMSS), %n the sequence number
  * from 0, %n{MAX} that number modulo MAX (a ring of MAX files), %% a '%'.
  * A name without a pattern is replaced at each period (atomically:
- * cli/outfile.h). */
-#ifndef CPROF_CLI_PERIODS_H
-#define CPROF_CLI_PERIODS_H
+ * run/outfile.h). */
+#ifndef CPROF_RUN_PERIODS_H
+#define CPROF_RUN_PERIODS_H
 
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "cli/options.h"
+#include "run/options.h"
 #include "output/frames.h"
 #include "output/output.h"
 #include "sample/sampler.h"
@@ -60,7 +60,7 @@ struct periods;
  * on every thread at every tick, far more. */
 #define HISTORY_MAX_BYTES (64ull << 20)
 
-/* A profile asked for by another thread (the HTTP server, cli/serve.h):
+/* A profile asked for by another thread (the HTTP server, run/serve.h):
  * the next SECONDS from now, or the recent past from the slices kept
  * (--history), or one tick: every thread's stack now. */
 enum periods_ask_kind { ASK_NEXT, ASK_PAST, ASK_TICK };

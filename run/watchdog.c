@@ -1,4 +1,4 @@
-#include "cli/watchdog.h"
+#include "run/watchdog.h"
 
 #include <errno.h>
 #include <fcntl.h>

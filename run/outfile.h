@@ -26,8 +26,8 @@
  *
  * Functions returning int return 0 or a negative errno; ERR then holds a
  * whole one-line message ("cannot write the profile to PATH: why"). */
-#ifndef CPROF_CLI_OUTFILE_H
-#define CPROF_CLI_OUTFILE_H
+#ifndef CPROF_RUN_OUTFILE_H
+#define CPROF_RUN_OUTFILE_H
 
 #define OUTFILE_STREAM_WAIT_S 10
 

@@ -1,5 +1,5 @@
-/* cgroup: the main process of a cgroup (see cli/cgroup.h). */
-#include "cli/cgroup.h"
+/* cgroup: the main process of a cgroup (see run/cgroup.h). */
+#include "run/cgroup.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -17,17 +17,17 @@
  * ones closed after SERVE_IDLE_S: 40 slowloris clients or 1,000 idle
  * connections from one address held every connection before, and no
  * scrape was answered); the
- * profiles come from cli/periods.h's asks, so a request never touches the
+ * profiles come from run/periods.h's asks, so a request never touches the
  * target: it waits for the sampler's loop to cut its window.  Nothing a
  * client sends reaches the target. */
-#ifndef CPROF_CLI_SERVE_H
-#define CPROF_CLI_SERVE_H
+#ifndef CPROF_RUN_SERVE_H
+#define CPROF_RUN_SERVE_H
 
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "cli/options.h"
-#include "cli/periods.h"
+#include "run/options.h"
+#include "run/periods.h"
 #include "util/strbuf.h"
 
 #define SERVE_CONNECTIONS 64
@@ -36,7 +36,7 @@
 #define SERVE_BODY_MAX 4096             /* a longer body is never read: closed */
 #define SERVE_MAX_SECONDS 600           /* the longest window asked for */
 
-/* What the server serves, from the run (cli/run.c): the periods of the
+/* What the server serves, from the run (run/run.c): the periods of the
  * process sampled now (NULL between two processes of --pid-file), held
  * until released, and the run's own lines of /metrics. */
 struct serve_source {

@@ -1,5 +1,5 @@
-/* follow: the next process of a followed service (see cli/follow.h). */
-#include "cli/follow.h"
+/* follow: the next process of a followed service (see run/follow.h). */
+#include "run/follow.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -8,9 +8,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cli/cgroup.h"
-#include "cli/options.h"
-#include "cli/pidfile.h"
+#include "run/cgroup.h"
+#include "run/options.h"
+#include "run/pidfile.h"
 #include "util/xalloc.h"
 
 enum follow_kind { FOLLOW_PIDFILE, FOLLOW_CGROUP, FOLLOW_UNIT };

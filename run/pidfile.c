@@ -1,4 +1,4 @@
-#include "cli/pidfile.h"
+#include "run/pidfile.h"
 
 #include <errno.h>
 #include <fcntl.h>

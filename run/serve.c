@@ -1,4 +1,4 @@
-#include "cli/serve.h"
+#include "run/serve.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/dump.h"
+#include "run/dump.h"
 #include "output/formats.h"
 #include "output/output.h"
 #include "util/xalloc.h"

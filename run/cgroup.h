@@ -28,8 +28,8 @@
  * cgroup2 first, then v1's name=systemd; at system.slice/NAME, else by a
  * bounded walk of each (user units, Slice=).  Every read is bounded and
  * nothing here blocks: cgroupfs and /proc files are read once each. */
-#ifndef CPROF_CLI_CGROUP_H
-#define CPROF_CLI_CGROUP_H
+#ifndef CPROF_RUN_CGROUP_H
+#define CPROF_RUN_CGROUP_H
 
 #include <stddef.h>
 #include <sys/types.h>
