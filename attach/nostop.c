@@ -403,9 +403,11 @@ void target_nostop_gone(struct target *t, struct thread *th)
 }
 
 /* At the end (and for --dump's one tick) a thread that owes ticks has its
- * next sample waited for, a few sample periods at most: a --dump of a
- * busy thread is its first sample after the tick. */
-#define RELEASE_WAIT_NS (50 * 1000000ull)
+ * next sample waited for, 250 ms at most: a --dump of a busy thread is its
+ * first sample after the tick, and on a loaded machine a thread can wait
+ * that long for a CPU (at 50 ms a --dump left out a computing thread's
+ * stack in a busy run). */
+#define RELEASE_WAIT_NS (250 * 1000000ull)
 
 void target_nostop_release(struct target *t)
 {

@@ -336,7 +336,7 @@ time.sleep(120)         # never reaps' "$TMP/svc.pid" &
 	PIDS+=("$!")
 	if wait_until 10 test -s "$TMP/svc.pid"; then
 		svc=$(cat "$TMP/svc.pid")
-		prof_bg "$TMP/zomb" --pid-file "$TMP/svc.pid" --period 0.5s --duration 6 -o "$TMP/z-%n.folded"
+		prof_bg "$TMP/zomb" --pid-file "$TMP/svc.pid" --period 0.5s --duration 10 -o "$TMP/z-%n.folded"
 		_attached() { grep -q "TracerPid:[[:space:]]*[1-9]" "/proc/$svc/status" 2>/dev/null; }
 		wait_until 10 _attached
 		kill -KILL "$svc"

@@ -72,7 +72,10 @@ for p in "${present[@]}"; do
 	read -r file ver <<<"$p"
 	case $file in
 	esbuild-*)
+		# the next port nothing listens on (another file of the suite may
+		# hold one of these: "bind: address already in use")
 		port=$((port + 1))
+		while (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do port=$((port + 1)); done
 		GOTRACEBACK=system "$DIR/$file" --serve=127.0.0.1:$port --servedir="$TMP/www" \
 			<"$TMP/stdin" >/dev/null 2>"$TMP/$file.dump" &
 		;;
