@@ -550,7 +550,8 @@ static uint64_t budget_at(struct periods *p, uint64_t now)
 			p->debt = 0;
 	}
 	p->debt_at = now;
-	return p->debt > 0 ? now + (uint64_t)(p->debt / p->pause_share) : now;
+	double over = p->debt - PERIODS_ASK_PAUSE_BURST_MS * 1e6;
+	return over > 0 ? now + (uint64_t)(over / p->pause_share) : now;
 }
 
 /* Under mu: an ask's naming paused sampling NS. */

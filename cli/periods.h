@@ -113,12 +113,15 @@ struct periods_ask_cost {
  * have a budget of it: their naming pauses the sampler at most
  * PERIODS_ASK_PAUSE_SHARE of the time, over time (an ask named puts its
  * pause in debt, repaid at that share of the time passing; the next waits
- * until the debt is paid).  Past it an ask waits, its window cut as asked
+ * until the debt is down to PERIODS_ASK_PAUSE_BURST_MS).  Past it an ask waits, its window cut as asked
  * (ASK_NEXT: at its end, ASK_PAST: when it came): the answer is late,
  * never wrong.  8 clients looping ?last=600 held 78-92 of 99 Hz before.
  * The periods' and SIGUSR1's naming are not counted: they are the
  * product.  CPROF_ASK_PAUSE_SHARE sets it (for the tests). */
 #define PERIODS_ASK_PAUSE_SHARE 0.01
+/* ... and an ask is named while the debt is at most this: a cheap ask
+ * (goroutine?debug=2: a few ms) after others is answered at once. */
+#define PERIODS_ASK_PAUSE_BURST_MS 10
 int periods__ask(struct periods *p, const struct periods_ask *ask, periods_gone_fn gone,
 		 void *arg, struct frames **out, struct profile_info *info,
 		 struct periods_ask_cost *cost);
