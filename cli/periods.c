@@ -104,6 +104,7 @@ struct periods {
 	/* The asks' budget of pauses (PERIODS_ASK_PAUSE_SHARE): their naming
 	 * put DEBT ns of pause to be repaid, as of DEBT_AT (CLOCK_MONOTONIC). */
 	double pause_share;
+	double pause_burst;             /* ns: PERIODS_ASK_PAUSE_BURST_MS */
 	double debt;
 	uint64_t debt_at;
 	int over_budget;                /* a tick ask (ASK_TICK) waits for it */
@@ -550,7 +551,7 @@ static uint64_t budget_at(struct periods *p, uint64_t now)
 			p->debt = 0;
 	}
 	p->debt_at = now;
-	double over = p->debt - PERIODS_ASK_PAUSE_BURST_MS * 1e6;
+	double over = p->debt - p->pause_burst;
 	return over > 0 ? now + (uint64_t)(over / p->pause_share) : now;
 }
 
@@ -969,6 +970,8 @@ int periods__new(struct periods **out, const struct options *o, const char *patt
 	const char *share = getenv("CPROF_ASK_PAUSE_SHARE");
 	p->pause_share = share && atof(share) > 0 && atof(share) <= 1 ? atof(share) :
 			 PERIODS_ASK_PAUSE_SHARE;
+	const char *burst = getenv("CPROF_ASK_PAUSE_BURST_MS");
+	p->pause_burst = (burst && atof(burst) >= 0 ? atof(burst) : PERIODS_ASK_PAUSE_BURST_MS) * 1e6;
 	p->whole_run = options__whole_run(o);
 	if (p->history_ns && p->slice_ns > HISTORY_SLICE_NS)
 		p->slice_ns = HISTORY_SLICE_NS;

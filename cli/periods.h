@@ -119,9 +119,12 @@ struct periods_ask_cost {
  * The periods' and SIGUSR1's naming are not counted: they are the
  * product.  CPROF_ASK_PAUSE_SHARE sets it (for the tests). */
 #define PERIODS_ASK_PAUSE_SHARE 0.01
-/* ... and an ask is named while the debt is at most this: a cheap ask
- * (goroutine?debug=2: a few ms) after others is answered at once. */
-#define PERIODS_ASK_PAUSE_BURST_MS 10
+/* ... and an ask is named while the debt is at most this: an ask after
+ * another is answered at once unless asks have kept the sampler paused
+ * of late (a first naming, which names every address, can take 100-300
+ * ms: at 10 ms, the ask after it waited 15 s or more).
+ * CPROF_ASK_PAUSE_BURST_MS sets it (for the tests). */
+#define PERIODS_ASK_PAUSE_BURST_MS 200
 int periods__ask(struct periods *p, const struct periods_ask *ask, periods_gone_fn gone,
 		 void *arg, struct frames **out, struct profile_info *info,
 		 struct periods_ask_cost *cost);

@@ -171,9 +171,10 @@ beside history_cap history_cap
 # naming pauses sampling, their encoding takes the CPU).  Now each
 # connection's thread runs at nice 10 while its profile is made (the
 # sampler's at -10 as root), naming an ask's window pauses sampling at
-# most 1% of the time (5% here, CPROF_ASK_PAUSE_SHARE: the first naming,
-# which names every address, pauses for tens of ms, so the second and
-# third of three windows asked at once wait for it to be repaid), and
+# most 1% of the time, 200 ms at once (5% and none at once here,
+# CPROF_ASK_PAUSE_SHARE and _BURST_MS: the first naming, which names
+# every address, pauses for tens of ms, so the second and third of three
+# windows asked at once wait for it to be repaid), and
 # building profiles takes at most 10% of a core (0.001% here,
 # CPROF_SERVE_CPU_SHARE: once three profiles are built, the next is
 # refused with 503 and Retry-After).
@@ -185,7 +186,7 @@ budget() {
 	if ! start_target wallclock; then
 		return
 	fi
-	CPROF_ASK_PAUSE_SHARE=0.05 CPROF_SERVE_CPU_SHARE=0.00001 \
+	CPROF_ASK_PAUSE_SHARE=0.05 CPROF_ASK_PAUSE_BURST_MS=0 CPROF_SERVE_CPU_SHARE=0.00001 \
 		prof_bg "$TMP/budget" "$TARGET_PID" --listen 127.0.0.1:0 --history 10m --hz 49
 	wait_until 10 _serving "$TMP/budget.err"
 	u=$(serving_url "$TMP/budget.err")
