@@ -31,6 +31,18 @@
 #      after it is full (the oldest second dropped at each second), then
 #      SIGUSR1: the dump's samples against the ticks x threads of the
 #      window.
+#   7. as the systemd unit runs it with --listen (issue 43 item 9): a
+#      churning service (tests/bin/churn: 100 threads created and ended a
+#      second, a library replaced at its address twice a second) followed
+#      through its PID file with `--period 1m --history 10m --listen` at
+#      the unit's rate (19 Hz, the default), a ring of 1,440 files; a
+#      scraper asks /metrics every 15 s (as Prometheus would) and, every
+#      5 minutes, fetches the last 10 minutes (`?last=600`) and the next
+#      10 s (`profile?seconds=10`), as an SRE would: the profiler's RSS
+#      (and /metrics' process_resident_memory_bytes, its watchdog's
+#      included) and open descriptors at 1 minute, 5 minutes and the end,
+#      a trace every minute, its CPU share of a core, the achieved rate.
+#      `bash bench/always.sh SECONDS unit` runs this step alone.
 # Prints one line per figure, "always: KEY VALUE".
 set -u
 cd "$(dirname "$0")/.."
@@ -54,6 +66,69 @@ make -s cprof-attach tests/bin/churn tests/bin/libswapA.so tests/bin/libswapB.so
 mkdir -p bench/build
 [ -x bench/build/pool ] || ${CC:-cc} -O2 -g -fomit-frame-pointer -pthread -o bench/build/pool bench/pool.c
 [ -x tests/bin/churn ] || { echo "always: no tests/bin/churn" >&2; exit 1; }
+
+# --- 7. as the unit runs it, with --listen ---------------------------------------------
+unitlike() {
+	local dir=$TMP/unit t0 prof url now at ticks hz
+	mkdir -p "$dir/out"
+	tests/bin/churn "$dir/churn.ready" 100 1 200 2 "$PWD/tests/bin/libswapA.so" "$PWD/tests/bin/libswapB.so" \
+		>/dev/null 2>"$dir/target.err" &
+	local churn=$!
+	PIDS+=("$churn")
+	wait_until 10 file_ready "$dir/churn.ready" || { say "unit: churn did not start"; return; }
+	echo "$churn" >"$dir/app.pid"
+	t0=$(date +%s)
+	"$CPROF" --pid-file "$dir/app.pid" --period 1m --history 10m --listen 127.0.0.1:0 \
+		-o "$dir/out/app-%n{1440}.pprof" -q 2>"$dir/err" &
+	prof=$!
+	PIDS+=("$prof")
+	wait_until 20 grep -q '^cprof-attach: serving' "$dir/err" || { say "unit: not serving: $(head -c 300 "$dir/err")"; return; }
+	url=$(sed -nE 's,^cprof-attach: serving (http://[^ ]+)/debug/pprof/$,\1,p' "$dir/err")
+	# The scraper: /metrics every 15 s; every 5 minutes the last 10
+	# minutes and the next 10 s (in the background: the scrape goes on).
+	( n=0
+	  while kill -0 "$prof" 2>/dev/null; do
+		curl -s -m 10 -o "$dir/metrics" "$url/metrics" && echo ok >>"$dir/scrapes" || echo fail >>"$dir/scrapes"
+		if [ $((n % 20)) -eq 19 ]; then
+			curl -s -m 30 -o /dev/null -w '%{http_code} ' "$url/debug/pprof/profile?last=600" >>"$dir/fetches"
+			curl -s -m 30 -o /dev/null -w '%{http_code} ' "$url/debug/pprof/profile?seconds=10" >>"$dir/fetches" &
+		fi
+		n=$((n + 1))
+		sleep 15
+	  done ) &
+	local scraper=$!
+	PIDS+=("$scraper")
+	( while kill -0 "$prof" 2>/dev/null; do
+		sleep 60
+		echo "$(($(date +%s) - t0))s:$(rss_kib "$prof"):$(nfds "$prof")"
+	done >"$dir/trace" ) &
+	local tracer=$!
+	PIDS+=("$tracer")
+	local mid=$((SECS / 2 < 300 ? SECS / 2 : 300))
+	for at in 60 "$mid" $((SECS - 5)); do
+		now=$(($(date +%s) - t0))
+		[ "$at" -gt "$now" ] && sleep $((at - now))
+		curl -s -m 10 "$url/metrics" >"$dir/m"
+		say "unit.rss_kib@${at}s $(rss_kib "$prof") (anonymous $(awk '/^RssAnon/ { print $2 }' "/proc/$prof/status"); /metrics, the watchdog's included: $(awk '/^process_resident_memory_bytes/ { printf "%d", $2 / 1024 }' "$dir/m") KiB; the history's counts $(awk '/^cprof_history_bytes/ { printf "%d", $2 / 1024 }' "$dir/m") KiB)"
+		say "unit.fds@${at}s $(nfds "$prof")"
+		ticks=$(cpu_ticks_of "$prof")
+	done
+	hz=$(getconf CLK_TCK)
+	say "unit.cpu_share_pct $(awk -v t="$ticks" -v hz="$hz" -v s="$((SECS - 5))" 'BEGIN { printf "%.2f", 100 * t / hz / s }') (the main process; /metrics' process_cpu_seconds_total $(awk '/^process_cpu_seconds_total/ { print $2 }' "$dir/m") s)"
+	say "unit.rate_ratio $(awk '/^cprof_rate_ratio/ { printf "%.4f", $2 }' "$dir/m") of 19 Hz; $(awk '/^cprof_threads / { print $2 }' "$dir/m") threads now, $(awk '/^cprof_period_files_total\{result="written"\}/ { print $2 }' "$dir/m") period files written"
+	say "unit.trace_s:rss_kib:fds $(grep -E ':[0-9]+:' "$dir/trace" | tr '\n' ' ')"
+	say "unit.scrapes $(grep -c ok "$dir/scrapes" 2>/dev/null) answered, $(grep -c fail "$dir/scrapes" 2>/dev/null) failed; fetches (HTTP codes) $(cat "$dir/fetches" 2>/dev/null)"
+	kill -TERM "$prof"
+	wait "$prof"
+	grep -E '^cprof-attach: ([0-9.]+ of 19 Hz|[0-9]+ periods)' "$dir/err" | sed 's/^/always: unit.summary /'
+	kill "$scraper" "$tracer" 2>/dev/null
+	kill -KILL "$churn" 2>/dev/null
+	wait "$scraper" "$tracer" "$churn" 2>/dev/null
+}
+if [ "${2:-}" = unit ]; then
+	unitlike
+	exit 0
+fi
 
 # --- 1. churn ------------------------------------------------------------------
 tests/bin/churn "$TMP/churn" 200 1 200 10 "$PWD/tests/bin/libswapA.so" "$PWD/tests/bin/libswapB.so" \
@@ -177,3 +252,5 @@ if [ -x bench/build/pool ]; then
 		kill -KILL "$target" 2>/dev/null
 	fi
 fi
+
+unitlike

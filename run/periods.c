@@ -36,14 +36,18 @@ struct job {
 };
 
 /* An ask (periods__ask) between the thread that asked and the loop. */
-enum { ASK_QUEUED, ASK_RUNNING, ASK_DONE };
+enum { ASK_QUEUED, ASK_RUNNING, ASK_NAMING, ASK_DONE };
 
 struct ask {
 	struct periods_ask a;
 	int state;
 	int gone;                       /* the asker left: the loop frees it */
-	uint64_t from;                  /* ASK_RUNNING: its first slice's number */
-	uint64_t due;                   /* ... CLOCK_MONOTONIC: when it ends */
+	uint64_t from;                  /* ASK_RUNNING, ASK_NAMING: its first slice's number */
+	uint64_t due;                   /* ASK_RUNNING: CLOCK_MONOTONIC: when it ends */
+	uint64_t to;                    /* ASK_NAMING: the slice after its last */
+	struct profile_info pinfo;      /* ... its window's times */
+	double pause_ms;                /* its naming paused sampling this long */
+	int waited;                     /* it waited for the budget */
 	int err;
 	struct frames *fr;
 	struct profile_info info;
@@ -97,6 +101,13 @@ struct periods {
 	int wake;
 	pthread_cond_t asked;           /* an ask is done */
 	uint64_t kept_from, kept_to;    /* under mu: what the slices cover */
+	/* The asks' budget of pauses (PERIODS_ASK_PAUSE_SHARE): their naming
+	 * put DEBT ns of pause to be repaid, as of DEBT_AT (CLOCK_MONOTONIC). */
+	double pause_share;
+	double pause_burst;             /* ns: PERIODS_ASK_PAUSE_BURST_MS */
+	double debt;
+	uint64_t debt_at;
+	int over_budget;                /* a tick ask (ASK_TICK) waits for it */
 	/* Where each period also goes (--push). */
 	periods_sink sink;
 	void *sink_arg;
@@ -507,7 +518,7 @@ static uint64_t asks_oldest(struct periods *p)
 	uint64_t oldest = UINT64_MAX;
 	pthread_mutex_lock(&p->mu);
 	for (struct ask *a = p->asks; a; a = a->next)
-		if (a->state == ASK_RUNNING && a->from < oldest)
+		if ((a->state == ASK_RUNNING || a->state == ASK_NAMING) && a->from < oldest)
 			oldest = a->from;
 	pthread_mutex_unlock(&p->mu);
 	return oldest;
@@ -530,14 +541,38 @@ static void unlink_ask(struct periods *p, struct ask *a)
 		}
 }
 
-/* Is there an ask for the loop now: queued, gone, or running and due? */
+/* Under mu: when the asks' pause debt is paid (CLOCK_MONOTONIC), as of
+ * NOW: NOW or before when an ask may be named now. */
+static uint64_t budget_at(struct periods *p, uint64_t now)
+{
+	if (p->debt_at && now > p->debt_at) {
+		p->debt -= (double)(now - p->debt_at) * p->pause_share;
+		if (p->debt < 0)
+			p->debt = 0;
+	}
+	p->debt_at = now;
+	double over = p->debt - p->pause_burst;
+	return over > 0 ? now + (uint64_t)(over / p->pause_share) : now;
+}
+
+/* Under mu: an ask's naming paused sampling NS. */
+static void budget_spend(struct periods *p, uint64_t ns)
+{
+	budget_at(p, now_ns());
+	p->debt += (double)ns;
+}
+
+/* Is there an ask for the loop now: queued, gone, running and due, or
+ * waiting to be named and the budget allows? */
 static int asks_ready(struct periods *p, uint64_t now, uint64_t *next_due)
 {
 	int ready = 0;
 	pthread_mutex_lock(&p->mu);
+	uint64_t budget = budget_at(p, now);
 	for (struct ask *a = p->asks; a; a = a->next) {
-		uint64_t at = a->state == ASK_RUNNING ? a->due : a->state == ASK_QUEUED || a->gone ?
-			      now : UINT64_MAX;
+		uint64_t at = a->gone ? now : a->state == ASK_RUNNING ? a->due :
+			      a->state == ASK_NAMING || (a->state == ASK_QUEUED && a->a.kind == ASK_TICK) ?
+			      budget : a->state == ASK_QUEUED ? now : UINT64_MAX;
 		if (at <= now)
 			ready = 1;
 		if (at < *next_due)
@@ -566,8 +601,28 @@ static int past_range(struct periods *p, const struct periods_ask *a, uint64_t *
 	return j > i;
 }
 
+/* Under mu: A is answered (FR, INFO, ERR). */
+static void ask_done(struct periods *p, struct ask *a, struct frames *fr,
+		     const struct profile_info *info, int err)
+{
+	if (a->gone) {
+		unlink_ask(p, a);
+		ask_free(a);
+		frames__free(fr);
+		return;
+	}
+	a->fr = fr;
+	if (info)
+		a->info = *info;
+	a->err = err;
+	a->state = ASK_DONE;
+	p->st.asks += !err;
+}
+
 /* With the sampler paused, after a slice was taken: starts the asks
- * queued, ends those due, frees those whose asker left. */
+ * queued, cuts the windows of those due (their slices are kept until
+ * named), names those waiting while the budget allows, frees those whose
+ * asker left. */
 static void serve_asks(struct periods *p)
 {
 	struct ask *work[PERIODS_ASKS + 1];
@@ -579,64 +634,88 @@ static void serve_asks(struct periods *p)
 		if (a->gone) {
 			unlink_ask(p, a);
 			ask_free(a);
-		} else if (a->state == ASK_QUEUED && a->a.kind == ASK_TICK && p->ticked_now &&
-			   nw < PERIODS_ASKS) {
-			work[nw++] = a;         /* every thread's stack at the tick just made */
-		} else if (a->state == ASK_QUEUED && a->a.kind != ASK_PAST) {
-			/* A tick: long enough that every thread is in it (an idle
-			 * thread is looked at every 32 ticks at least). */
-			double secs = a->a.kind == ASK_TICK ? fmin(5.0, fmax(0.5, 64.0 / p->o->hz)) :
-				      a->a.seconds;
+		} else if (a->state == ASK_QUEUED && a->a.kind == ASK_TICK) {
+			if (p->ticked_now && nw < PERIODS_ASKS)
+				work[nw++] = a;         /* every thread's stack at the tick just made */
+			else if (!p->over_budget) {
+				/* A Go program's goroutines: ticks gathered, long
+				 * enough that every one is in them (an idle thread
+				 * is looked at every 32 ticks at least). */
+				a->from = to;
+				a->due = now + (uint64_t)llround(fmin(5.0, fmax(0.5, 64.0 / p->o->hz)) * 1e9);
+				a->state = ASK_RUNNING;
+			}
+		} else if (a->state == ASK_QUEUED && a->a.kind == ASK_NEXT) {
 			a->from = to;
-			a->due = now + (uint64_t)llround(secs * 1e9);
+			a->due = now + (uint64_t)llround(a->a.seconds * 1e9);
 			a->state = ASK_RUNNING;
-		} else if ((a->state == ASK_QUEUED || (a->state == ASK_RUNNING && a->due <= now)) &&
-			   nw < PERIODS_ASKS) {
-			work[nw++] = a;
+		} else if (a->state == ASK_QUEUED || (a->state == ASK_RUNNING && a->due <= now)) {
+			/* The window is cut now; named when the budget allows. */
+			uint64_t from = a->from, end = to;
+			if (a->state == ASK_QUEUED && !past_range(p, &a->a, &from, &end)) {
+				ask_done(p, a, NULL, NULL, -ENODATA);
+				continue;
+			}
+			a->from = from;
+			a->to = end;
+			uint64_t start = from < end ? p->slices[from - p->first].start_ns : p->last_take;
+			uint64_t stop = from < end ? p->slices[end - 1 - p->first].end_ns : p->last_take;
+			info_for(p, start, stop, &a->pinfo);
+			a->state = ASK_NAMING;
 		}
 	}
+	/* The oldest first (the list is newest first). */
+	struct ask *naming[PERIODS_ASKS + 1];
+	size_t nn = 0;
+	for (struct ask *a = p->asks; a && nn < PERIODS_ASKS; a = a->next)
+		if (a->state == ASK_NAMING)
+			naming[nn++] = a;
 	pthread_mutex_unlock(&p->mu);
 	for (size_t i = 0; i < nw; i++) {
 		struct ask *a = work[i];
-		uint64_t from = a->from, end = to;
-		int err = 0;
-		struct frames *fr = NULL;
+		uint64_t t0 = now_ns();
+		struct frames *fr = name_now(p);
 		struct profile_info info;
-		if (a->state == ASK_QUEUED && a->a.kind == ASK_TICK) {
-			if (!(fr = name_now(p)))
-				err = -ENOMEM;
-			uint64_t tick = options__sample_period_ns(p->o);
-			info_for(p, p->last_take - tick, p->last_take, &info);
-		} else {
-			if (a->state == ASK_QUEUED && !past_range(p, &a->a, &from, &end))
-				err = -ENODATA;
-			if (!err && !(fr = name_slices_of(p, from, end, 1)))
-				err = -ENOMEM;
-			uint64_t start = from < end ? p->slices[from - p->first].start_ns : p->last_take;
-			uint64_t stop = from < end ? p->slices[end - 1 - p->first].end_ns : p->last_take;
-			info_for(p, start, stop, &info);
-		}
+		uint64_t tick = options__sample_period_ns(p->o);
+		info_for(p, p->last_take - tick, p->last_take, &info);
+		uint64_t ns = now_ns() - t0;
 		pthread_mutex_lock(&p->mu);
-		if (a->gone) {
-			unlink_ask(p, a);
-			ask_free(a);
-			frames__free(fr);
-		} else {
-			a->fr = fr;
-			a->info = info;
-			a->err = err;
-			a->state = ASK_DONE;
-			p->st.asks += !err;
+		budget_spend(p, ns);
+		a->pause_ms += (double)ns / 1e6;
+		ask_done(p, a, fr, &info, fr ? 0 : -ENOMEM);
+		pthread_cond_broadcast(&p->asked);
+		pthread_mutex_unlock(&p->mu);
+	}
+	for (size_t i = nn; i-- > 0;) {
+		struct ask *a = naming[i];
+		pthread_mutex_lock(&p->mu);
+		int now_ok = budget_at(p, now_ns()) <= now_ns();
+		if (!now_ok) {
+			for (size_t k = 0; k <= i; k++)
+				naming[k]->waited = 1;
+			pthread_mutex_unlock(&p->mu);
+			break;
 		}
+		pthread_mutex_unlock(&p->mu);
+		uint64_t t0 = now_ns();
+		struct frames *fr = name_slices_of(p, a->from, a->to, 1);
+		uint64_t ns = now_ns() - t0;
+		pthread_mutex_lock(&p->mu);
+		budget_spend(p, ns);
+		a->pause_ms += (double)ns / 1e6;
+		ask_done(p, a, fr, &a->pinfo, fr ? 0 : -ENOMEM);
 		pthread_cond_broadcast(&p->asked);
 		pthread_mutex_unlock(&p->mu);
 	}
 }
 
 int periods__ask(struct periods *p, const struct periods_ask *ask, periods_gone_fn gone,
-		 void *arg, struct frames **out, struct profile_info *info)
+		 void *arg, struct frames **out, struct profile_info *info,
+		 struct periods_ask_cost *cost)
 {
 	*out = NULL;
+	if (cost)
+		*cost = (struct periods_ask_cost){ 0 };
 	pthread_mutex_lock(&p->mu);
 	int e = p->closed ? -ECANCELED : p->nasks >= PERIODS_ASKS ? -EBUSY :
 		ask->kind == ASK_PAST && !p->history_ns ? -ENODATA : 0;
@@ -678,6 +757,8 @@ int periods__ask(struct periods *p, const struct periods_ask *ask, periods_gone_
 	pthread_mutex_unlock(&p->mu);
 	*out = a->fr;
 	*info = a->info;
+	if (cost)
+		*cost = (struct periods_ask_cost){ .pause_ms = a->pause_ms, .waited = a->waited };
 	e = a->err;
 	free(a);
 	return e;
@@ -748,7 +829,12 @@ static int tick_now_wanted(struct periods *p)
 	pthread_mutex_lock(&p->mu);
 	for (struct ask *a = p->asks; a && !want; a = a->next)
 		want = a->state == ASK_QUEUED && a->a.kind == ASK_TICK && !a->gone;
-	if (want && sampler_stats__rt(&p->sst, "goroutines", "seen"))
+	uint64_t now = now_ns();
+	p->over_budget = want && budget_at(p, now) > now;
+	if (p->over_budget)
+		for (struct ask *a = p->asks; a; a = a->next)
+			a->waited |= a->state == ASK_QUEUED && a->a.kind == ASK_TICK;
+	if (want && (p->over_budget || sampler_stats__rt(&p->sst, "goroutines", "seen")))
 		want = 0;
 	pthread_mutex_unlock(&p->mu);
 	return want;
@@ -881,6 +967,11 @@ int periods__new(struct periods **out, const struct options *o, const char *patt
 	p->age_ns = age && atof(age) >= 0 ? (uint64_t)llround(atof(age) * 1e9) : STACK_AGE_NS;
 	const char *cap = getenv("CPROF_HISTORY_BYTES");
 	p->history_cap = cap && atof(cap) > 0 ? (uint64_t)atof(cap) : HISTORY_MAX_BYTES;
+	const char *share = getenv("CPROF_ASK_PAUSE_SHARE");
+	p->pause_share = share && atof(share) > 0 && atof(share) <= 1 ? atof(share) :
+			 PERIODS_ASK_PAUSE_SHARE;
+	const char *burst = getenv("CPROF_ASK_PAUSE_BURST_MS");
+	p->pause_burst = (burst && atof(burst) >= 0 ? atof(burst) : PERIODS_ASK_PAUSE_BURST_MS) * 1e6;
 	p->whole_run = options__whole_run(o);
 	if (p->history_ns && p->slice_ns > HISTORY_SLICE_NS)
 		p->slice_ns = HISTORY_SLICE_NS;

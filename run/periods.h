@@ -103,8 +103,31 @@ void periods__stats(const struct periods *p, struct periods_stats *out);
  * without --history or before the slices it asks for: -ENODATA.  Other
  * errors: -ENOMEM.  At most PERIODS_ASKS at once (-EBUSY). */
 #define PERIODS_ASKS 8
+/* What an ask cost sampling: how long its naming paused the sampler, and
+ * whether it waited for the budget below. */
+struct periods_ask_cost {
+	double pause_ms;
+	int waited;
+};
+/* Naming an ask's window pauses sampling (as a period's does), so asks
+ * have a budget of it: their naming pauses the sampler at most
+ * PERIODS_ASK_PAUSE_SHARE of the time, over time (an ask named puts its
+ * pause in debt, repaid at that share of the time passing; the next waits
+ * until the debt is down to PERIODS_ASK_PAUSE_BURST_MS).  Past it an ask waits, its window cut as asked
+ * (ASK_NEXT: at its end, ASK_PAST: when it came): the answer is late,
+ * never wrong.  8 clients looping ?last=600 held 78-92 of 99 Hz before.
+ * The periods' and SIGUSR1's naming are not counted: they are the
+ * product.  CPROF_ASK_PAUSE_SHARE sets it (for the tests). */
+#define PERIODS_ASK_PAUSE_SHARE 0.01
+/* ... and an ask is named while the debt is at most this: an ask after
+ * another is answered at once unless asks have kept the sampler paused
+ * of late (a first naming, which names every address, can take 100-300
+ * ms: at 10 ms, the ask after it waited 15 s or more).
+ * CPROF_ASK_PAUSE_BURST_MS sets it (for the tests). */
+#define PERIODS_ASK_PAUSE_BURST_MS 200
 int periods__ask(struct periods *p, const struct periods_ask *ask, periods_gone_fn gone,
-		 void *arg, struct frames **out, struct profile_info *info);
+		 void *arg, struct frames **out, struct profile_info *info,
+		 struct periods_ask_cost *cost);
 
 /* The CLOCK_REALTIME range the kept slices cover now (0, 0 when none). */
 void periods__kept(struct periods *p, uint64_t *from_real, uint64_t *to_real);

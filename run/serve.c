@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -46,6 +48,13 @@ struct serve {
 	pthread_mutex_t mu;
 	uint64_t count[NROUTES][NCODES];
 	uint64_t gone;                  /* clients that left before their answer */
+	/* The budget of the answers' CPU (SERVE_CPU_SHARE), under mu: DEBT
+	 * ns of CPU to be repaid, as of DEBT_AT (CLOCK_MONOTONIC). */
+	double share, debt;
+	uint64_t debt_at;
+	double cpu_ns;                  /* the answers' CPU, in all */
+	double paused_ns;               /* sampling paused to name them */
+	uint64_t waited, refused;       /* asks that waited for a budget; 503s */
 };
 
 /* ---- binding --------------------------------------------------------------- */
@@ -196,6 +205,8 @@ int serve__bind(struct serve **out, const struct options *o, char *err, size_t e
 	struct serve *s = xcalloc(1, sizeof(*s));
 	s->fd = -1;
 	pthread_mutex_init(&s->mu, NULL);
+	const char *share = getenv("CPROF_SERVE_CPU_SHARE");
+	s->share = share && atof(share) > 0 && atof(share) <= 1 ? atof(share) : SERVE_CPU_SHARE;
 	*out = NULL;
 	int e = o->listen_token_file ? read_token(s, o->listen_token_file, err, errlen) : 0;
 	if (!e)
@@ -365,6 +376,114 @@ static int client_gone(void *arg)
 	return cl->fd >= 0 && poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* While a profile is waited for and built, this connection's thread runs
+ * at nice SERVE_NICE, below the sampler's thread and the loop that names;
+ * after, at its own again where allowed (root, CAP_SYS_NICE), so that
+ * closing the connection is not slowed: at nice 10 throughout, 8 clients
+ * looping found their address's 8 connections still held 14 times a
+ * second.  Returns the nice to go back to. */
+static int nice_down(void)
+{
+	errno = 0;
+	int old = getpriority(PRIO_PROCESS, 0);         /* this thread, on Linux */
+	if (errno == 0 && old < SERVE_NICE)
+		setpriority(PRIO_PROCESS, 0, SERVE_NICE);
+	return errno == 0 ? old : SERVE_NICE;
+}
+
+static void nice_back(int old)
+{
+	if (old < SERVE_NICE)
+		setpriority(PRIO_PROCESS, 0, old);      /* refused without the right: stays */
+}
+
+/* Under mu: the debt left now. */
+static double debt_now(struct serve *s)
+{
+	uint64_t now = mono_ns();
+	if (s->debt_at && now > s->debt_at)
+		s->debt = fmax(0, s->debt - (double)(now - s->debt_at) * s->share);
+	s->debt_at = now;
+	return s->debt;
+}
+
+/* Waits until the answers' CPU budget allows one more: 0, or -EAGAIN
+ * after SERVE_WAIT_S (*RETRY: the seconds it would take), or
+ * -ECONNABORTED when the client left meanwhile. */
+static int budget_wait(struct serve *s, struct client *cl, unsigned *retry, int *waited)
+{
+	uint64_t t0 = mono_ns();
+	const double burst = SERVE_CPU_BURST_S * 1e9 * s->share;
+	for (;;) {
+		pthread_mutex_lock(&s->mu);
+		double over = debt_now(s) - burst;
+		pthread_mutex_unlock(&s->mu);
+		if (over <= 0)
+			return 0;
+		double wait_ns = over / s->share;
+		if ((double)(mono_ns() - t0) + wait_ns > SERVE_WAIT_S * 1e9) {
+			*retry = (unsigned)ceil(wait_ns / 1e9);
+			return -EAGAIN;
+		}
+		*waited = 1;
+		struct timespec ts = { 0, (long)fmin(wait_ns, 1e8) + 1000 };
+		nanosleep(&ts, NULL);
+		if (client_gone(cl))
+			return -ECONNABORTED;
+	}
+}
+
+/* An answer built: its thread's CPU since CPU0, the sampling pause of
+ * its naming, counted and put in debt. */
+static void budget_spend(struct serve *s, uint64_t cpu0, const struct periods_ask_cost *cost,
+			 int waited)
+{
+	double cpu = (double)(thread_cpu_ns() - cpu0);
+	pthread_mutex_lock(&s->mu);
+	debt_now(s);
+	s->debt += cpu;
+	s->cpu_ns += cpu;
+	s->paused_ns += cost->pause_ms * 1e6;
+	s->waited += waited || cost->waited;
+	pthread_mutex_unlock(&s->mu);
+}
+
+/* 503 with Retry-After: the budget is spent for RETRY seconds more. */
+static enum MHD_Result busy(struct serve *s, struct MHD_Connection *c, enum route r, unsigned retry)
+{
+	pthread_mutex_lock(&s->mu);
+	s->refused++;
+	pthread_mutex_unlock(&s->mu);
+	struct strbuf sb = { 0 };
+	strbuf__addf(&sb, "the server's CPU budget for profiles (%.0f%% of a core) is spent: "
+		     "sampling comes first; retry in %u s\n", 100 * s->share, retry);
+	struct MHD_Response *resp = MHD_create_response_from_buffer(sb.len, sb.s,
+								     MHD_RESPMEM_MUST_FREE);
+	if (!resp) {
+		strbuf__free(&sb);
+		return MHD_NO;
+	}
+	char ra[16];
+	snprintf(ra, sizeof(ra), "%u", retry ? retry : 1);
+	MHD_add_response_header(resp, "Content-Type", "text/plain; charset=utf-8");
+	MHD_add_response_header(resp, "Retry-After", ra);
+	return answer(s, c, r, 503, resp);
+}
+
 static enum MHD_Result profile(struct serve *s, struct MHD_Connection *c, enum route r)
 {
 	char err[512];
@@ -399,16 +518,31 @@ static enum MHD_Result profile(struct serve *s, struct MHD_Connection *c, enum r
 		if (ask.to_real <= ask.from_real)
 			return text(s, c, r, 400, "from must come before to");
 	}
-	struct periods *p = s->src.acquire(s->src.arg);
-	if (!p)
-		return text(s, c, r, 503, "not sampling now (waiting for the process to sample)");
 	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c,
 								      MHD_CONNECTION_INFO_CONNECTION_FD);
 	struct client cl = { ci ? ci->connect_fd : -1 };
+	unsigned retry = 0;
+	int waited = 0, nice = nice_down();
+	int e = budget_wait(s, &cl, &retry, &waited);
+	if (e < 0)
+		nice_back(nice);
+	if (e == -EAGAIN)
+		return busy(s, c, r, retry);
+	if (e == -ECONNABORTED)
+		return MHD_NO;
+	uint64_t cpu0 = thread_cpu_ns();
+	struct periods *p = s->src.acquire(s->src.arg);
+	if (!p) {
+		nice_back(nice);
+		return text(s, c, r, 503, "not sampling now (waiting for the process to sample)");
+	}
 	struct frames *fr = NULL;
 	struct profile_info info;
-	int e = periods__ask(p, &ask, client_gone, &cl, &fr, &info);
+	struct periods_ask_cost cost;
+	e = periods__ask(p, &ask, client_gone, &cl, &fr, &info, &cost);
 	s->src.release(s->src.arg, p);
+	if (e < 0)
+		nice_back(nice);
 	if (e == -ECONNABORTED) {
 		pthread_mutex_lock(&s->mu);
 		s->gone++;
@@ -428,6 +562,8 @@ static enum MHD_Result profile(struct serve *s, struct MHD_Connection *c, enum r
 	info.default_cpu = r == R_PROFILE;
 	struct MHD_Response *resp = written(output_formats[f].write, fr, &info, err, sizeof(err));
 	frames__free(fr);
+	budget_spend(s, cpu0, &cost, waited);
+	nice_back(nice);
 	if (!resp)
 		return text(s, c, r, 500, "%s", err);
 	MHD_add_response_header(resp, "Content-Type", output_formats[f].content_type);
@@ -453,18 +589,33 @@ static enum MHD_Result goroutine(struct serve *s, struct MHD_Connection *c)
 {
 	const char *debug = arg(c, "debug");
 	char err[512];
-	struct periods *p = s->src.acquire(s->src.arg);
-	if (!p)
-		return text(s, c, R_GOROUTINE, 503, "not sampling now (waiting for the process "
-			    "to sample)");
 	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c,
 								      MHD_CONNECTION_INFO_CONNECTION_FD);
 	struct client cl = { ci ? ci->connect_fd : -1 };
+	unsigned retry = 0;
+	int waited = 0, nice = nice_down();
+	int e = budget_wait(s, &cl, &retry, &waited);
+	if (e < 0)
+		nice_back(nice);
+	if (e == -EAGAIN)
+		return busy(s, c, R_GOROUTINE, retry);
+	if (e == -ECONNABORTED)
+		return MHD_NO;
+	uint64_t cpu0 = thread_cpu_ns();
+	struct periods *p = s->src.acquire(s->src.arg);
+	if (!p) {
+		nice_back(nice);
+		return text(s, c, R_GOROUTINE, 503, "not sampling now (waiting for the process "
+			    "to sample)");
+	}
 	struct periods_ask ask = { .kind = ASK_TICK };
 	struct frames *fr = NULL;
 	struct profile_info info;
-	int e = periods__ask(p, &ask, client_gone, &cl, &fr, &info);
+	struct periods_ask_cost cost;
+	e = periods__ask(p, &ask, client_gone, &cl, &fr, &info, &cost);
 	s->src.release(s->src.arg, p);
+	if (e < 0)
+		nice_back(nice);
 	if (e == -ECONNABORTED)
 		return MHD_NO;
 	if (e < 0)
@@ -475,6 +626,8 @@ static enum MHD_Result goroutine(struct serve *s, struct MHD_Connection *c)
 	struct MHD_Response *resp = written(as_text ? dump_text : pprof->write, fr, &info, err,
 					    sizeof(err));
 	frames__free(fr);
+	budget_spend(s, cpu0, &cost, waited);
+	nice_back(nice);
 	if (!resp)
 		return text(s, c, R_GOROUTINE, 500, "%s", err);
 	MHD_add_response_header(resp, "Content-Type", as_text ? "text/plain; charset=utf-8" :
@@ -555,11 +708,26 @@ void serve__metrics(struct serve *s, struct strbuf *sb)
 				strbuf__addf(sb, "cprof_http_requests_total{handler=\"%s\",code=\"%u\"} "
 					     "%llu\n", route_name[r], codes[c],
 					     (unsigned long long)s->count[r][c]);
-	uint64_t gone = s->gone;
+	uint64_t gone = s->gone, waited = s->waited, refused = s->refused;
+	double cpu = s->cpu_ns / 1e9, paused = s->paused_ns / 1e9;
 	pthread_mutex_unlock(&s->mu);
 	strbuf__addf(sb, "# HELP cprof_http_clients_gone_total Clients that left before their "
 		     "profile was ready.\n# TYPE cprof_http_clients_gone_total counter\n"
 		     "cprof_http_clients_gone_total %llu\n", (unsigned long long)gone);
+	strbuf__addf(sb, "# HELP cprof_http_cpu_seconds_total CPU time the server's threads spent "
+		     "building profiles (its budget: %g of a core).\n"
+		     "# TYPE cprof_http_cpu_seconds_total counter\ncprof_http_cpu_seconds_total %.6f\n",
+		     s->share, cpu);
+	strbuf__addf(sb, "# HELP cprof_http_sampling_paused_seconds_total Time sampling was paused "
+		     "to name the windows asked for (its budget: %g of the time).\n"
+		     "# TYPE cprof_http_sampling_paused_seconds_total counter\n"
+		     "cprof_http_sampling_paused_seconds_total %.6f\n", PERIODS_ASK_PAUSE_SHARE, paused);
+	strbuf__addf(sb, "# HELP cprof_http_throttled_total Profiles asked for past a budget, by "
+		     "result (waited: answered late; refused: 503 with Retry-After).\n"
+		     "# TYPE cprof_http_throttled_total counter\n"
+		     "cprof_http_throttled_total{result=\"waited\"} %llu\n"
+		     "cprof_http_throttled_total{result=\"refused\"} %llu\n",
+		     (unsigned long long)waited, (unsigned long long)refused);
 }
 
 static enum MHD_Result metrics(struct serve *s, struct MHD_Connection *c)
@@ -618,6 +786,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	}
 	if (!*state) {                  /* headers only: the answer comes on the next call */
 		*state = &first;
+		/* This connection's thread (one a connection), named for
+		 * top -H and the tests. */
+		prctl(PR_SET_NAME, (unsigned long)"cprof-http", 0, 0, 0);
 		return MHD_YES;
 	}
 	enum route r = route_of(url);

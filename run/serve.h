@@ -35,6 +35,21 @@
 #define SERVE_IDLE_S 10
 #define SERVE_BODY_MAX 4096             /* a longer body is never read: closed */
 #define SERVE_MAX_SECONDS 600           /* the longest window asked for */
+/* Sampling's rate is not negotiable; an answer's time is.  Each
+ * connection's thread runs at nice SERVE_NICE (the sampler's thread runs
+ * at -10 where allowed, the loop that names at the profiler's own), and
+ * the CPU the server's threads spend building profiles (encoding,
+ * compressing: CLOCK_THREAD_CPUTIME_ID) has a budget: SERVE_CPU_SHARE of
+ * a core over time, SERVE_CPU_BURST_S seconds of it at once.  A profile asked for
+ * past it waits for the budget, at most SERVE_WAIT_S, then gets 503 with
+ * Retry-After.  /metrics, the index page and errors are not counted.
+ * (The naming's own budget, which pauses sampling: cli/periods.h
+ * PERIODS_ASK_PAUSE_SHARE.)  8 clients looping ?last=600 held 78-92 of
+ * 99 Hz before. */
+#define SERVE_NICE 10
+#define SERVE_CPU_SHARE 0.10
+#define SERVE_CPU_BURST_S 2.5           /* the budget of 2.5 s at once: 0.25 s of CPU */
+#define SERVE_WAIT_S 10
 
 /* What the server serves, from the run (run/run.c): the periods of the
  * process sampled now (NULL between two processes of --pid-file), held

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sys/prctl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -296,6 +297,7 @@ static void *tracer_main(void *arg)
 		return NULL;
 	}
 	sampler_raise_priority();               /* after a launch: the command keeps its own */
+	prctl(PR_SET_NAME, (unsigned long)"cprof-sampler", 0, 0, 0);    /* for top -H */
 	if (!s->cfg.command)
 		sampler_read_spaces(s);
 	if ((r = start_ticks(s)) < 0) {

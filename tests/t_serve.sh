@@ -27,7 +27,11 @@
 #  11. abuse: 40 slowloris clients and 600 idle connections (from two other
 #      loopback addresses) do not keep /metrics scrapes from being answered;
 #  12. --history's cap in bytes: past it the oldest seconds go, said once,
-#      counted in /metrics, the bytes held under it.
+#      counted in /metrics, the bytes held under it;
+#  13. sampling before answers: a connection's thread runs below the
+#      sampler's priority; past the budgets (lowered here) asks wait for
+#      their naming and a profile is refused with 503 and Retry-After,
+#      counted in /metrics; /metrics itself is still answered.
 . "$(dirname "$0")/lib.sh"
 
 if ! command -v curl >/dev/null; then
@@ -161,6 +165,72 @@ history_cap() {
 	stop_target "$TARGET_PID"
 }
 beside history_cap history_cap
+
+# --- 13. sampling before answers (beside the rest) -------------------------------------------
+# 8 clients looping ?last=600 held 78-92 of 99 Hz before (the answers'
+# naming pauses sampling, their encoding takes the CPU).  Now each
+# connection's thread runs at nice 10 while its profile is made (the
+# sampler's at -10 as root), naming an ask's window pauses sampling at
+# most 1% of the time, 200 ms at once (5% and none at once here,
+# CPROF_ASK_PAUSE_SHARE and _BURST_MS: the first naming, which names
+# every address, pauses for tens of ms, so the second and third of three
+# windows asked at once wait for it to be repaid), and
+# building profiles takes at most 10% of a core (0.001% here,
+# CPROF_SERVE_CPU_SHARE: once three profiles are built, the next is
+# refused with 503 and Retry-After).
+# _nice_of PID NAME: the nice of PID's thread named NAME (the first).
+_nice_of() { local t; for t in /proc/$1/task/*; do [ "$(cat "$t/comm" 2>/dev/null)" = "$2" ] && { awk '{ print $19 }' "$t/stat"; return; }; done; }
+_has_http() { [ -n "$(_nice_of "$1" cprof-http)" ]; }
+budget() {
+	local u i hn sn codes waited refused paused cpu hdr
+	if ! start_target wallclock; then
+		return
+	fi
+	CPROF_ASK_PAUSE_SHARE=0.05 CPROF_ASK_PAUSE_BURST_MS=0 CPROF_SERVE_CPU_SHARE=0.00001 \
+		prof_bg "$TMP/budget" "$TARGET_PID" --listen 127.0.0.1:0 --history 10m --hz 49
+	wait_until 10 _serving "$TMP/budget.err"
+	u=$(serving_url "$TMP/budget.err")
+	if [ -z "$u" ]; then
+		DETAIL="$(head -c 300 "$TMP/budget.err")" check "budget: the server starts" false
+		return
+	fi
+	for i in 1 2 3; do
+		curl -s -o /dev/null -w '%{http_code}\n' "$u/debug/pprof/profile?seconds=2" >"$TMP/budget.code$i" &
+		PIDS+=("$!")
+	done
+	wait_until 10 _has_http "$PROF_PID"
+	hn=$(_nice_of "$PROF_PID" cprof-http)
+	sn=$(_nice_of "$PROF_PID" cprof-sampler)
+	DETAIL="nice: cprof-http ${hn:-none}, cprof-sampler ${sn:-none}" \
+		check "budget: a connection's thread runs at nice 10, the sampler's above it" \
+		"[ '${hn:-x}' = 10 ] && [ -n '$sn' ] && [ '$sn' -lt '$hn' ]"
+	_answered() { [ -s "$TMP/budget.code1" ] && [ -s "$TMP/budget.code2" ] && [ -s "$TMP/budget.code3" ]; }
+	wait_until 30 _answered
+	codes=$(cat "$TMP/budget.code"* | tr '\n' ' ')
+	DETAIL="codes: $codes" check "budget: three windows asked at once are all answered (some late)" "[ '$codes' = '200 200 200 ' ]"
+	curl -s -D "$TMP/budget.h" -o /dev/null "$u/debug/pprof/profile?last=5"
+	hdr=$(tr -d '\r' <"$TMP/budget.h")
+	DETAIL="$(head -c 300 "$TMP/budget.h")" \
+		check "budget: past the CPU budget a profile gets 503 with Retry-After" \
+		"printf '%s\n' '$hdr' | grep -q '^HTTP/1.1 503' && printf '%s\n' '$hdr' | grep -qi '^Retry-After: [1-9]'"
+	curl -s "$u/metrics" >"$TMP/budget.metrics"
+	waited=$(awk '$1 == "cprof_http_throttled_total{result=\"waited\"}" { print $2 }' "$TMP/budget.metrics")
+	refused=$(awk '$1 == "cprof_http_throttled_total{result=\"refused\"}" { print $2 }' "$TMP/budget.metrics")
+	paused=$(awk '$1 == "cprof_http_sampling_paused_seconds_total" { print $2 }' "$TMP/budget.metrics")
+	cpu=$(awk '$1 == "cprof_http_cpu_seconds_total" { print $2 }' "$TMP/budget.metrics")
+	diag "budget: waited ${waited:-?}, refused ${refused:-?}, sampling paused ${paused:-?} s, CPU ${cpu:-?} s"
+	DETAIL="waited ${waited:-none}, refused ${refused:-none}" \
+		check "budget: /metrics is answered and counts the asks that waited (>= 1) and the one refused" \
+		"[ '${waited:-0}' -ge 1 ] && [ '${refused:-0}' = 1 ]"
+	DETAIL="paused ${paused:-none} s, cpu ${cpu:-none} s" \
+		check "budget: /metrics counts the pauses and the CPU spent on answers" \
+		"ge '${paused:-0}' 0.000001 && ge '${cpu:-0}' 0.000001"
+	kill -INT "$PROF_PID"
+	prof_wait 15
+	DETAIL="exit $PROF_RC: $(head -c 300 "$TMP/budget.err")" check "budget: the profiler ends well (exit 0)" "[ '$PROF_RC' = 0 ]"
+	stop_target "$TARGET_PID"
+}
+beside budget budget
 
 if start_target wallclock; then
 	pid=$TARGET_PID
