@@ -17,7 +17,9 @@ int proc__parse_stat(const char *buf, struct proc_stat *st)
 {
 	const char *p = strrchr(buf, ')');
 	int ppid;
-	if (!p || sscanf(p + 2, "%c %d %*d %*d %*d %*d %lu", &st->state, &ppid, &st->flags) != 3)
+	st->utime = st->stime = 0;
+	if (!p || sscanf(p + 2, "%c %d %*d %*d %*d %*d %lu %*u %*u %*u %*u %llu %llu", &st->state,
+			 &ppid, &st->flags, &st->utime, &st->stime) < 3)
 		return -EIO;
 	st->ppid = (pid_t)ppid;
 	return 0;

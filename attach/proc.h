@@ -17,6 +17,7 @@ struct proc_stat {
 	char state;                     /* R, S, D, T, t, Z, X, ... */
 	pid_t ppid;
 	unsigned long flags;            /* PF_* */
+	unsigned long long utime, stime;        /* CPU time, clock ticks (0: not read) */
 };
 int proc__stat(pid_t id, struct proc_stat *st);
 /* The same parse of a stat line already read (for files kept open). */

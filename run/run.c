@@ -185,21 +185,10 @@ static uint64_t self_rss_of(pid_t watchdog)
 /* The watchdog's CPU time (user and system), seconds. */
 static double cpu_of(pid_t pid)
 {
-	char fn[64], buf[1024];
-	snprintf(fn, sizeof(fn), "/proc/%d/stat", (int)pid);
-	int fd = pid > 0 ? open(fn, O_RDONLY | O_CLOEXEC) : -1;
-	if (fd < 0)
+	struct proc_stat st;
+	if (pid <= 0 || proc__stat(pid, &st) < 0)
 		return 0;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	const char *c = strrchr(buf, ')');
-	unsigned long long ut = 0, st = 0;
-	if (!c || sscanf(c + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
-		return 0;
-	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+	return (double)(st.utime + st.stime) / (double)sysconf(_SC_CLK_TCK);
 }
 
 /* ACC += PS: the periods' counts of one process added to those before
@@ -485,18 +474,8 @@ static void live_metrics(void *arg, struct strbuf *sb)
 /* The state letter of process PID (/proc/PID/stat), or 0. */
 static char proc_state_of(pid_t pid)
 {
-	char fn[64], buf[512];
-	snprintf(fn, sizeof(fn), "/proc/%d/stat", (int)pid);
-	int fd = open(fn, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	const char *p = strrchr(buf, ')');
-	return p && p[1] == ' ' ? p[2] : 0;
+	struct proc_stat st;
+	return proc__stat(pid, &st) < 0 ? 0 : st.state;
 }
 
 /* Waits for a reason to stop: a signal, --duration, or the targets gone. */

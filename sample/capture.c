@@ -27,7 +27,7 @@ static enum unwind_status unwind(struct sampler *s, const struct capture *c, siz
 {
 	struct space *sp = sampler_due_scan(s, sampler_space_for(s, c->space, c->pid), c->space, c->pid);
 	if (!sp->uw)
-		s->failure = "cannot make libunwind's address space (out of memory?)";
+		s->loop.failure = "cannot make libunwind's address space (out of memory?)";
 	struct unwind_far far[TARGET_FAR_MAX];
 	for (int i = 0; i < c->nfar; i++)
 		far[i] = (struct unwind_far){ c->far_addr[i], c->far + (size_t)i * TARGET_FAR_LEN,
@@ -102,9 +102,9 @@ static void take_again(struct sampler *s, const struct capture *c)
 	int kind = (int)(c->cookie & 3);
 	if (kind == COOKIE_DROPPED) {
 		if (sampler_view_of(s, c->pid))
-			s->stats.threads_left_out += c->ticks;
+			s->rep.stats.threads_left_out += c->ticks;
 		else
-			s->stats.idle_dropped += c->ticks;
+			s->rep.stats.idle_dropped += c->ticks;
 		return;
 	}
 	int64_t id = (int64_t)(c->cookie >> 2) - 1;
@@ -113,9 +113,9 @@ static void take_again(struct sampler *s, const struct capture *c)
 	if (s->tl)
 		timeline__add(s->tl, c->slot, (uint32_t)id, c->ticks);
 	if (kind == COOKIE_ROOTED)
-		s->stats.rooted += c->ticks;
+		s->rep.stats.rooted += c->ticks;
 	else
-		s->stats.truncated += c->ticks;
+		s->rep.stats.truncated += c->ticks;
 }
 
 /* The last stack counted for thread slot SLOT and the tick it was counted
@@ -141,12 +141,12 @@ void sampler_now_ids(struct sampler *s, struct stacks_slice *out)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < s->slot_cap; i++)
-		n += s->now_from && s->slot_tick[i] >= s->now_from;
+		n += s->loop.now_from && s->slot_tick[i] >= s->loop.now_from;
 	out->ids = xcalloc(n + 1, sizeof(*out->ids));
 	out->counts = xcalloc(n + 1, sizeof(*out->counts));
 	out->cpu = xcalloc(n + 1, sizeof(*out->cpu));
 	for (size_t i = 0; i < s->slot_cap; i++)
-		if (s->now_from && s->slot_tick[i] >= s->now_from) {
+		if (s->loop.now_from && s->slot_tick[i] >= s->loop.now_from) {
 			out->ids[out->n] = s->slot_id[i];
 			out->counts[out->n++] = 1;
 			out->total++;
@@ -158,7 +158,7 @@ int64_t sampler_add_stack(struct sampler *s, const struct stack *k)
 {
 	int64_t id = stacks__add(s->st, k);
 	if (id < 0) {
-		s->failure = "out of memory counting stacks (ulimit -v?)";
+		s->loop.failure = "out of memory counting stacks (ulimit -v?)";
 		return id;
 	}
 	if (s->tl)
@@ -181,7 +181,7 @@ int sampler_capture(struct sampler *s, const struct capture *c)
 		if (slot == UINT32_MAX) {
 			if (!c->unchanged)
 				target__counted(s->t, c, cookie(-1, COOKIE_DROPPED), 0, 0);
-			s->stats.threads_left_out += c->ticks;
+			s->rep.stats.threads_left_out += c->ticks;
 			return 0;
 		}
 	}
@@ -190,16 +190,16 @@ int sampler_capture(struct sampler *s, const struct capture *c)
 		return 0;
 	}
 	if (s->cfg.no_idle && c->state != 'R' && c->state != 'D') {
-		s->stats.idle_dropped += c->ticks;      /* sleeping or stopped: not wanted */
+		s->rep.stats.idle_dropped += c->ticks;      /* sleeping or stopped: not wanted */
 		target__counted(s->t, c, cookie(-1, COOKIE_DROPPED), 0, 0);
 		return 0;
 	}
 	uint32_t space;
 	enum unwind_status r = unwind(s, c, &depth, &space);
-	struct unwinder *uw = s->spaces[space].uw;
+	struct unwinder *uw = s->sp.spaces[space].uw;
 	size_t used = uw ? unwinder__stack_used(uw) : 0;
 	if (uw && unwinder__rbp_found(uw))
-		s->stats.rbp_found += c->ticks;
+		s->rep.stats.rbp_found += c->ticks;
 	size_t need = uw && r == UNWIND_STACK_SHORT ? unwinder__stack_need(uw) : 0;
 	uint64_t far = uw && r == UNWIND_STACK_SHORT ? unwinder__far_need(uw) : 0;
 	int far_used = uw && unwinder__far_used(uw);
@@ -215,7 +215,7 @@ int sampler_capture(struct sampler *s, const struct capture *c)
 				break;
 			}
 		if (r == UNWIND_PARTIAL)
-			s->stats.jump_lost += c->ticks;
+			s->rep.stats.jump_lost += c->ticks;
 	}
 	/* A capture no stop will follow (perf capture) ends where its
 	 * registers do: a partial stack, counted as such. */
@@ -229,15 +229,15 @@ int sampler_capture(struct sampler *s, const struct capture *c)
 	/* Counted in samples (a capture can stand for several ticks), as the
 	 * summary's total is. */
 	if (r == UNWIND_PARTIAL || r == UNWIND_STACK_SHORT)
-		s->stats.partial += c->ticks;
+		s->rep.stats.partial += c->ticks;
 	if (r == UNWIND_TRUNCATED)
-		s->stats.truncated += c->ticks;
+		s->rep.stats.truncated += c->ticks;
 	if (r == UNWIND_COMPLETE)
-		s->stats.rooted += c->ticks;
+		s->rep.stats.rooted += c->ticks;
 	if (r == UNWIND_TRUNCATED || r == UNWIND_STACK_SHORT)
 		s->pcs[depth++] = STACKS_PC_TRUNCATED;
 	if (r == UNWIND_STACK_SHORT) {
-		s->stats.short_copies++;
+		s->rep.stats.short_copies++;
 		target__stack_too_small(s->t, c->tid, need, far);
 	}
 	if (s->cfg.kernel_stacks && c->nkernel)

@@ -42,79 +42,95 @@ struct space {
 	uint64_t born_ns, last_refresh_ns, last_scan_ns;
 };
 
+/* The sampler, by job: the capture path's own state first (capture.c),
+ * then the loop's, the address spaces', the runtime views' and what it
+ * reports, each a struct of its own. */
 struct sampler {
 	struct sampler_config cfg;
 	/* Set by a runtime's merge(): this capture's stack is not the one the
 	 * same capture would give again (its frames left out for the tick's
 	 * time budget), so an unchanged thread is unwound anew next time. */
 	bool capture_uncached;
-	pthread_t thread;
-	int thread_started;
-	pid_t tracer_tid;
-	pthread_mutex_t lock;           /* guards progress, started, start_err */
-	pthread_cond_t cond;
-	int started;                    /* 1: sampling, -1: failed to start */
-	int start_err;
-	char err[512];
-	struct sampler_progress progress;
-	int stop_fd, done_fd;           /* eventfds: asked to stop; stopped by itself */
-	int chld_fd, timer_fd;
-	/* sampler__pause(): the caller wants the tables; the tracer parks
-	 * between ticks, with no thread held, until sampler__resume(). */
-	int park_fd;                    /* eventfd: wakes the tracer's poll */
-	int park_wanted, parked, finished;      /* under lock, signalled by cond */
-	int tick_now;                   /* under lock: sampler__pause_now() wants a tick first */
-	uint64_t now_from;              /* the tick made for it (target ticks), 0: none yet */
 	int64_t *slot_id;               /* by slot: the stack last counted ... */
 	uint64_t *slot_tick;            /* ... at this tick (target ticks) */
 	size_t slot_cap;
-	int exited;                     /* every target process exited */
-	const char *failure;            /* why sampling stopped early, or NULL */
-	int stopped;
 	struct target *t;
-	struct space *spaces;           /* the generations of the spaces: those a
-					   stack still names; .ms NULL: a free entry */
-	size_t nspaces, spaces_cap;
-	uint32_t *free_spaces;          /* entries of spaces[] free for reuse */
-	size_t nfree_spaces;
-	uint64_t spaces_freed;          /* generations freed so far */
-	uint32_t *gen;                  /* the target's space id -> current generation */
-	size_t ngen;
 	struct stacks *st;
 	struct timeline *tl;            /* cfg.timeline: each slot's samples in order */
 	uint64_t *pcs;
-	uint64_t period_ns, next_slot, rng;
-	bool fixed_ticks;               /* CPROF_TICK_JITTER=0: evenly spaced ticks */
-	int realtime, rt_dropped;       /* the tracer is SCHED_FIFO; it gave that up */
-	int rt_refused;                 /* not allowed to be */
-	uint64_t rt_since_ns, rt_cpu_ns, rt_from_tick;
-	uint64_t armed_ns;              /* when the armed tick is due */
-	uint64_t due_ns;                /* when the tick being taken was due (0: now) */
-	uint32_t late_ticks, late_window;       /* ticks a whole period late, of how many */
-	char tracer[96];                /* how it was scheduled, for sampler_stats */
-	struct sampler_stats stats;
-	char *notes[MAX_NOTES];
-	size_t nnotes, notes_taken;
-	/* Runtime views: one per process a runtime knows (cfg.runtime_views:
-	 * every Go program's), opened at a tick's start for each process
-	 * (or exec) not looked at yet; their figures once freed. */
-	struct view *views;
-	size_t nviews, views_cap;
-	struct { pid_t pid; uint32_t space, tries; uint64_t again_ns; } *looked;
-					/* processes looked at: no view yet, looked at
-					   again at AGAIN_NS (a program still loading
-					   its libraries, an interpreter not yet
-					   started), a few TRIES */
-	size_t nlooked, looked_cap;
-	uint32_t next_rt_slot;          /* the next view's first slot */
-	int watchdog_gone;              /* cfg.lifeline hung up: no stop asked for again */
-	int finish_late;                /* ... and the tracer left the end to sampler__stop() */
-	/* A runtime's name for a thread ("python_thread=worker-1"), by the
-	 * thread's slot, while the slot is that thread's (PID, TID). */
-	struct { pid_t pid, tid; char *kv; } *rt_names;
-	size_t nrt_names;
-	struct sampler_runtime rt_done[SAMPLER_RUNTIMES];       /* views freed */
 	unsigned char *jump_stack;      /* a jumped unwind's copy of the other stack */
+	/* The loop (sampler.c, tracer.c): its thread, the caller's handshake,
+	 * the ticks' clock, how the tracer is scheduled, why it ended. */
+	struct sampler_loop {
+		pthread_t thread;
+		int thread_started;
+		pid_t tracer_tid;
+		pthread_mutex_t lock;           /* guards progress, started, start_err */
+		pthread_cond_t cond;
+		int started;                    /* 1: sampling, -1: failed to start */
+		int start_err;
+		struct sampler_progress progress;
+		int stop_fd, done_fd;           /* eventfds: asked to stop; stopped by itself */
+		int chld_fd, timer_fd;
+		/* sampler__pause(): the caller wants the tables; the tracer parks
+		 * between ticks, with no thread held, until sampler__resume(). */
+		int park_fd;                    /* eventfd: wakes the tracer's poll */
+		int park_wanted, parked, finished;      /* under lock, signalled by cond */
+		int tick_now;                   /* under lock: sampler__pause_now() wants a tick first */
+		uint64_t now_from;              /* the tick made for it (target ticks), 0: none yet */
+		int exited;                     /* every target process exited */
+		const char *failure;            /* why sampling stopped early, or NULL */
+		int stopped;
+		uint64_t period_ns, next_slot, rng;
+		bool fixed_ticks;               /* CPROF_TICK_JITTER=0: evenly spaced ticks */
+		int realtime, rt_dropped;       /* the tracer is SCHED_FIFO; it gave that up */
+		int rt_refused;                 /* not allowed to be */
+		uint64_t rt_since_ns, rt_cpu_ns, rt_from_tick;
+		uint64_t armed_ns;              /* when the armed tick is due */
+		uint64_t due_ns;                /* when the tick being taken was due (0: now) */
+		uint32_t late_ticks, late_window;       /* ticks a whole period late, of how many */
+		char tracer[96];                /* how it was scheduled, for sampler_stats */
+		int watchdog_gone;              /* cfg.lifeline hung up: no stop asked for again */
+		int finish_late;                /* ... and the tracer left the end to sampler__stop() */
+	} loop;
+	/* The address spaces and their generations (spaces.c). */
+	struct sampler_spaces {
+		struct space *spaces;           /* the generations of the spaces: those a
+						   stack still names; .ms NULL: a free entry */
+		size_t nspaces, spaces_cap;
+		uint32_t *free_spaces;          /* entries of spaces[] free for reuse */
+		size_t nfree_spaces;
+		uint64_t spaces_freed;          /* generations freed so far */
+		uint32_t *gen;                  /* the target's space id -> current generation */
+		size_t ngen;
+	} sp;
+	/* The runtime views (views.c): one per process a runtime knows. */
+	struct sampler_views {
+		/* Runtime views: one per process a runtime knows (cfg.runtime_views:
+		 * every Go program's), opened at a tick's start for each process
+		 * (or exec) not looked at yet; their figures once freed. */
+		struct view *views;
+		size_t nviews, views_cap;
+		struct { pid_t pid; uint32_t space, tries; uint64_t again_ns; } *looked;
+						/* processes looked at: no view yet, looked at
+						   again at AGAIN_NS (a program still loading
+						   its libraries, an interpreter not yet
+						   started), a few TRIES */
+		size_t nlooked, looked_cap;
+		uint32_t next_rt_slot;          /* the next view's first slot */
+		/* A runtime's name for a thread ("python_thread=worker-1"), by the
+		 * thread's slot, while the slot is that thread's (PID, TID). */
+		struct { pid_t pid, tid; char *kv; } *rt_names;
+		size_t nrt_names;
+		struct sampler_runtime rt_done[SAMPLER_RUNTIMES];       /* views freed */
+	} vw;
+	/* What it reports: figures, notes, the error it failed with. */
+	struct sampler_report {
+		char err[512];
+		struct sampler_stats stats;
+		char *notes[MAX_NOTES];
+		size_t nnotes, notes_taken;
+	} rep;
 };
 
 /* The current generation of space ID, its module table read from PID's
@@ -169,7 +185,7 @@ void sampler_raise_priority(void);
 /* A tick fired LATE ns after it was due. */
 void sampler_watch_lateness(struct sampler *s, uint64_t late);
 void sampler_check_realtime(struct sampler *s);
-/* How it was scheduled, in s->tracer, for --stats. */
+/* How it was scheduled, in s->loop.tracer, for --stats. */
 void sampler_describe_tracer(struct sampler *s);
 
 /* ---- services to the runtime views (sample/runtime.h) ---- */

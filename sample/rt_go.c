@@ -526,7 +526,7 @@ static void go_space(struct sampler *s, struct space *sp, uint32_t id, pid_t pid
 static enum unwind_status go_jumped(struct sampler *s, const struct capture *c, uint32_t space,
 				    uint64_t jump_sp, size_t *depth)
 {
-	struct space *sp = &s->spaces[space];
+	struct space *sp = &s->sp.spaces[space];
 	struct go_space *g = sampler_rt_space(sp, &rt_go);
 	const struct gocurg *l;
 	size_t max = (size_t)s->cfg.max_depth, n = 0;

@@ -30,35 +30,35 @@
 
 static uint64_t next_random(struct sampler *s)
 {
-	s->rng ^= s->rng << 13;         /* xorshift64 */
-	s->rng ^= s->rng >> 7;
-	s->rng ^= s->rng << 17;
-	return s->rng;
+	s->loop.rng ^= s->loop.rng << 13;         /* xorshift64 */
+	s->loop.rng ^= s->loop.rng >> 7;
+	s->loop.rng ^= s->loop.rng << 17;
+	return s->loop.rng;
 }
 
 static int arm_next_tick(struct sampler *s)
 {
-	uint64_t u = s->fixed_ticks ? 0 : next_random(s) % s->period_ns;
-	uint64_t at = s->stats.start_ns + s->next_slot * s->period_ns + u;
-	s->armed_ns = at;
+	uint64_t u = s->loop.fixed_ticks ? 0 : next_random(s) % s->loop.period_ns;
+	uint64_t at = s->rep.stats.start_ns + s->loop.next_slot * s->loop.period_ns + u;
+	s->loop.armed_ns = at;
 	struct itimerspec its = {
 		.it_value = { (time_t)(at / 1000000000ull), (long)(at % 1000000000ull) },
 	};
-	return timerfd_settime(s->timer_fd, TFD_TIMER_ABSTIME, &its, NULL) < 0 ? -errno : 0;
+	return timerfd_settime(s->loop.timer_fd, TFD_TIMER_ABSTIME, &its, NULL) < 0 ? -errno : 0;
 }
 
 /* Starts the ticks, once attached and ready: attaching is not sampling
  * time. */
 static int start_ticks(struct sampler *s)
 {
-	s->stats.start_ns = now_ns();
-	s->stats.start_real_ns = realtime_ns();
-	s->period_ns = s->cfg.period_ns;
-	s->rng = s->stats.start_ns ^ ((uint64_t)getpid() << 32) ^ 0x9e3779b97f4a7c15ull;
+	s->rep.stats.start_ns = now_ns();
+	s->rep.stats.start_real_ns = realtime_ns();
+	s->loop.period_ns = s->cfg.period_ns;
+	s->loop.rng = s->rep.stats.start_ns ^ ((uint64_t)getpid() << 32) ^ 0x9e3779b97f4a7c15ull;
 	/* For the tests only: they show the aliasing a fixed period causes. */
 	const char *j = getenv("CPROF_TICK_JITTER");
-	s->fixed_ticks = j && strcmp(j, "0") == 0;
-	s->next_slot = 0;
+	s->loop.fixed_ticks = j && strcmp(j, "0") == 0;
+	s->loop.next_slot = 0;
 	return arm_next_tick(s);
 }
 
@@ -68,12 +68,12 @@ static bool unguarded(struct sampler *s)
 {
 	if (!s->cfg.lifeline)
 		return false;
-	if (s->watchdog_gone)
+	if (s->loop.watchdog_gone)
 		return true;
 	struct pollfd p = { *s->cfg.lifeline, POLLIN, 0 };
 	if (poll(&p, 1, 0) > 0)
-		s->watchdog_gone = 1;
-	return s->watchdog_gone;
+		s->loop.watchdog_gone = 1;
+	return s->loop.watchdog_gone;
 }
 
 /* One tick: blocked threads first (no stop), then the rest are
@@ -86,7 +86,7 @@ static void sample_all(struct sampler *s)
 {
 	const struct capture *c;
 	sampler_views_tick(s);
-	target__tick_begin(s->t, s->due_ns);
+	target__tick_begin(s->t, s->loop.due_ns);
 	while ((c = target__next_blocked(s->t)))
 		if (sampler_capture(s, c) == -EAGAIN)
 			target__need_stop(s->t, c);
@@ -100,15 +100,15 @@ static void sample_all(struct sampler *s)
 static void tick(struct sampler *s)
 {
 	uint64_t expirations;
-	if (read(s->timer_fd, &expirations, sizeof(expirations)) != sizeof(expirations))
+	if (read(s->loop.timer_fd, &expirations, sizeof(expirations)) != sizeof(expirations))
 		return;
 	uint64_t now = now_ns();
-	sampler_watch_lateness(s, now > s->armed_ns ? now - s->armed_ns : 0);
-	s->due_ns = s->armed_ns;        /* the instant this tick stands for */
-	s->next_slot++;
-	while (s->stats.start_ns + (s->next_slot + 1) * s->period_ns <= now) {
-		s->next_slot++;
-		s->stats.missed++;
+	sampler_watch_lateness(s, now > s->loop.armed_ns ? now - s->loop.armed_ns : 0);
+	s->loop.due_ns = s->loop.armed_ns;        /* the instant this tick stands for */
+	s->loop.next_slot++;
+	while (s->rep.stats.start_ns + (s->loop.next_slot + 1) * s->loop.period_ns <= now) {
+		s->loop.next_slot++;
+		s->rep.stats.missed++;
 	}
 	arm_next_tick(s);
 	if (target__ready(s->t))
@@ -123,7 +123,7 @@ static void on_sigchld(struct sampler *s)
 {
 	struct signalfd_siginfo si;
 	int took = 0;
-	while (read(s->chld_fd, &si, sizeof(si)) == sizeof(si))
+	while (read(s->loop.chld_fd, &si, sizeof(si)) == sizeof(si))
 		took = 1;
 	if (took)       /* (else the target's own look took it, and reaped) */
 		target__poll(s->t);
@@ -133,10 +133,10 @@ static void on_sigchld(struct sampler *s)
 static void publish(struct sampler *s)
 {
 	const struct target_stats *ts = target__stats(s->t);
-	pthread_mutex_lock(&s->lock);
-	s->progress = (struct sampler_progress){ s->stats.start_ns, ts->ticks,
+	pthread_mutex_lock(&s->loop.lock);
+	s->loop.progress = (struct sampler_progress){ s->rep.stats.start_ns, ts->ticks,
 		stacks__total(s->st), ts->threads_now, ts->processes_now };
-	pthread_mutex_unlock(&s->lock);
+	pthread_mutex_unlock(&s->loop.lock);
 }
 
 /* The caller wants the tables (sampler__pause): parks here, between two
@@ -155,27 +155,27 @@ static void beat(struct sampler *s)
 static void maybe_park(struct sampler *s)
 {
 	uint64_t v;
-	if (read(s->park_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+	if (read(s->loop.park_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
 		return;
-	pthread_mutex_lock(&s->lock);
-	if (s->park_wanted && s->tick_now) {
+	pthread_mutex_lock(&s->loop.lock);
+	if (s->loop.park_wanted && s->loop.tick_now) {
 		/* sampler__pause_now(): a tick of every thread first, now;
 		 * parked once its stops are all taken (pending 0). */
-		s->tick_now = 0;
-		pthread_mutex_unlock(&s->lock);
+		s->loop.tick_now = 0;
+		pthread_mutex_unlock(&s->loop.lock);
 		target__force_tick(s->t);
-		s->due_ns = now_ns();
+		s->loop.due_ns = now_ns();
 		if (target__ready(s->t)) {
 			sample_all(s);
-			s->now_from = target__stats(s->t)->ticks;
+			s->loop.now_from = target__stats(s->t)->ticks;
 		}
 		publish(s);
-		pthread_mutex_lock(&s->lock);
+		pthread_mutex_lock(&s->loop.lock);
 	}
-	if (s->park_wanted && target__pending(s->t) == 0) {
-		s->parked = 1;
-		pthread_cond_broadcast(&s->cond);
-		while (s->park_wanted) {
+	if (s->loop.park_wanted && target__pending(s->t) == 0) {
+		s->loop.parked = 1;
+		pthread_cond_broadcast(&s->loop.cond);
+		while (s->loop.park_wanted) {
 			/* parked (the periods name a profile: seconds, at
 			 * times), alive */
 			struct timespec until;
@@ -185,25 +185,25 @@ static void maybe_park(struct sampler *s)
 				until.tv_sec++;
 				until.tv_nsec -= 1000000000;
 			}
-			pthread_cond_timedwait(&s->cond, &s->lock, &until);
+			pthread_cond_timedwait(&s->loop.cond, &s->loop.lock, &until);
 			beat(s);
 		}
-		s->parked = 0;
+		s->loop.parked = 0;
 	}
-	pthread_mutex_unlock(&s->lock);
+	pthread_mutex_unlock(&s->loop.lock);
 }
 
 static void loop(struct sampler *s)
 {
-	struct pollfd fds[5] = { { s->chld_fd, POLLIN, 0 }, { s->timer_fd, POLLIN, 0 },
-				 { s->stop_fd, POLLIN, 0 }, { s->park_fd, POLLIN, 0 },
+	struct pollfd fds[5] = { { s->loop.chld_fd, POLLIN, 0 }, { s->loop.timer_fd, POLLIN, 0 },
+				 { s->loop.stop_fd, POLLIN, 0 }, { s->loop.park_fd, POLLIN, 0 },
 				 { s->cfg.lifeline ? *s->cfg.lifeline : -1, POLLIN, 0 } };
 	while (target__alive(s->t)) {
 		beat(s);
 		if (poll(fds, 5, 100) < 0 && errno != EINTR)
 			break;
 		if (fds[4].revents)
-			s->watchdog_gone = 1;   /* ends below, once this event is handled */
+			s->loop.watchdog_gone = 1;   /* ends below, once this event is handled */
 		if (fds[0].revents)
 			on_sigchld(s);
 		if (fds[1].revents) {
@@ -211,12 +211,12 @@ static void loop(struct sampler *s)
 			sampler_check_realtime(s);
 		}
 		publish(s);
-		if (fds[2].revents || s->failure || s->watchdog_gone)
+		if (fds[2].revents || s->loop.failure || s->loop.watchdog_gone)
 			return;
-		if (fds[3].revents || __atomic_load_n(&s->park_wanted, __ATOMIC_RELAXED))
+		if (fds[3].revents || __atomic_load_n(&s->loop.park_wanted, __ATOMIC_RELAXED))
 			maybe_park(s);
 	}
-	s->exited = 1;
+	s->loop.exited = 1;
 }
 
 
@@ -231,9 +231,9 @@ static int start_targets(struct sampler *s)
 				    .ntids = c->ntids, .threads_re = c->threads_re };
 	s->t = target__new(&tc);
 	if (c->command)
-		return target__launch(s->t, c->command, c->child_mask, s->err, sizeof(s->err));
+		return target__launch(s->t, c->command, c->child_mask, s->rep.err, sizeof(s->rep.err));
 	for (size_t i = 0; i < c->npids; i++) {
-		int r = target__attach(s->t, c->pids[i], s->err, sizeof(s->err));
+		int r = target__attach(s->t, c->pids[i], s->rep.err, sizeof(s->rep.err));
 		if (r < 0)
 			return r;
 	}
@@ -244,17 +244,17 @@ static int start_targets(struct sampler *s)
 static void take_notes(struct sampler *s)
 {
 	const char *n;
-	while ((n = target__next_note(s->t)) && s->nnotes < MAX_NOTES)
-		s->notes[s->nnotes++] = xstrdup(n);
+	while ((n = target__next_note(s->t)) && s->rep.nnotes < MAX_NOTES)
+		s->rep.notes[s->rep.nnotes++] = xstrdup(n);
 }
 
 static void report_start(struct sampler *s, int r)
 {
-	pthread_mutex_lock(&s->lock);
-	s->started = r < 0 ? -1 : 1;
-	s->start_err = r;
-	pthread_cond_signal(&s->cond);
-	pthread_mutex_unlock(&s->lock);
+	pthread_mutex_lock(&s->loop.lock);
+	s->loop.started = r < 0 ? -1 : 1;
+	s->loop.start_err = r;
+	pthread_cond_signal(&s->loop.cond);
+	pthread_mutex_unlock(&s->loop.lock);
 }
 
 /* Labels of every slot, read from the target while it still exists. */
@@ -265,9 +265,9 @@ static void copy_labels(struct sampler *s)
 		target__slot(s->t, (uint32_t)i, &ts);
 		struct stack_label l = { ts.pid, ts.tid, 0, ts.process, ts.thread, NULL, ts.comm, NULL,
 					 NULL };
-		if (i < s->nrt_names && s->rt_names[i].kv && s->rt_names[i].pid == ts.pid &&
-		    s->rt_names[i].tid == ts.tid)
-			l.rt_thread = s->rt_names[i].kv;
+		if (i < s->vw.nrt_names && s->vw.rt_names[i].kv && s->vw.rt_names[i].pid == ts.pid &&
+		    s->vw.rt_names[i].tid == ts.tid)
+			l.rt_thread = s->vw.rt_names[i].kv;
 		stacks__set_label(s->st, (uint32_t)i, &l);
 	}
 }
@@ -281,15 +281,15 @@ static void finish(struct sampler *s)
 	sampler_take_stopped(s);
 	copy_labels(s);
 	take_notes(s);
-	if (s->failure)
-		s->exited = 0;
+	if (s->loop.failure)
+		s->loop.exited = 0;
 }
 
 /* Attaches, samples, and by returning detaches (see attach/target.h). */
 static void *tracer_main(void *arg)
 {
 	struct sampler *s = arg;
-	s->tracer_tid = gettid();
+	s->loop.tracer_tid = gettid();
 	int r = start_targets(s);
 	take_notes(s);
 	if (r < 0) {
@@ -301,7 +301,7 @@ static void *tracer_main(void *arg)
 	if (!s->cfg.command)
 		sampler_read_spaces(s);
 	if ((r = start_ticks(s)) < 0) {
-		snprintf(s->err, sizeof(s->err), "cannot start the timer: %s", strerror(-r));
+		snprintf(s->rep.err, sizeof(s->rep.err), "cannot start the timer: %s", strerror(-r));
 		report_start(s, r);
 		return NULL;
 	}
@@ -313,23 +313,23 @@ static void *tracer_main(void *arg)
 		loop(s);
 	if (s->cfg.beat)
 		__atomic_store_n(s->cfg.beat, UINT64_MAX, __ATOMIC_RELAXED);   /* unarmed */
-	s->stats.end_ns = now_ns();
-	if (s->watchdog_gone) {
+	s->rep.stats.end_ns = now_ns();
+	if (s->loop.watchdog_gone) {
 		/* Unguarded: this thread's exit detaches every thread of the
 		 * target at once (the kernel's, without a stop); the rest is
 		 * done by sampler__stop()'s caller, after.  Stops asked for
 		 * and not yet seen are lost. */
 		target__drop_pending(s->t);
-		s->finish_late = 1;
+		s->loop.finish_late = 1;
 	} else {
 		finish(s);
 	}
-	pthread_mutex_lock(&s->lock);
-	s->finished = 1;                /* the tables are the caller's from here */
-	pthread_cond_broadcast(&s->cond);
-	pthread_mutex_unlock(&s->lock);
+	pthread_mutex_lock(&s->loop.lock);
+	s->loop.finished = 1;                /* the tables are the caller's from here */
+	pthread_cond_broadcast(&s->loop.cond);
+	pthread_mutex_unlock(&s->loop.lock);
 	uint64_t one = 1;
-	if (write(s->done_fd, &one, sizeof(one)) < 0)
+	if (write(s->loop.done_fd, &one, sizeof(one)) < 0)
 		abort();                /* an eventfd write cannot fail here */
 	return NULL;
 }
@@ -341,22 +341,22 @@ static int open_fds(struct sampler *s)
 	sigset_t chld;
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);
-	s->chld_fd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
-	s->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-	s->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	s->done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	s->park_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	return s->chld_fd < 0 || s->timer_fd < 0 || s->stop_fd < 0 || s->done_fd < 0 ||
-	       s->park_fd < 0 ? -errno : 0;
+	s->loop.chld_fd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+	s->loop.timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	s->loop.stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	s->loop.done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	s->loop.park_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	return s->loop.chld_fd < 0 || s->loop.timer_fd < 0 || s->loop.stop_fd < 0 || s->loop.done_fd < 0 ||
+	       s->loop.park_fd < 0 ? -errno : 0;
 }
 
 int sampler__start(struct sampler **out, const struct sampler_config *cfg, char *err, size_t errlen)
 {
 	struct sampler *s = xcalloc(1, sizeof(*s));
 	s->cfg = *cfg;
-	s->chld_fd = s->timer_fd = s->stop_fd = s->done_fd = s->park_fd = -1;
-	pthread_mutex_init(&s->lock, NULL);
-	pthread_cond_init(&s->cond, NULL);
+	s->loop.chld_fd = s->loop.timer_fd = s->loop.stop_fd = s->loop.done_fd = s->loop.park_fd = -1;
+	pthread_mutex_init(&s->loop.lock, NULL);
+	pthread_cond_init(&s->loop.cond, NULL);
 	s->st = stacks__new();
 	if (cfg->timeline)
 		s->tl = timeline__new();
@@ -367,19 +367,19 @@ int sampler__start(struct sampler **out, const struct sampler_config *cfg, char 
 		snprintf(err, errlen, "cannot set up signals and timer: %s", strerror(r < 0 ? -r : ENOMEM));
 		return r < 0 ? r : -ENOMEM;
 	}
-	if ((r = pthread_create(&s->thread, NULL, tracer_main, s)) != 0) {
+	if ((r = pthread_create(&s->loop.thread, NULL, tracer_main, s)) != 0) {
 		snprintf(err, errlen, "cannot start the tracer thread: %s", r == EAGAIN ?
 			 "out of memory or threads (ulimit -v? ulimit -u?)" : strerror(r));
 		return -EAGAIN;
 	}
-	s->thread_started = 1;
-	pthread_mutex_lock(&s->lock);
-	while (!s->started)
-		pthread_cond_wait(&s->cond, &s->lock);
-	r = s->start_err;
-	pthread_mutex_unlock(&s->lock);
+	s->loop.thread_started = 1;
+	pthread_mutex_lock(&s->loop.lock);
+	while (!s->loop.started)
+		pthread_cond_wait(&s->loop.cond, &s->loop.lock);
+	r = s->loop.start_err;
+	pthread_mutex_unlock(&s->loop.lock);
 	if (r < 0) {
-		snprintf(err, errlen, "%s", s->err);
+		snprintf(err, errlen, "%s", s->rep.err);
 		sampler__stop(s);
 	}
 	return r;
@@ -387,7 +387,7 @@ int sampler__start(struct sampler **out, const struct sampler_config *cfg, char 
 
 int sampler__done_fd(const struct sampler *s)
 {
-	return s->done_fd;
+	return s->loop.done_fd;
 }
 
 /* Waits (at most a second) until thread TID of ours is gone for good:
@@ -405,34 +405,34 @@ static void wait_thread_gone(pid_t tid)
 
 void sampler__stop(struct sampler *s)
 {
-	if (s->stopped || !s->thread_started)
+	if (s->loop.stopped || !s->loop.thread_started)
 		return;
 	uint64_t one = 1;
-	if (write(s->stop_fd, &one, sizeof(one)) < 0)
+	if (write(s->loop.stop_fd, &one, sizeof(one)) < 0)
 		abort();                /* an eventfd write cannot fail here */
-	pthread_join(s->thread, NULL);
-	if (s->tracer_tid)
-		wait_thread_gone(s->tracer_tid);
-	if (s->finish_late) {
-		s->finish_late = 0;
+	pthread_join(s->loop.thread, NULL);
+	if (s->loop.tracer_tid)
+		wait_thread_gone(s->loop.tracer_tid);
+	if (s->loop.finish_late) {
+		s->loop.finish_late = 0;
 		finish(s);      /* detached: what needs no ptrace */
 	}
-	s->stopped = 1;
+	s->loop.stopped = 1;
 }
 
 static void pause_with(struct sampler *s, int tick_now)
 {
-	if (!s->thread_started)
+	if (!s->loop.thread_started)
 		return;
 	uint64_t one = 1;
-	pthread_mutex_lock(&s->lock);
-	s->park_wanted = 1;
-	s->tick_now = tick_now;
-	if (write(s->park_fd, &one, sizeof(one)) < 0)
+	pthread_mutex_lock(&s->loop.lock);
+	s->loop.park_wanted = 1;
+	s->loop.tick_now = tick_now;
+	if (write(s->loop.park_fd, &one, sizeof(one)) < 0)
 		abort();                /* an eventfd write cannot fail here */
-	while (!s->parked && !s->finished)
-		pthread_cond_wait(&s->cond, &s->lock);
-	pthread_mutex_unlock(&s->lock);
+	while (!s->loop.parked && !s->loop.finished)
+		pthread_cond_wait(&s->loop.cond, &s->loop.lock);
+	pthread_mutex_unlock(&s->loop.lock);
 }
 
 void sampler__pause(struct sampler *s)
@@ -447,10 +447,10 @@ void sampler__pause_now(struct sampler *s)
 
 void sampler__resume(struct sampler *s)
 {
-	pthread_mutex_lock(&s->lock);
-	s->park_wanted = 0;
-	pthread_cond_broadcast(&s->cond);
-	pthread_mutex_unlock(&s->lock);
+	pthread_mutex_lock(&s->loop.lock);
+	s->loop.park_wanted = 0;
+	pthread_cond_broadcast(&s->loop.cond);
+	pthread_mutex_unlock(&s->loop.lock);
 }
 
 void sampler__now_slice(struct sampler *s, struct stacks_slice *out)
@@ -483,19 +483,19 @@ size_t sampler__age(struct sampler *s, uint64_t before, void (*forget)(void *arg
 
 int sampler__targets_exited(const struct sampler *s)
 {
-	return s->exited;
+	return s->loop.exited;
 }
 
 const char *sampler__failure(const struct sampler *s)
 {
-	return s->failure;
+	return s->loop.failure;
 }
 
 void sampler__progress(struct sampler *s, struct sampler_progress *p)
 {
-	pthread_mutex_lock(&s->lock);
-	*p = s->progress;
-	pthread_mutex_unlock(&s->lock);
+	pthread_mutex_lock(&s->loop.lock);
+	*p = s->loop.progress;
+	pthread_mutex_unlock(&s->loop.lock);
 }
 
 const struct stacks *sampler__stacks(const struct sampler *s)
@@ -510,12 +510,12 @@ const struct timeline *sampler__timeline(const struct sampler *s)
 
 size_t sampler__nspaces(const struct sampler *s)
 {
-	return s->nspaces;
+	return s->sp.nspaces;
 }
 
 const struct modules *sampler__space(const struct sampler *s, size_t i)
 {
-	return i < s->nspaces ? s->spaces[i].ms : NULL;
+	return i < s->sp.nspaces ? s->sp.spaces[i].ms : NULL;
 }
 
 uint64_t sampler_stats__rt(const struct sampler_stats *ss, const char *name, const char *key)
@@ -529,10 +529,10 @@ uint64_t sampler_stats__rt(const struct sampler_stats *ss, const char *name, con
 
 void sampler__stats(const struct sampler *s, struct sampler_stats *out)
 {
-	*out = s->stats;
+	*out = s->rep.stats;
 	sampler_views_stats(s, out);
 	out->samples = stacks__total(s->st);
-	out->tracer = s->tracer[0] ? s->tracer : NULL;
+	out->tracer = s->loop.tracer[0] ? s->loop.tracer : NULL;
 	if (s->t) {
 		out->target = *target__stats(s->t);
 		out->pause_p50_us = target__pause_quantile(s->t, 0.5);
@@ -552,7 +552,7 @@ int sampler__exit_status(const struct sampler *s)
 
 const char *sampler__next_note(struct sampler *s)
 {
-	return s->notes_taken < s->nnotes ? s->notes[s->notes_taken++] : NULL;
+	return s->rep.notes_taken < s->rep.nnotes ? s->rep.notes[s->rep.notes_taken++] : NULL;
 }
 
 void sampler__free(struct sampler *s)
@@ -560,29 +560,29 @@ void sampler__free(struct sampler *s)
 	if (!s)
 		return;
 	sampler__stop(s);
-	for (size_t i = 0; i < s->nnotes; i++)
-		free(s->notes[i]);
-	while (s->nviews)
-		sampler_close_view(s, s->nviews - 1);
-	free(s->views);
+	for (size_t i = 0; i < s->rep.nnotes; i++)
+		free(s->rep.notes[i]);
+	while (s->vw.nviews)
+		sampler_close_view(s, s->vw.nviews - 1);
+	free(s->vw.views);
 	free(s->slot_id);
 	free(s->slot_tick);
-	free(s->looked);
-	for (size_t i = 0; i < s->nrt_names; i++)
-		free(s->rt_names[i].kv);
-	free(s->rt_names);
+	free(s->vw.looked);
+	for (size_t i = 0; i < s->vw.nrt_names; i++)
+		free(s->vw.rt_names[i].kv);
+	free(s->vw.rt_names);
 	free(s->jump_stack);
 	sampler_spaces_free(s);
 	target__free(s->t);
 	stacks__free(s->st);
 	timeline__free(s->tl);
 	free(s->pcs);
-	int fds[] = { s->chld_fd, s->timer_fd, s->stop_fd, s->done_fd, s->park_fd };
+	int fds[] = { s->loop.chld_fd, s->loop.timer_fd, s->loop.stop_fd, s->loop.done_fd, s->loop.park_fd };
 	for (size_t i = 0; i < sizeof(fds) / sizeof(*fds); i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
-	pthread_mutex_destroy(&s->lock);
-	pthread_cond_destroy(&s->cond);
+	pthread_mutex_destroy(&s->loop.lock);
+	pthread_cond_destroy(&s->loop.cond);
 	free(s);
 }
 

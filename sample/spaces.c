@@ -32,26 +32,26 @@
 static struct space *new_space(struct sampler *s, uint32_t id, pid_t pid)
 {
 	/* The generation before, if any: its modules are shared. */
-	const struct modules *prev = id < s->ngen && s->gen[id] != UINT32_MAX ?
-				     s->spaces[s->gen[id]].ms : NULL;
-	if (id >= s->ngen) {
-		size_t n = (size_t)id + 1 > s->ngen * 2 ? (size_t)id + 1 : s->ngen * 2;
-		s->gen = xrealloc(s->gen, n * sizeof(*s->gen));
-		for (size_t i = s->ngen; i < n; i++)
-			s->gen[i] = UINT32_MAX;
-		s->ngen = n;
+	const struct modules *prev = id < s->sp.ngen && s->sp.gen[id] != UINT32_MAX ?
+				     s->sp.spaces[s->sp.gen[id]].ms : NULL;
+	if (id >= s->sp.ngen) {
+		size_t n = (size_t)id + 1 > s->sp.ngen * 2 ? (size_t)id + 1 : s->sp.ngen * 2;
+		s->sp.gen = xrealloc(s->sp.gen, n * sizeof(*s->sp.gen));
+		for (size_t i = s->sp.ngen; i < n; i++)
+			s->sp.gen[i] = UINT32_MAX;
+		s->sp.ngen = n;
 	}
 	uint32_t index;
-	if (s->nfree_spaces) {
-		index = s->free_spaces[--s->nfree_spaces];      /* one sampler__age() freed */
+	if (s->sp.nfree_spaces) {
+		index = s->sp.free_spaces[--s->sp.nfree_spaces];      /* one sampler__age() freed */
 	} else {
-		if (s->nspaces == s->spaces_cap) {
-			s->spaces_cap = s->spaces_cap ? s->spaces_cap * 2 : 16;
-			s->spaces = xrealloc(s->spaces, s->spaces_cap * sizeof(*s->spaces));
+		if (s->sp.nspaces == s->sp.spaces_cap) {
+			s->sp.spaces_cap = s->sp.spaces_cap ? s->sp.spaces_cap * 2 : 16;
+			s->sp.spaces = xrealloc(s->sp.spaces, s->sp.spaces_cap * sizeof(*s->sp.spaces));
 		}
-		index = (uint32_t)s->nspaces++;
+		index = (uint32_t)s->sp.nspaces++;
 	}
-	struct space *sp = &s->spaces[index];
+	struct space *sp = &s->sp.spaces[index];
 	*sp = (struct space){ .ms = prev ? modules__copy(prev, pid) : modules__new(pid), .index = index };
 	modules__refresh(sp->ms, pid);
 	sp->uw = unwinder__new(sp->ms);
@@ -59,7 +59,7 @@ static struct space *new_space(struct sampler *s, uint32_t id, pid_t pid)
 	for (size_t i = 0; runtimes[i]; i++)
 		if (runtimes[i]->space_size)
 			sp->rt_state[i] = xcalloc(1, runtimes[i]->space_size);
-	s->gen[id] = index;
+	s->sp.gen[id] = index;
 	for (const struct rt_ops *const *o = runtimes; *o; o++)
 		if ((*o)->space)
 			(*o)->space(s, sp, id, pid);
@@ -70,8 +70,8 @@ static struct space *new_space(struct sampler *s, uint32_t id, pid_t pid)
  * maps on first use. */
 struct space *sampler_space_for(struct sampler *s, uint32_t id, pid_t pid)
 {
-	if (id < s->ngen && s->gen[id] != UINT32_MAX)
-		return &s->spaces[s->gen[id]];
+	if (id < s->sp.ngen && s->sp.gen[id] != UINT32_MAX)
+		return &s->sp.spaces[s->sp.gen[id]];
 	return new_space(s, id, pid);
 }
 
@@ -107,7 +107,7 @@ static struct space *rescan(struct sampler *s, struct space *sp, uint32_t id, pi
 	uint64_t ranges[16][2];
 	size_t n;
 	sp->last_refresh_ns = sp->last_scan_ns = now;
-	s->stats.refreshes++;
+	s->rep.stats.refreshes++;
 	switch (modules__scan_replaced(sp->ms, pid, ranges, 16, &n)) {
 	case MODULES_ADDED:
 		modules__refresh(sp->ms, pid);
@@ -117,10 +117,10 @@ static struct space *rescan(struct sampler *s, struct space *sp, uint32_t id, pi
 		if (n <= 16 && !space_sampled_in(s, sp, ranges, n)) {
 			modules__refresh(sp->ms, pid);
 			unwinder__flush(sp->uw);
-			s->stats.replaced_in_place++;
+			s->rep.stats.replaced_in_place++;
 			return sp;
 		}
-		s->stats.generations++;
+		s->rep.stats.generations++;
 		return new_space(s, id, pid);
 	default:
 		return NULL;
@@ -170,28 +170,28 @@ void sampler_read_spaces(struct sampler *s)
 void sampler_free_spaces(struct sampler *s, void (*forget)(void *arg, uint32_t space), void *arg)
 {
 	/* The generations no stack names and no space has as its current. */
-	unsigned char *used = xcalloc(s->nspaces + 1, 1);
-	for (size_t i = 0; i < s->ngen; i++)
-		if (s->gen[i] != UINT32_MAX)
-			used[s->gen[i]] = 1;
+	unsigned char *used = xcalloc(s->sp.nspaces + 1, 1);
+	for (size_t i = 0; i < s->sp.ngen; i++)
+		if (s->sp.gen[i] != UINT32_MAX)
+			used[s->sp.gen[i]] = 1;
 	for (size_t id = 0; id < stacks__unique(s->st); id++) {
 		struct stack k;
 		if (!stacks__exists(s->st, id))
 			continue;
 		stacks__get(s->st, id, &k);
-		if (k.space < s->nspaces)
+		if (k.space < s->sp.nspaces)
 			used[k.space] = 1;
 	}
-	for (size_t i = 0; i < s->nspaces; i++) {
-		if (used[i] || !s->spaces[i].ms)
+	for (size_t i = 0; i < s->sp.nspaces; i++) {
+		if (used[i] || !s->sp.spaces[i].ms)
 			continue;
-		unwinder__free(s->spaces[i].uw);
-		modules__free(s->spaces[i].ms);
-		free_rt_states(&s->spaces[i]);
-		s->spaces[i] = (struct space){ .index = (uint32_t)i };
-		s->free_spaces = xrealloc(s->free_spaces, (s->nfree_spaces + 1) * sizeof(*s->free_spaces));
-		s->free_spaces[s->nfree_spaces++] = (uint32_t)i;
-		s->spaces_freed++;
+		unwinder__free(s->sp.spaces[i].uw);
+		modules__free(s->sp.spaces[i].ms);
+		free_rt_states(&s->sp.spaces[i]);
+		s->sp.spaces[i] = (struct space){ .index = (uint32_t)i };
+		s->sp.free_spaces = xrealloc(s->sp.free_spaces, (s->sp.nfree_spaces + 1) * sizeof(*s->sp.free_spaces));
+		s->sp.free_spaces[s->sp.nfree_spaces++] = (uint32_t)i;
+		s->sp.spaces_freed++;
 		if (forget)
 			forget(arg, (uint32_t)i);
 	}
@@ -200,12 +200,12 @@ void sampler_free_spaces(struct sampler *s, void (*forget)(void *arg, uint32_t s
 
 void sampler_spaces_free(struct sampler *s)
 {
-	for (size_t i = 0; i < s->nspaces; i++) {
-		unwinder__free(s->spaces[i].uw);
-		modules__free(s->spaces[i].ms);
-		free_rt_states(&s->spaces[i]);
+	for (size_t i = 0; i < s->sp.nspaces; i++) {
+		unwinder__free(s->sp.spaces[i].uw);
+		modules__free(s->sp.spaces[i].ms);
+		free_rt_states(&s->sp.spaces[i]);
 	}
-	free(s->spaces);
-	free(s->free_spaces);
-	free(s->gen);
+	free(s->sp.spaces);
+	free(s->sp.free_spaces);
+	free(s->sp.gen);
 }

@@ -49,58 +49,58 @@ static void enter_realtime(struct sampler *s)
 {
 	struct sched_param sp = { .sched_priority = 1 };
 	if (sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp) < 0) {
-		s->rt_refused = 1;
+		s->loop.rt_refused = 1;
 		return;
 	}
-	s->realtime = 1;
-	s->rt_since_ns = now_ns();
-	s->rt_cpu_ns = thread_cpu_ns();
-	s->rt_from_tick = s->next_slot;
+	s->loop.realtime = 1;
+	s->loop.rt_since_ns = now_ns();
+	s->loop.rt_cpu_ns = thread_cpu_ns();
+	s->loop.rt_from_tick = s->loop.next_slot;
 }
 
 /* A tick fired LATE ns after it was due. */
 void sampler_watch_lateness(struct sampler *s, uint64_t late)
 {
-	if (s->realtime || s->rt_dropped || s->rt_refused)
+	if (s->loop.realtime || s->loop.rt_dropped || s->loop.rt_refused)
 		return;
-	if (late >= s->period_ns)
-		s->late_ticks++;
-	if (s->late_ticks >= LATE_TICKS)
+	if (late >= s->loop.period_ns)
+		s->loop.late_ticks++;
+	if (s->loop.late_ticks >= LATE_TICKS)
 		enter_realtime(s);
-	if (++s->late_window >= LATE_WINDOW)
-		s->late_ticks = s->late_window = 0;
+	if (++s->loop.late_window >= LATE_WINDOW)
+		s->loop.late_ticks = s->loop.late_window = 0;
 }
 
 /* How the tracer thread was scheduled, for --stats. */
 void sampler_describe_tracer(struct sampler *s)
 {
 	/* In a user's words: when, not which tick; what, not the policy. */
-	double at = (double)s->rt_from_tick / (s->cfg.hz > 0 ? s->cfg.hz : 1);
-	if (s->rt_dropped)
-		snprintf(s->tracer, sizeof(s->tracer), "real-time priority from %.1f s on (its ticks "
+	double at = (double)s->loop.rt_from_tick / (s->cfg.hz > 0 ? s->cfg.hz : 1);
+	if (s->loop.rt_dropped)
+		snprintf(s->loop.tracer, sizeof(s->loop.tracer), "real-time priority from %.1f s on (its ticks "
 			 "were late), then nice -10 (it used over half a CPU)", at);
-	else if (s->realtime)
-		snprintf(s->tracer, sizeof(s->tracer), "real-time priority from %.1f s on (its ticks "
+	else if (s->loop.realtime)
+		snprintf(s->loop.tracer, sizeof(s->loop.tracer), "real-time priority from %.1f s on (its ticks "
 			 "were late)", at);
-	else if (s->rt_refused)
-		snprintf(s->tracer, sizeof(s->tracer), "its ticks were late, and real-time priority "
+	else if (s->loop.rt_refused)
+		snprintf(s->loop.tracer, sizeof(s->loop.tracer), "its ticks were late, and real-time priority "
 			 "was not allowed");
 	else
-		snprintf(s->tracer, sizeof(s->tracer), "normal priority (its ticks were on time)");
+		snprintf(s->loop.tracer, sizeof(s->loop.tracer), "normal priority (its ticks were on time)");
 }
 
 void sampler_check_realtime(struct sampler *s)
 {
 	uint64_t now = now_ns();
-	if (!s->realtime || now - s->rt_since_ns < 1000000000ull)
+	if (!s->loop.realtime || now - s->loop.rt_since_ns < 1000000000ull)
 		return;
 	uint64_t cpu = thread_cpu_ns();
-	if ((double)(cpu - s->rt_cpu_ns) > RT_CPU_SHARE * (double)(now - s->rt_since_ns)) {
+	if ((double)(cpu - s->loop.rt_cpu_ns) > RT_CPU_SHARE * (double)(now - s->loop.rt_since_ns)) {
 		struct sched_param sp = { .sched_priority = 0 };
 		sched_setscheduler(0, SCHED_OTHER | SCHED_RESET_ON_FORK, &sp);
-		s->realtime = 0;
-		s->rt_dropped = 1;
+		s->loop.realtime = 0;
+		s->loop.rt_dropped = 1;
 	}
-	s->rt_since_ns = now;
-	s->rt_cpu_ns = cpu;
+	s->loop.rt_since_ns = now;
+	s->loop.rt_cpu_ns = cpu;
 }

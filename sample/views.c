@@ -26,9 +26,9 @@ void *sampler_rt_space(const struct space *sp, const struct rt_ops *ops)
 
 struct view *sampler_view_of(struct sampler *s, pid_t pid)
 {
-	for (size_t i = 0; i < s->nviews; i++)
-		if (s->views[i].pid == pid)
-			return &s->views[i];
+	for (size_t i = 0; i < s->vw.nviews; i++)
+		if (s->vw.views[i].pid == pid)
+			return &s->vw.views[i];
 	return NULL;
 }
 
@@ -42,11 +42,11 @@ static size_t ops_index(const struct rt_ops *ops)
 
 static void add_note(struct sampler *s, const char *note)
 {
-	for (size_t i = 0; *note && i < s->nnotes; i++)
-		if (!strcmp(s->notes[i], note))
+	for (size_t i = 0; *note && i < s->rep.nnotes; i++)
+		if (!strcmp(s->rep.notes[i], note))
 			return;         /* said once (a program looked at again) */
-	if (*note && s->nnotes < MAX_NOTES)
-		s->notes[s->nnotes++] = xstrdup(note);
+	if (*note && s->rep.nnotes < MAX_NOTES)
+		s->rep.notes[s->rep.nnotes++] = xstrdup(note);
 }
 
 /* Adds view V's figures into TOTAL. */
@@ -69,13 +69,13 @@ static void add_figures(struct sampler_runtime *total, const struct view *v)
  * figures kept. */
 void sampler_close_view(struct sampler *s, size_t i)
 {
-	struct view *v = &s->views[i];
+	struct view *v = &s->vw.views[i];
 	size_t k = ops_index(v->ops);
 	if (k < SAMPLER_RUNTIMES)
-		add_figures(&s->rt_done[k], v);
+		add_figures(&s->vw.rt_done[k], v);
 	target__set_reader(s->t, v->pid, v->space, NULL, NULL);
 	v->ops->free(v->v);
-	s->views[i] = s->views[--s->nviews];
+	s->vw.views[i] = s->vw.views[--s->vw.nviews];
 }
 
 /* Whether process PID's program (space ID) was looked at already, and is
@@ -86,28 +86,28 @@ void sampler_close_view(struct sampler *s, size_t i)
 static bool looked_at(struct sampler *s, pid_t pid, uint32_t id)
 {
 	uint64_t now = now_ns();
-	for (size_t i = 0; i < s->nlooked; i++)
-		if (s->looked[i].pid == pid) {
-			if (s->looked[i].space == id) {
-				if (s->looked[i].tries >= LOOK_AGAIN || now < s->looked[i].again_ns ||
+	for (size_t i = 0; i < s->vw.nlooked; i++)
+		if (s->vw.looked[i].pid == pid) {
+			if (s->vw.looked[i].space == id) {
+				if (s->vw.looked[i].tries >= LOOK_AGAIN || now < s->vw.looked[i].again_ns ||
 				    sampler_view_of(s, pid))
 					return true;
-				s->looked[i].again_ns = now + (250000000ull << s->looked[i].tries++);
+				s->vw.looked[i].again_ns = now + (250000000ull << s->vw.looked[i].tries++);
 				return false;
 			}
-			s->looked[i].space = id;        /* exec'd: a new program */
-			s->looked[i].tries = 0;
-			s->looked[i].again_ns = now + 250000000ull;
+			s->vw.looked[i].space = id;        /* exec'd: a new program */
+			s->vw.looked[i].tries = 0;
+			s->vw.looked[i].again_ns = now + 250000000ull;
 			return false;
 		}
-	if (s->nlooked == s->looked_cap) {
-		s->looked_cap = s->looked_cap ? 2 * s->looked_cap : 16;
-		s->looked = xrealloc(s->looked, s->looked_cap * sizeof(*s->looked));
+	if (s->vw.nlooked == s->vw.looked_cap) {
+		s->vw.looked_cap = s->vw.looked_cap ? 2 * s->vw.looked_cap : 16;
+		s->vw.looked = xrealloc(s->vw.looked, s->vw.looked_cap * sizeof(*s->vw.looked));
 	}
-	s->looked[s->nlooked].pid = pid;
-	s->looked[s->nlooked].space = id;
-	s->looked[s->nlooked].tries = 0;
-	s->looked[s->nlooked++].again_ns = now + 250000000ull;
+	s->vw.looked[s->vw.nlooked].pid = pid;
+	s->vw.looked[s->vw.nlooked].space = id;
+	s->vw.looked[s->vw.nlooked].tries = 0;
+	s->vw.looked[s->vw.nlooked++].again_ns = now + 250000000ull;
 	return false;
 }
 
@@ -132,9 +132,9 @@ void sampler_views_tick(struct sampler *s)
 {
 	struct target_process procs[256];
 	size_t n = target__processes(s->t, procs, 256);
-	for (size_t i = 0; i < s->nviews;) {
+	for (size_t i = 0; i < s->vw.nviews;) {
 		size_t k = 0;
-		while (k < n && (procs[k].pid != s->views[i].pid || procs[k].space != s->views[i].space))
+		while (k < n && (procs[k].pid != s->vw.views[i].pid || procs[k].space != s->vw.views[i].space))
 			k++;
 		if (k == n)
 			sampler_close_view(s, i);       /* its process exited or exec'd */
@@ -149,19 +149,19 @@ void sampler_views_tick(struct sampler *s)
 			if ((*o)->frames_only ? s->cfg.no_interp_frames || turned_off(s, (*o)->name) :
 			    !s->cfg.runtime_views)
 				continue;
-			if (s->next_rt_slot + RT_SLOTS < s->next_rt_slot)
+			if (s->vw.next_rt_slot + RT_SLOTS < s->vw.next_rt_slot)
 				break;          /* no slot left (never: 2^32 / 8192 views) */
 			struct rt_view *rv = (*o)->open(s, procs[k].pid, procs[k].space,
-							RT_SLOT_BASE + s->next_rt_slot, note, sizeof(note));
+							RT_SLOT_BASE + s->vw.next_rt_slot, note, sizeof(note));
 			add_note(s, note);
 			if (!rv)
 				continue;
-			s->next_rt_slot += RT_SLOTS;
-			if (s->nviews == s->views_cap) {
-				s->views_cap = s->views_cap ? 2 * s->views_cap : 4;
-				s->views = xrealloc(s->views, s->views_cap * sizeof(*s->views));
+			s->vw.next_rt_slot += RT_SLOTS;
+			if (s->vw.nviews == s->vw.views_cap) {
+				s->vw.views_cap = s->vw.views_cap ? 2 * s->vw.views_cap : 4;
+				s->vw.views = xrealloc(s->vw.views, s->vw.views_cap * sizeof(*s->vw.views));
 			}
-			s->views[s->nviews++] = (struct view){ *o, rv, procs[k].pid, procs[k].space };
+			s->vw.views[s->vw.nviews++] = (struct view){ *o, rv, procs[k].pid, procs[k].space };
 			/* A view opened after the process's first ticks (launch
 			 * mode: libpython loads later): a thread blocked since
 			 * then would be counted again at the stack it was
@@ -171,9 +171,9 @@ void sampler_views_tick(struct sampler *s)
 			break;
 		}
 	}
-	for (size_t i = 0; i < s->nviews;) {
+	for (size_t i = 0; i < s->vw.nviews;) {
 		char note[320] = "";
-		struct view *v = &s->views[i];
+		struct view *v = &s->vw.views[i];
 		if (v->ops->tick(v->v, s, note, sizeof(note)) < 0) {
 			/* It gave up: its threads are sampled from their next
 			 * capture, counted as any thread's. */
@@ -194,30 +194,30 @@ void sampler_name_thread(struct sampler *s, uint32_t slot, pid_t pid, pid_t tid,
 {
 	if (slot >= RT_SLOT_BASE)
 		return;                 /* a unit's, not a thread's */
-	if (slot >= s->nrt_names) {
+	if (slot >= s->vw.nrt_names) {
 		if (!value)
 			return;
-		size_t n = s->nrt_names ? s->nrt_names : 64;
+		size_t n = s->vw.nrt_names ? s->vw.nrt_names : 64;
 		while (n <= slot)
 			n *= 2;
-		s->rt_names = xrealloc(s->rt_names, n * sizeof(*s->rt_names));
-		memset(s->rt_names + s->nrt_names, 0, (n - s->nrt_names) * sizeof(*s->rt_names));
-		s->nrt_names = n;
+		s->vw.rt_names = xrealloc(s->vw.rt_names, n * sizeof(*s->vw.rt_names));
+		memset(s->vw.rt_names + s->vw.nrt_names, 0, (n - s->vw.nrt_names) * sizeof(*s->vw.rt_names));
+		s->vw.nrt_names = n;
 	}
 	/* As it was (the usual case): "KEY=VALUE" compared in place. */
-	const char *old = s->rt_names[slot].kv;
+	const char *old = s->vw.rt_names[slot].kv;
 	size_t klen = strlen(key);
-	if (s->rt_names[slot].pid == pid && s->rt_names[slot].tid == tid &&
+	if (s->vw.rt_names[slot].pid == pid && s->vw.rt_names[slot].tid == tid &&
 	    (value ? old && !strncmp(old, key, klen) && old[klen] == '=' &&
 		     !strncmp(old + klen + 1, value, 255 - klen - 1) : !old))
 		return;
 	char kv[256];
 	if (value)
 		snprintf(kv, sizeof(kv), "%s=%s", key, value);
-	free(s->rt_names[slot].kv);
-	s->rt_names[slot].pid = pid;
-	s->rt_names[slot].tid = tid;
-	s->rt_names[slot].kv = value ? xstrdup(kv) : NULL;
+	free(s->vw.rt_names[slot].kv);
+	s->vw.rt_names[slot].pid = pid;
+	s->vw.rt_names[slot].tid = tid;
+	s->vw.rt_names[slot].kv = value ? xstrdup(kv) : NULL;
 }
 
 int64_t sampler_count(struct sampler *s, struct stack *k, enum unwind_status st)
@@ -227,11 +227,11 @@ int64_t sampler_count(struct sampler *s, struct stack *k, enum unwind_status st)
 	if ((st == UNWIND_TRUNCATED || st == UNWIND_STACK_SHORT) && k->pcs == s->pcs)
 		s->pcs[k->n++] = STACKS_PC_TRUNCATED;
 	if (st == UNWIND_COMPLETE)
-		s->stats.rooted += k->count;
+		s->rep.stats.rooted += k->count;
 	else if (st == UNWIND_TRUNCATED)
-		s->stats.truncated += k->count;
+		s->rep.stats.truncated += k->count;
 	else
-		s->stats.partial += k->count;
+		s->rep.stats.partial += k->count;
 	return sampler_add_stack(s, k);
 }
 
@@ -241,9 +241,9 @@ void sampler_count_again(struct sampler *s, int64_t id, uint32_t slot, uint64_t 
 	if (s->tl)
 		timeline__add(s->tl, slot, (uint32_t)id, (uint32_t)n);
 	if (rooted)
-		s->stats.rooted += n;
+		s->rep.stats.rooted += n;
 	else
-		s->stats.truncated += n;
+		s->rep.stats.truncated += n;
 }
 
 enum unwind_status sampler_unwind_saved(struct sampler *s, pid_t pid, uint32_t id,
@@ -264,8 +264,8 @@ enum unwind_status sampler_unwind_saved(struct sampler *s, pid_t pid, uint32_t i
 
 void sampler_views_keep(struct sampler *s)
 {
-	for (size_t i = 0; i < s->nviews; i++)
-		s->views[i].ops->keep(s->views[i].v, s->st);
+	for (size_t i = 0; i < s->vw.nviews; i++)
+		s->vw.views[i].ops->keep(s->vw.views[i].v, s->st);
 }
 
 void sampler_views_stats(const struct sampler *s, struct sampler_stats *out)
@@ -273,10 +273,10 @@ void sampler_views_stats(const struct sampler *s, struct sampler_stats *out)
 	/* Each runtime's figures: its views freed, and those open. */
 	out->nrt = 0;
 	for (size_t k = 0; runtimes[k] && k < SAMPLER_RUNTIMES; k++) {
-		struct sampler_runtime total = s->rt_done[k];
-		for (size_t i = 0; i < s->nviews; i++)
-			if (s->views[i].ops == runtimes[k])
-				add_figures(&total, &s->views[i]);
+		struct sampler_runtime total = s->vw.rt_done[k];
+		for (size_t i = 0; i < s->vw.nviews; i++)
+			if (s->vw.views[i].ops == runtimes[k])
+				add_figures(&total, &s->vw.views[i]);
 		if (total.name)
 			out->rt[out->nrt++] = total;
 	}
