@@ -484,6 +484,69 @@ static enum MHD_Result busy(struct serve *s, struct MHD_Connection *c, enum rout
 	return answer(s, c, r, 503, resp);
 }
 
+/* A window asked of the periods, within the server's budgets. */
+struct asked {
+	struct frames *fr;
+	struct profile_info info;
+	struct periods_ask_cost cost;
+	uint64_t cpu0;
+	int waited, nice;
+};
+
+/* Asks the periods for ASK as route R: its turn waited for within the CPU
+ * budget, at the server's lower priority.  Returns 1 with the answer
+ * given (*RES: busy, the client gone, not sampling now); else 0 with A
+ * filled, or periods__ask's error (-EBUSY, -ECANCELED, -ENODATA, -ENOMEM)
+ * with the priority restored.  After a 0, asked_done(). */
+static int ask_budgeted(struct serve *s, struct MHD_Connection *c, enum route r,
+			const struct periods_ask *ask, struct asked *a, enum MHD_Result *res)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c,
+								      MHD_CONNECTION_INFO_CONNECTION_FD);
+	struct client cl = { ci ? ci->connect_fd : -1 };
+	unsigned retry = 0;
+	*a = (struct asked){ .nice = nice_down() };
+	int e = budget_wait(s, &cl, &retry, &a->waited);
+	if (e < 0)
+		nice_back(a->nice);
+	if (e == -EAGAIN) {
+		*res = busy(s, c, r, retry);
+		return 1;
+	}
+	if (e == -ECONNABORTED) {
+		*res = MHD_NO;
+		return 1;
+	}
+	a->cpu0 = thread_cpu_ns();
+	struct periods *p = s->src.acquire(s->src.arg);
+	if (!p) {
+		nice_back(a->nice);
+		*res = text(s, c, r, 503, "not sampling now (waiting for the process to sample)");
+		return 1;
+	}
+	e = periods__ask(p, ask, client_gone, &cl, &a->fr, &a->info, &a->cost);
+	s->src.release(s->src.arg, p);
+	if (e < 0)
+		nice_back(a->nice);
+	if (e == -ECONNABORTED) {
+		pthread_mutex_lock(&s->mu);
+		s->gone++;
+		pthread_mutex_unlock(&s->mu);
+		*res = MHD_NO;          /* the client left: close, nothing to say */
+		return 1;
+	}
+	return e < 0 ? e : 0;
+}
+
+/* The asked window's frames freed, its CPU counted, the priority back. */
+static void asked_done(struct serve *s, struct asked *a)
+{
+	frames__free(a->fr);
+	a->fr = NULL;
+	budget_spend(s, a->cpu0, &a->cost, a->waited);
+	nice_back(a->nice);
+}
+
 static enum MHD_Result profile(struct serve *s, struct MHD_Connection *c, enum route r)
 {
 	char err[512];
@@ -518,37 +581,11 @@ static enum MHD_Result profile(struct serve *s, struct MHD_Connection *c, enum r
 		if (ask.to_real <= ask.from_real)
 			return text(s, c, r, 400, "from must come before to");
 	}
-	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c,
-								      MHD_CONNECTION_INFO_CONNECTION_FD);
-	struct client cl = { ci ? ci->connect_fd : -1 };
-	unsigned retry = 0;
-	int waited = 0, nice = nice_down();
-	int e = budget_wait(s, &cl, &retry, &waited);
-	if (e < 0)
-		nice_back(nice);
-	if (e == -EAGAIN)
-		return busy(s, c, r, retry);
-	if (e == -ECONNABORTED)
-		return MHD_NO;
-	uint64_t cpu0 = thread_cpu_ns();
-	struct periods *p = s->src.acquire(s->src.arg);
-	if (!p) {
-		nice_back(nice);
-		return text(s, c, r, 503, "not sampling now (waiting for the process to sample)");
-	}
-	struct frames *fr = NULL;
-	struct profile_info info;
-	struct periods_ask_cost cost;
-	e = periods__ask(p, &ask, client_gone, &cl, &fr, &info, &cost);
-	s->src.release(s->src.arg, p);
-	if (e < 0)
-		nice_back(nice);
-	if (e == -ECONNABORTED) {
-		pthread_mutex_lock(&s->mu);
-		s->gone++;
-		pthread_mutex_unlock(&s->mu);
-		return MHD_NO;          /* the client left: close, nothing to say */
-	}
+	struct asked a;
+	enum MHD_Result res;
+	int e = ask_budgeted(s, c, r, &ask, &a, &res);
+	if (e == 1)
+		return res;
 	if (e == -EBUSY)
 		return text(s, c, r, 503, "too many profiles asked for at once (at most %d)",
 			    PERIODS_ASKS);
@@ -559,11 +596,9 @@ static enum MHD_Result profile(struct serve *s, struct MHD_Connection *c, enum r
 			    "(--history keeps the last minutes)");
 	if (e < 0)
 		return text(s, c, r, 500, "out of memory");
-	info.default_cpu = r == R_PROFILE;
-	struct MHD_Response *resp = written(output_formats[f].write, fr, &info, err, sizeof(err));
-	frames__free(fr);
-	budget_spend(s, cpu0, &cost, waited);
-	nice_back(nice);
+	a.info.default_cpu = r == R_PROFILE;
+	struct MHD_Response *resp = written(output_formats[f].write, a.fr, &a.info, err, sizeof(err));
+	asked_done(s, &a);
 	if (!resp)
 		return text(s, c, r, 500, "%s", err);
 	MHD_add_response_header(resp, "Content-Type", output_formats[f].content_type);
@@ -589,45 +624,20 @@ static enum MHD_Result goroutine(struct serve *s, struct MHD_Connection *c)
 {
 	const char *debug = arg(c, "debug");
 	char err[512];
-	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c,
-								      MHD_CONNECTION_INFO_CONNECTION_FD);
-	struct client cl = { ci ? ci->connect_fd : -1 };
-	unsigned retry = 0;
-	int waited = 0, nice = nice_down();
-	int e = budget_wait(s, &cl, &retry, &waited);
-	if (e < 0)
-		nice_back(nice);
-	if (e == -EAGAIN)
-		return busy(s, c, R_GOROUTINE, retry);
-	if (e == -ECONNABORTED)
-		return MHD_NO;
-	uint64_t cpu0 = thread_cpu_ns();
-	struct periods *p = s->src.acquire(s->src.arg);
-	if (!p) {
-		nice_back(nice);
-		return text(s, c, R_GOROUTINE, 503, "not sampling now (waiting for the process "
-			    "to sample)");
-	}
 	struct periods_ask ask = { .kind = ASK_TICK };
-	struct frames *fr = NULL;
-	struct profile_info info;
-	struct periods_ask_cost cost;
-	e = periods__ask(p, &ask, client_gone, &cl, &fr, &info, &cost);
-	s->src.release(s->src.arg, p);
-	if (e < 0)
-		nice_back(nice);
-	if (e == -ECONNABORTED)
-		return MHD_NO;
+	struct asked a;
+	enum MHD_Result res;
+	int e = ask_budgeted(s, c, R_GOROUTINE, &ask, &a, &res);
+	if (e == 1)
+		return res;
 	if (e < 0)
 		return text(s, c, R_GOROUTINE, 503, "%s", e == -EBUSY ? "too many asks at once" :
 			    e == -ECANCELED ? "sampling ended" : "out of memory");
 	int as_text = debug && strcmp(debug, "0") != 0;
 	const struct output_format *pprof = &output_formats[FORMAT_PPROF];
-	struct MHD_Response *resp = written(as_text ? dump_text : pprof->write, fr, &info, err,
+	struct MHD_Response *resp = written(as_text ? dump_text : pprof->write, a.fr, &a.info, err,
 					    sizeof(err));
-	frames__free(fr);
-	budget_spend(s, cpu0, &cost, waited);
-	nice_back(nice);
+	asked_done(s, &a);
 	if (!resp)
 		return text(s, c, R_GOROUTINE, 500, "%s", err);
 	MHD_add_response_header(resp, "Content-Type", as_text ? "text/plain; charset=utf-8" :
