@@ -1,4 +1,5 @@
 #include "sample/internal.h"
+#include "sample/rt_syms.h"
 #include "sample/runtime.h"
 
 #include <stdio.h>
@@ -37,7 +38,6 @@ struct jv_th {
 };
 
 struct jvview {
-	uint64_t sym_gen;               /* stacks__symbolic_gen() when its caches were filled */
 	struct jvm *jvm;
 	pid_t pid;
 	uint32_t space;
@@ -52,8 +52,7 @@ struct jvview {
 	uint64_t *native, *javapcs;
 	size_t native_cap;
 	unsigned char *outer;           /* a copy of the stack above the Java frames */
-	/* (key, key2) -> its symbolic frame, direct-mapped */
-	struct { uint64_t a, b, sym; } *pcs;
+	struct rt_syms syms;            /* (method, bci or pc) -> its symbolic frame */
 	/* the native frames that called Java, by the call stub's caller's sp
 	 * and return address: the thread's first frames, the same for its
 	 * life (direct-mapped) */
@@ -67,7 +66,6 @@ struct jvview {
 	struct sampler *s;
 };
 
-#define PC_CACHE (1u << 14)
 #define THREADS_EVERY 100
 #define NAMES_EVERY 10                  /* reads of the thread table */
 #define NAMES_TICKS 300
@@ -200,7 +198,7 @@ static int java_tick(struct rt_view *rv, struct sampler *s, char *note, size_t n
 			return -1;
 		}
 	if (v->ticks - v->named_tick >= NAMES_TICKS) {
-		memset(v->pcs, 0, PC_CACHE * sizeof(*v->pcs));
+		rt_syms__clear(&v->syms);
 		v->named_tick = v->ticks;
 	}
 	return 0;
@@ -222,34 +220,15 @@ static uint32_t java_thread_of(struct rt_view *rv, const struct capture *c, uint
 	return c->slot;
 }
 
-static uint64_t cached(struct jvview *v, uint64_t a, uint64_t b, size_t *h)
-{
-	*h = (size_t)(((a >> 3) ^ b * 0x9e3779b97f4a7c15ull) * 0xff51afd7ed558ccdull >> 50) &
-	     (PC_CACHE - 1);
-	return v->pcs[*h].a == a && v->pcs[*h].b == b ? v->pcs[*h].sym : 0;
-}
-
-/* Its caches of symbolic PCs, dropped once aging freed frames (a PC kept
- * from before names nothing: profile/stacks.h). */
-static void sym_fresh(struct jvview *v, struct sampler *s)
-{
-	uint64_t gen = stacks__symbolic_gen(s->st);
-	if (gen == v->sym_gen)
-		return;
-	v->sym_gen = gen;
-	memset(v->pcs, 0, PC_CACHE * sizeof(*v->pcs));
-}
-
 /* The symbolic frame of Java frame F. */
 static uint64_t frame_pc(struct jvview *v, struct sampler *s, const struct jvm_frame *f)
 {
-	sym_fresh(v, s);
 	uint64_t a = f->kind == JVM_STUB ? f->blob : f->method;
 	uint64_t b = f->kind == JVM_STUB ? 0 : f->bci >= 0 ? (uint64_t)(uint32_t)f->bci : f->pc;
 	if (!v->lines && f->kind != JVM_STUB)
 		b = f->kind;
-	size_t h;
-	uint64_t sym = cached(v, a, b, &h);
+	struct rt_sym *slot;
+	uint64_t sym = rt_syms__get(&v->syms, s->st, a, b, 0, &slot);
 	if (sym)
 		return sym;
 	char name[600], file[256];
@@ -268,11 +247,7 @@ static uint64_t frame_pc(struct jvview *v, struct sampler *s, const struct jvm_f
 		v->unknown++;
 		snprintf(name, sizeof(name), "[unknown java frame]");
 	}
-	sym = stacks__symbolic_pc(s->st, &sf);
-	v->pcs[h].a = a;
-	v->pcs[h].b = b;
-	v->pcs[h].sym = sym;
-	return sym;
+	return rt_syms__put(slot, a, b, 0, stacks__symbolic_pc(s->st, &sf));
 }
 
 static enum unwind_status unwind_outer_now(struct jvview *v, struct sampler *s,
@@ -441,7 +416,7 @@ static struct rt_view *java_open(struct sampler *s, pid_t pid, uint32_t space, u
 	v->space = space;
 	v->lines = !s->cfg.no_lines;
 	v->raw = xcalloc(JVM_MAX_THREADS, sizeof(*v->raw));
-	v->pcs = xcalloc(PC_CACHE, sizeof(*v->pcs));
+	rt_syms__init(&v->syms);
 	v->javapcs = xcalloc((size_t)s->cfg.max_depth + 1, sizeof(*v->javapcs));
 	v->outer = xmalloc(OUTER_COPY);
 	v->outers = xcalloc(OUTERS, sizeof(*v->outers));
@@ -501,7 +476,7 @@ static void java_free(struct rt_view *rv)
 	free(v->javapcs);
 	free(v->outer);
 	free(v->outers);
-	free(v->pcs);
+	rt_syms__free(&v->syms);
 	free(v);
 }
 

@@ -1,4 +1,5 @@
 #include "sample/internal.h"
+#include "sample/rt_syms.h"
 #include "sample/runtime.h"
 
 #include <stdio.h>
@@ -23,7 +24,6 @@
  * them. */
 
 struct phpview {
-	uint64_t sym_gen;               /* stacks__symbolic_gen() when its caches were filled */
 	struct php_interp *php;
 	pid_t pid;
 	uint32_t space;
@@ -32,18 +32,15 @@ struct phpview {
 	struct php_frame_raw *again, *best;     /* php_read()'s second read, what it keeps */
 	uint64_t *native;
 	size_t native_cap;
-	/* (function, opline) -> its symbolic frame, direct-mapped */
-	struct { uint64_t func, opline, pc; uint32_t serial; } *pcs;
+	struct rt_syms syms;            /* (function, opline, its serial) -> its frame */
 	uint64_t epoch;
 	uint64_t merged, unmatched, partial_frames, entering, deep, after, moved, gone, torn;
-	uint64_t gone_pc;
 	uint32_t requests, max_request; /* php_request values, the newest's code */
 	struct sampler *s;
 };
 
 #define PHP_MAX_REQUESTS 1024
 
-#define PC_CACHE (1u << 14)
 
 /* What the reader leaves in a capture: the innermost call's address and
  * its link, then the calls. */
@@ -173,48 +170,24 @@ static uint32_t php_thread_of(struct rt_view *rv, const struct capture *c, uint3
 	return c->slot;
 }
 
-/* Its caches of symbolic PCs, dropped once aging freed frames (a PC kept
- * from before names nothing: profile/stacks.h). */
-static void sym_fresh(struct phpview *v, struct sampler *s)
-{
-	uint64_t gen = stacks__symbolic_gen(s->st);
-	if (gen == v->sym_gen)
-		return;
-	v->sym_gen = gen;
-	memset(v->pcs, 0, PC_CACHE * sizeof(*v->pcs));
-	v->gone_pc = 0;
-}
-
 static uint64_t frame_pc(struct phpview *v, struct sampler *s, const struct php_frame_raw *f)
 {
-	sym_fresh(v, s);
 	uint64_t opline = v->lines ? f->opline : 0;
 	uint32_t serial = f->func ? php_interp__func(v->php, f->func, v->epoch) : 0;
-	size_t h = (size_t)(((f->func >> 3) ^ opline * 0x9e3779b97f4a7c15ull) * 0xff51afd7ed558ccdull >> 50) &
-		   (PC_CACHE - 1);
-	if (v->pcs[h].func == f->func && v->pcs[h].opline == opline && v->pcs[h].serial == serial &&
-	    v->pcs[h].pc)
-		return v->pcs[h].pc;
+	struct rt_sym *slot;
+	uint64_t pc = rt_syms__get(&v->syms, s->st, f->func, opline, serial, &slot);
+	if (pc)
+		return pc;
 	struct php_named nm;
 	if (php_interp__name(v->php, f, v->lines, &nm) < 0)
 		v->partial_frames++;
 	struct stacks_frame sf = { nm.func, nm.file, NULL, nm.line };
-	uint64_t pc = stacks__symbolic_pc(s->st, &sf);
-	v->pcs[h].func = f->func;
-	v->pcs[h].opline = opline;
-	v->pcs[h].serial = serial;
-	v->pcs[h].pc = pc;
-	return pc;
+	return rt_syms__put(slot, f->func, opline, serial, stacks__symbolic_pc(s->st, &sf));
 }
 
 static uint64_t gone_pc(struct phpview *v, struct sampler *s)
 {
-	sym_fresh(v, s);
-	if (!v->gone_pc) {
-		struct stacks_frame sf = { "[php call, gone before it was read]", NULL, NULL, 0 };
-		v->gone_pc = stacks__symbolic_pc(s->st, &sf);
-	}
-	return v->gone_pc;
+	return rt_syms__fixed(&v->syms, s->st, 0, "[php call, gone before it was read]");
 }
 
 /* Merges the capture's PHP calls into s->pcs[0 .. *DEPTH), py_merge()'s
@@ -340,7 +313,7 @@ static struct rt_view *php_open(struct sampler *s, pid_t pid, uint32_t space, ui
 	v->pid = pid;
 	v->space = space;
 	v->lines = !s->cfg.no_lines;
-	v->pcs = xcalloc(PC_CACHE, sizeof(*v->pcs));
+	rt_syms__init(&v->syms);
 	v->again = xcalloc(PHP_MAX_FRAMES, sizeof(*v->again));
 	v->best = xcalloc(PHP_MAX_FRAMES, sizeof(*v->best));
 	v->s = s;
@@ -389,7 +362,7 @@ static void php_free(struct rt_view *rv)
 		return;
 	php_interp__free(v->php);
 	free(v->native);
-	free(v->pcs);
+	rt_syms__free(&v->syms);
 	free(v->again);
 	free(v->best);
 	free(v);

@@ -1,4 +1,5 @@
 #include "sample/internal.h"
+#include "sample/rt_syms.h"
 #include "sample/runtime.h"
 
 #include <stdio.h>
@@ -33,7 +34,6 @@
  * "python_thread" beside its OS name. */
 
 struct pyview {
-	uint64_t sym_gen;               /* stacks__symbolic_gen() when its caches were filled */
 	struct py_interp *py;
 	pid_t pid;
 	uint32_t space;
@@ -44,13 +44,11 @@ struct pyview {
 	struct py_frame_raw frames[PY_MAX_FRAMES];
 	uint64_t *native;               /* a copy of the native frames while merging */
 	size_t native_cap;
-	/* (code, instruction) -> its symbolic frame, direct-mapped */
-	struct { uint64_t code, instr, pc; uint32_t serial; } *pcs;
+	struct rt_syms syms;            /* (code object, instruction, its serial) -> its frame */
 	uint64_t epoch;                 /* ticks: code objects are checked once per tick */
 	uint64_t seen, merged, unmatched, partial_frames, entering, deep, after, moved, gone;
 	uint64_t torn;                  /* running threads' chains that would not hold still */
 	struct py_frame_raw *again, *best;      /* py_read()'s second read, and what it keeps */
-	uint64_t gone_pc;                /* its frame, once made (gone_pc()) */
 	struct sampler *s;
 	/* each thread's frame addresses at its last capture, by thread state,
 	 * direct-mapped (a thread that loses its place reads its frames one
@@ -69,7 +67,6 @@ struct pyview {
 	bool over, said_over;
 	unsigned reads, merges, names;  /* this tick's (the first of each is spared) */
 	uint64_t over_ticks, over_samples;
-	uint64_t budget_pc;             /* its frame (budget_pc()) */
 	uint64_t sweep_ns, sweep_epoch; /* code objects not met since SWEEP_EPOCH are dropped
 					   at SWEEP_NS */
 	uint64_t codes_aged;
@@ -122,7 +119,6 @@ static bool spend(struct pyview *v, uint64_t t0)
 #define NAMES_EVERY_NS 1000000000ull
 #define NAMES_SOON_NS 100000000ull
 
-#define PC_CACHE (1u << 14)
 
 /* What the reader leaves in a capture: the GIL's holder, the thread
  * state, then its frames. */
@@ -326,23 +322,9 @@ static uint32_t py_thread_of(struct rt_view *rv, const struct capture *c, uint32
 
 static uint64_t budget_pc(struct pyview *v, struct sampler *s);
 
-/* Its caches of symbolic PCs, dropped once aging freed frames (a PC kept
- * from before names nothing: profile/stacks.h). */
-static void sym_fresh(struct pyview *v, struct sampler *s)
-{
-	uint64_t gen = stacks__symbolic_gen(s->st);
-	if (gen == v->sym_gen)
-		return;
-	v->sym_gen = gen;
-	memset(v->pcs, 0, PC_CACHE * sizeof(*v->pcs));
-	v->gone_pc = 0;
-	v->budget_pc = 0;
-}
-
 /* The symbolic frame of raw frame F. */
 static uint64_t frame_pc(struct pyview *v, struct sampler *s, const struct py_frame_raw *f)
 {
-	sym_fresh(v, s);
 	uint64_t instr = v->lines ? f->instr : 0;
 	/* over budget, only what needs no read: a code object already named
 	 * (not checked again this tick) */
@@ -352,11 +334,10 @@ static uint64_t frame_pc(struct pyview *v, struct sampler *s, const struct py_fr
 		return budget_pc(v, s);
 	if ((!v->over || spared) && f->code)
 		serial = py_interp__code(v->py, f->code, v->epoch);
-	size_t h = (size_t)(((f->code >> 4) ^ instr * 0x9e3779b97f4a7c15ull) * 0xff51afd7ed558ccdull >> 50) &
-		   (PC_CACHE - 1);
-	if (v->pcs[h].code == f->code && v->pcs[h].instr == instr && v->pcs[h].serial == serial &&
-	    v->pcs[h].pc)
-		return v->pcs[h].pc;
+	struct rt_sym *slot;
+	uint64_t cached = rt_syms__get(&v->syms, s->st, f->code, instr, serial, &slot);
+	if (cached)
+		return cached;
 	/* naming (a code object's reads) is what can take long: the time
 	 * so far is counted before each */
 	uint64_t now = cpu_ns();
@@ -368,36 +349,21 @@ static uint64_t frame_pc(struct pyview *v, struct sampler *s, const struct py_fr
 	if (py_interp__name(v->py, f, v->lines, &nm) < 0)
 		v->partial_frames++;
 	struct stacks_frame sf = { nm.func, nm.file, NULL, nm.line };
-	uint64_t pc = stacks__symbolic_pc(s->st, &sf);
-	v->pcs[h].code = f->code;
-	v->pcs[h].instr = instr;
-	v->pcs[h].serial = serial;
-	v->pcs[h].pc = pc;
-	return pc;
+	return rt_syms__put(slot, f->code, instr, serial, stacks__symbolic_pc(s->st, &sf));
 }
 
 /* The frame of Python frames not named: the tick's time for the view
  * was spent. */
 static uint64_t budget_pc(struct pyview *v, struct sampler *s)
 {
-	sym_fresh(v, s);
 	s->capture_uncached = true;
-	if (!v->budget_pc) {
-		struct stacks_frame sf = { "[python frames, not named: over the time budget]", NULL, NULL, 0 };
-		v->budget_pc = stacks__symbolic_pc(s->st, &sf);
-	}
-	return v->budget_pc;
+	return rt_syms__fixed(&v->syms, s->st, 0, "[python frames, not named: over the time budget]");
 }
 
 /* The frame of a call the sample was in and the read was not. */
 static uint64_t gone_pc(struct pyview *v, struct sampler *s)
 {
-	sym_fresh(v, s);
-	if (!v->gone_pc) {
-		struct stacks_frame sf = { "[python call, gone before it was read]", NULL, NULL, 0 };
-		v->gone_pc = stacks__symbolic_pc(s->st, &sf);
-	}
-	return v->gone_pc;
+	return rt_syms__fixed(&v->syms, s->st, 1, "[python call, gone before it was read]");
 }
 
 /* Merges the capture's Python frames into s->pcs[0 .. *DEPTH): each native
@@ -554,7 +520,7 @@ static struct rt_view *py_open(struct sampler *s, pid_t pid, uint32_t space, uin
 	if (v->budget_ns < BUDGET_MIN_NS)
 		v->budget_ns = BUDGET_MIN_NS;
 	v->threads = xcalloc(PY_MAX_THREADS, sizeof(*v->threads));
-	v->pcs = xcalloc(PC_CACHE, sizeof(*v->pcs));
+	rt_syms__init(&v->syms);
 	v->hints = xcalloc(HINTS, sizeof(*v->hints));
 	v->again = xcalloc(PY_MAX_FRAMES, sizeof(*v->again));
 	v->best = xcalloc(PY_MAX_FRAMES, sizeof(*v->best));
@@ -620,7 +586,7 @@ static void py_free(struct rt_view *rv)
 	py_interp__free(v->py);
 	free(v->threads);
 	free(v->native);
-	free(v->pcs);
+	rt_syms__free(&v->syms);
 	free(v->hints);
 	free(v->again);
 	free(v->best);

@@ -1,4 +1,5 @@
 #include "sample/internal.h"
+#include "sample/rt_syms.h"
 #include "sample/runtime.h"
 
 #include <stdio.h>
@@ -32,7 +33,6 @@ struct rb_th {
 };
 
 struct rbview {
-	uint64_t sym_gen;               /* stacks__symbolic_gen() when its caches were filled */
 	struct rb_vm *vm;
 	pid_t pid;
 	uint32_t space;
@@ -48,16 +48,14 @@ struct rbview {
 	struct rb_frame_raw *again;     /* rb_read()'s second read */
 	uint64_t *native;
 	size_t native_cap;
-	/* (iseq, pc) -> its symbolic frame, direct-mapped, emptied every
-	 * NAMES_TICKS ticks */
-	struct { uint64_t iseq, pc, sym; } *pcs;
+	/* (iseq, pc) -> its symbolic frame, emptied every NAMES_TICKS ticks */
+	struct rt_syms syms;
 	uint64_t named_tick;
 	uint64_t merged, after, torn, unmatched, entering, deep, unknown, moved;
 	uint64_t entering_pc;
 	struct sampler *s;
 };
 
-#define PC_CACHE (1u << 14)
 #define READ_TRIES 5
 #define THREADS_EVERY 100               /* ticks between reads of the thread table */
 #define NAMES_TICKS 300                 /* ticks a name is kept before read again */
@@ -178,7 +176,7 @@ static int rb_tick(struct rt_view *rv, struct sampler *s, char *note, size_t not
 			return -1;
 		}
 	if (v->ticks - v->named_tick >= NAMES_TICKS) {
-		memset(v->pcs, 0, PC_CACHE * sizeof(*v->pcs));
+		rt_syms__clear(&v->syms);
 		v->named_tick = v->ticks;
 	}
 	return 0;
@@ -199,26 +197,14 @@ static uint32_t rb_thread_of(struct rt_view *rv, const struct capture *c, uint32
 	return c->slot;
 }
 
-/* Its caches of symbolic PCs, dropped once aging freed frames (a PC kept
- * from before names nothing: profile/stacks.h). */
-static void sym_fresh(struct rbview *v, struct sampler *s)
-{
-	uint64_t gen = stacks__symbolic_gen(s->st);
-	if (gen == v->sym_gen)
-		return;
-	v->sym_gen = gen;
-	memset(v->pcs, 0, PC_CACHE * sizeof(*v->pcs));
-}
-
 /* The symbolic frame of Ruby frame F. */
 static uint64_t frame_pc(struct rbview *v, struct sampler *s, const struct rb_frame_raw *f)
 {
-	sym_fresh(v, s);
 	uint64_t pc = v->lines ? f->pc : 0;
-	size_t h = (size_t)(((f->iseq >> 3) ^ pc * 0x9e3779b97f4a7c15ull) * 0xff51afd7ed558ccdull >> 50) &
-		   (PC_CACHE - 1);
-	if (v->pcs[h].iseq == f->iseq && v->pcs[h].pc == pc && v->pcs[h].sym)
-		return v->pcs[h].sym;
+	struct rt_sym *slot;
+	uint64_t sym = rt_syms__get(&v->syms, s->st, f->iseq, pc, 0, &slot);
+	if (sym)
+		return sym;
 	char label[RB_MAX_STR + 1], path[RB_MAX_STR + 1];
 	int first;
 	struct stacks_frame sf = { "[unknown ruby frame]", NULL, NULL, 0 };
@@ -232,11 +218,7 @@ static uint64_t frame_pc(struct rbview *v, struct sampler *s, const struct rb_fr
 	} else {
 		v->unknown++;
 	}
-	uint64_t sym = stacks__symbolic_pc(s->st, &sf);
-	v->pcs[h].iseq = f->iseq;
-	v->pcs[h].pc = pc;
-	v->pcs[h].sym = sym;
-	return sym;
+	return rt_syms__put(slot, f->iseq, pc, 0, stacks__symbolic_pc(s->st, &sf));
 }
 
 static bool in_exec(const struct rbview *v, uint64_t pc)
@@ -366,7 +348,7 @@ static struct rt_view *rb_open(struct sampler *s, pid_t pid, uint32_t space, uin
 	v->space = space;
 	v->lines = !s->cfg.no_lines;
 	v->raw = xcalloc(RB_MAX_THREADS, sizeof(*v->raw));
-	v->pcs = xcalloc(PC_CACHE, sizeof(*v->pcs));
+	rt_syms__init(&v->syms);
 	v->again = xcalloc(RB_MAX_FRAMES, sizeof(*v->again));
 	v->gvl_held = stacks__rt_state(s->st, "gvl=held");
 	v->gvl_free = stacks__rt_state(s->st, "gvl=not held");
@@ -415,7 +397,7 @@ static void rb_free(struct rt_view *rv)
 	free(v->threads);
 	free(v->raw);
 	free(v->native);
-	free(v->pcs);
+	rt_syms__free(&v->syms);
 	free(v->again);
 	free(v);
 }
