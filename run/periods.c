@@ -1,7 +1,6 @@
 #include "run/periods.h"
 
 #include <errno.h>
-#include <malloc.h>
 #include <math.h>
 #include <poll.h>
 #include <pthread.h>
@@ -12,7 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "run/outfile.h"
+#include "run/pattern.h"
+#include "run/writer.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"
 
@@ -25,15 +25,6 @@
 #define STACK_AGE_NS (60 * 1000000000ull)
 /* The most the history's counts may hold (run/periods.h HISTORY_MAX_BYTES);
  * CPROF_HISTORY_BYTES sets it, for the tests. */
-
-struct job {
-	struct frames *fr;
-	struct profile_info info;
-	char path[4096];                /* "": no file, the sink only */
-	int sink;                       /* a period: to the sink too */
-	int dump;                       /* a dump of the history (SIGUSR1): said when written */
-	double pause_ms;                /* ... how long its naming paused sampling */
-};
 
 /* An ask (periods__ask) between the thread that asked and the loop. */
 enum { ASK_QUEUED, ASK_RUNNING, ASK_NAMING, ASK_DONE };
@@ -59,7 +50,6 @@ struct periods {
 	const char *pattern;            /* -o, or the default name */
 	struct sampler *s;
 	pid_t pid;
-	periods_writer write;
 	char *comment;
 	struct names *names;
 	uint64_t slice_ns, period_ns, history_ns;
@@ -84,14 +74,8 @@ struct periods {
 	int ticked_now;                 /* paused after a tick made for an ask (ASK_TICK) */
 	uint64_t dump_t0;               /* CLOCK_MONOTONIC: a dump's naming began */
 	uint64_t dump_seq;
-	/* The writer thread and its queue. */
-	pthread_t thread;
-	int thread_started;
+	struct writer *writer;          /* writes the files, and to the sink */
 	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	struct job q[PERIODS_QUEUE];
-	size_t qhead, qn;
-	int busy, quit;
 	struct periods_stats st;        /* under mu */
 	struct sampler_stats sst;       /* under mu: as of the last slice */
 	/* Asks, under mu: a list, newest first; the loop is woken by wake. */
@@ -108,77 +92,10 @@ struct periods {
 	double debt;
 	uint64_t debt_at;
 	int over_budget;                /* a tick ask (ASK_TICK) waits for it */
-	/* Where each period also goes (--push). */
-	periods_sink sink;
-	void *sink_arg;
-	int files;
+	int files;                      /* the periods go to files (not to --push alone) */
 };
 
-int periods__is_pattern(const char *pattern)
-{
-	for (const char *c = pattern; (c = strchr(c, '%')); c += 2) {
-		if (c[1] == 't' || c[1] == 'n')
-			return 1;
-		if (!c[1])
-			break;
-	}
-	return 0;
-}
-
-int periods__expand(const char *pattern, pid_t pid, uint64_t seq, uint64_t start_ns, char *buf,
-		    size_t size, char *err, size_t errlen)
-{
-	size_t o = 0;
-	for (const char *c = pattern; *c; c++) {
-		char piece[64];
-		const char *add = piece;
-		if (*c != '%') {
-			piece[0] = *c;
-			piece[1] = '\0';
-		} else if (c[1] == '%') {
-			add = "%";
-			c++;
-		} else if (c[1] == 'p') {
-			snprintf(piece, sizeof(piece), "%d", (int)pid);
-			c++;
-		} else if (c[1] == 't') {
-			time_t t = (time_t)(start_ns / 1000000000ull);
-			struct tm tm;
-			gmtime_r(&t, &tm);
-			strftime(piece, sizeof(piece), "%Y%m%d-%H%M%S", &tm);
-			c++;
-		} else if (c[1] == 'n' && c[2] == '{') {
-			char *end;
-			errno = 0;
-			unsigned long long max = strtoull(c + 3, &end, 10);
-			if (end == c + 3 || *end != '}' || max == 0 || errno || c[3] == '-' || c[3] == '+') {
-				snprintf(err, errlen, "-o %s: %%n{MAX} needs a whole number above 0 "
-					 "between the braces", pattern);
-				return -EINVAL;
-			}
-			snprintf(piece, sizeof(piece), "%llu", (unsigned long long)(seq % max));
-			c = end;
-		} else if (c[1] == 'n') {
-			snprintf(piece, sizeof(piece), "%llu", (unsigned long long)seq);
-			c++;
-		} else {
-			snprintf(err, errlen, "-o %s: unknown pattern '%%%s' (%%p, %%t, %%n, "
-				 "%%n{MAX} and %%%% are known)", pattern, c[1] ? (char[]){ c[1], 0 } : "");
-			return -EINVAL;
-		}
-		size_t len = strlen(add);
-		if (o + len + 1 > size) {
-			snprintf(err, errlen, "-o %s: the file name is too long", pattern);
-			return -ENAMETOOLONG;
-		}
-		memcpy(buf + o, add, len);
-		o += len;
-	}
-	buf[o] = '\0';
-	return 0;
-}
-
-/* ---- the writer thread ------------------------------------------------- */
+/* ---- slices ------------------------------------------------------------- */
 
 /* What starts a line of ours on stderr: on a terminal, the live status
  * line is erased first. */
@@ -186,114 +103,6 @@ static const char *line_start(void)
 {
 	return isatty(STDERR_FILENO) ? "\r\033[K" : "";
 }
-
-static void write_job(struct periods *p, struct job *j)
-{
-	if (p->sink && j->sink)
-		p->sink(p->sink_arg, j->fr, &j->info);
-	if (!j->path[0])
-		return;
-	struct outfile *f = NULL;
-	char err[512];
-	uint64_t t0 = now_ns();
-	int e = outfile__open(&f, j->path, err, sizeof(err));
-	if (e == 0) {
-		e = p->write(outfile__fd(f), j->fr, &j->info, err, sizeof(err));
-		if (e < 0) {
-			char why[256];
-			snprintf(why, sizeof(why), "%.250s", err);
-			snprintf(err, sizeof(err), "cannot write the profile to %.200s: %.250s", j->path, why);
-		} else {
-			e = outfile__commit(f, err, sizeof(err));
-		}
-	}
-	outfile__free(f);
-	pthread_mutex_lock(&p->mu);
-	if (e < 0) {
-		p->st.failed++;
-		fprintf(stderr, "%scprof-attach: error: %s (sampling goes on)\n", line_start(), err);
-	} else {
-		p->st.written++;
-		snprintf(p->st.last, sizeof(p->st.last), "%s", j->path);
-	}
-	pthread_mutex_unlock(&p->mu);
-	/* A dump is asked for by hand (SIGUSR1, systemctl kill): where it
-	 * went is said at once (journalctl shows it). */
-	if (e == 0 && j->dump)
-		fprintf(stderr, "%scprof-attach: SIGUSR1: wrote the history's last %.0f s (%.1f s "
-			"of samples) to %s in %.0f ms (its naming paused sampling %.1f ms)\n",
-			line_start(), (double)p->history_ns / 1e9, (double)j->info.duration_ns / 1e9,
-			j->path, (double)(now_ns() - t0) / 1e6, j->pause_ms);
-}
-
-/* A period's naming and encoding allocate megabytes for a moment (the
- * view, the named frames, the encoder's buffers), in the periods thread's
- * arena and the writer's.  Freed, that memory stays in the arenas, in
- * pieces, and RSS wanders with where the next period's pieces land:
- * malloc_trim() after each file gives the free pages back.  Measured on
- * tests/bin/churn with libraries (bench/always.sh's target), --period
- * 10s, RSS every 15 s from 2 to 4 minutes: 36.0-38.6 MB without, 35.2-35.8
- * MB with; a malloc_trim() took 0.18 ms at most. */
-static void trim_heap(struct periods *p)
-{
-	uint64_t t0 = now_ns();
-	malloc_trim(0);
-	double ms = (double)(now_ns() - t0) / 1e6;
-	pthread_mutex_lock(&p->mu);
-	if (ms > p->st.trim_ms_max)
-		p->st.trim_ms_max = ms;
-	pthread_mutex_unlock(&p->mu);
-}
-
-static void *writer_main(void *arg)
-{
-	struct periods *p = arg;
-	pthread_mutex_lock(&p->mu);
-	for (;;) {
-		while (!p->qn && !p->quit)
-			pthread_cond_wait(&p->cv, &p->mu);
-		if (!p->qn)
-			break;
-		struct job j = p->q[p->qhead];
-		p->qhead = (p->qhead + 1) % PERIODS_QUEUE;
-		p->qn--;
-		p->busy = 1;
-		pthread_mutex_unlock(&p->mu);
-		write_job(p, &j);
-		frames__free(j.fr);
-		trim_heap(p);
-		pthread_mutex_lock(&p->mu);
-		p->busy = 0;
-		pthread_cond_broadcast(&p->cv);
-	}
-	pthread_mutex_unlock(&p->mu);
-	return NULL;
-}
-
-/* Hands FR to the writer; the oldest waiting profile makes room. */
-static void enqueue(struct periods *p, struct frames *fr, const struct profile_info *info,
-		    const char *path, int sink, int dump, double pause_ms)
-{
-	pthread_mutex_lock(&p->mu);
-	if (p->qn == PERIODS_QUEUE) {
-		frames__free(p->q[p->qhead].fr);
-		p->qhead = (p->qhead + 1) % PERIODS_QUEUE;
-		p->qn--;
-		p->st.dropped++;
-	}
-	struct job *j = &p->q[(p->qhead + p->qn) % PERIODS_QUEUE];
-	j->fr = fr;
-	j->info = *info;
-	snprintf(j->path, sizeof(j->path), "%s", path);
-	j->sink = sink;
-	j->dump = dump;
-	j->pause_ms = pause_ms;
-	p->qn++;
-	pthread_cond_broadcast(&p->cv);
-	pthread_mutex_unlock(&p->mu);
-}
-
-/* ---- slices ------------------------------------------------------------- */
 
 static uint64_t real_ns(void)
 {
@@ -474,11 +283,11 @@ static void emit(struct periods *p, struct frames *fr, uint64_t start, uint64_t 
 	if (period && !p->files) {
 		info_for(p, start, end, &info);
 		path[0] = '\0';
-		enqueue(p, fr, &info, path, 1, 0, 0);
+		writer__enqueue(p->writer, fr, &info, path, 1, 0, 0, 0);
 		return;
 	}
 	int own = !period && p->dump_pattern;
-	if (periods__expand(own ? p->dump_pattern : p->pattern, p->pid,
+	if (pattern__expand(own ? p->dump_pattern : p->pattern, p->pid,
 			    own ? p->dump_seq++ : p->seq++, start, path, sizeof(path), err,
 			    sizeof(err)) < 0) {
 		fprintf(stderr, "%scprof-attach: error: %s\n", line_start(), err);
@@ -486,20 +295,8 @@ static void emit(struct periods *p, struct frames *fr, uint64_t start, uint64_t 
 		return;
 	}
 	info_for(p, start, end, &info);
-	enqueue(p, fr, &info, path, period, !period,
-		period ? 0 : (double)(now_ns() - p->dump_t0) / 1e6);
-}
-
-char *periods__dump_pattern(const char *pattern)
-{
-	const char *base = strrchr(pattern, '/');
-	size_t at = base ? (size_t)(base - pattern) + 1 : 0;
-	size_t n = strlen(pattern);
-	char *d = xmalloc(n + 6);
-	memcpy(d, pattern, at);
-	memcpy(d + at, "dump-", 5);
-	memcpy(d + at + 5, pattern + at, n - at + 1);
-	return d;
+	writer__enqueue(p->writer, fr, &info, path, period, !period,
+			period ? 0 : (double)(now_ns() - p->dump_t0) / 1e6, (double)p->history_ns / 1e9);
 }
 
 /* ---- asks (periods__ask) ------------------------------------------------ */
@@ -799,8 +596,7 @@ int periods__wake_fd(const struct periods *p)
 
 void periods__set_sink(struct periods *p, periods_sink sink, void *arg, int files)
 {
-	p->sink = sink;
-	p->sink_arg = arg;
+	writer__set_sink(p->writer, sink, arg);
 	p->files = files;
 }
 
@@ -933,13 +729,7 @@ void periods__finish(struct periods *p)
 		take_slice(p);
 		end_period(p);
 	}
-	pthread_mutex_lock(&p->mu);
-	p->quit = 1;
-	pthread_cond_broadcast(&p->cv);
-	pthread_mutex_unlock(&p->mu);
-	if (p->thread_started)
-		pthread_join(p->thread, NULL);
-	p->thread_started = 0;
+	writer__finish(p->writer);
 }
 
 int periods__new(struct periods **out, const struct options *o, const char *pattern,
@@ -948,7 +738,7 @@ int periods__new(struct periods **out, const struct options *o, const char *patt
 {
 	char path[4096];
 	*out = NULL;
-	int e = periods__expand(pattern, pid, 0, real_ns(), path, sizeof(path), err, errlen);
+	int e = pattern__expand(pattern, pid, 0, real_ns(), path, sizeof(path), err, errlen);
 	if (e < 0)
 		return e;
 	struct periods *p = xcalloc(1, sizeof(*p));
@@ -957,7 +747,6 @@ int periods__new(struct periods **out, const struct options *o, const char *patt
 	p->pattern = pattern;
 	p->s = s;
 	p->pid = pid;
-	p->write = write;
 	p->comment = xstrdup(comment ? comment : "");
 	p->names = names__new(o->debug_dirs, o->ndebug_dirs);
 	p->period_ns = o->period > 0 ? (uint64_t)llround(o->period * 1e9) : 0;
@@ -982,25 +771,24 @@ int periods__new(struct periods **out, const struct options *o, const char *patt
 	p->next_period = p->period_ns ? start + p->period_ns : UINT64_MAX;
 	p->last_take = real_ns() - (now - start);
 	pthread_mutex_init(&p->mu, NULL);
-	pthread_cond_init(&p->cv, NULL);
 	pthread_cond_init(&p->asked, NULL);
 	p->files = 1;
 	if (p->period_ns && p->history_ns)
-		p->dump_pattern = periods__dump_pattern(pattern);
+		p->dump_pattern = pattern__dump(pattern);
 	p->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (!p->names || p->wake < 0 || pthread_create(&p->thread, NULL, writer_main, p) != 0) {
+	p->writer = writer__new(write);
+	if (!p->names || p->wake < 0 || !p->writer) {
 		snprintf(err, errlen, "cannot start the writer thread");
 		periods__free(p);
 		return -ENOMEM;
 	}
-	p->thread_started = 1;
 	*out = p;
 	return 0;
 }
 
 int periods__next_name(struct periods *p, char *buf, size_t size, char *err, size_t errlen)
 {
-	return periods__expand(p->pattern, p->pid, p->seq++, real_ns(), buf, size, err, errlen);
+	return pattern__expand(p->pattern, p->pid, p->seq++, real_ns(), buf, size, err, errlen);
 }
 
 uint64_t periods__seq(const struct periods *p, uint64_t *dump_seq)
@@ -1021,21 +809,20 @@ void periods__stats(const struct periods *p, struct periods_stats *out)
 	pthread_mutex_lock((pthread_mutex_t *)&p->mu);
 	*out = p->st;
 	pthread_mutex_unlock((pthread_mutex_t *)&p->mu);
+	struct writer_stats ws;
+	writer__stats(p->writer, &ws);
+	out->written = ws.written;
+	out->failed = ws.failed;
+	out->dropped = ws.dropped;
+	out->trim_ms_max = ws.trim_ms_max;
+	snprintf(out->last, sizeof(out->last), "%s", ws.last);
 }
 
 void periods__free(struct periods *p)
 {
 	if (!p)
 		return;
-	if (p->thread_started) {
-		pthread_mutex_lock(&p->mu);
-		p->quit = 1;
-		pthread_cond_broadcast(&p->cv);
-		pthread_mutex_unlock(&p->mu);
-		pthread_join(p->thread, NULL);
-	}
-	for (size_t i = 0; i < p->qn; i++)
-		frames__free(p->q[(p->qhead + i) % PERIODS_QUEUE].fr);
+	writer__free(p->writer);
 	for (size_t i = 0; i < p->n; i++)
 		stacks__slice_free(&p->slices[i]);
 	free(p->slices);
@@ -1050,6 +837,5 @@ void periods__free(struct periods *p)
 	free(p->comment);
 	free(p->dump_pattern);
 	pthread_mutex_destroy(&p->mu);
-	pthread_cond_destroy(&p->cv);
 	free(p);
 }

@@ -9,16 +9,8 @@
  * the oldest.  Naming happens while the sampler is paused (between two
  * ticks, no thread of the target held), with names kept for the run
  * (output/frames.h: names__new), so a period costs the addresses it is the
- * first to hold.  Encoding and writing happen on a writer thread of their
- * own, from a queue of PERIODS_QUEUE profiles: a slow or full disk delays
- * the files, never a tick; when the queue is full the oldest waiting
- * profile is dropped and counted.
- *
- * File names: -o's pattern, as async-profiler's -f: %p the first target's
- * PID, %t the period's start (UTC, YYYYmmdd-HHMMSS), %n the sequence number
- * from 0, %n{MAX} that number modulo MAX (a ring of MAX files), %% a '%'.
- * A name without a pattern is replaced at each period (atomically:
- * run/outfile.h). */
+ * first to hold.  Encoding and writing happen on the writer's thread
+ * (run/writer.h), the files named by -o's pattern (run/pattern.h). */
 #ifndef CPROF_RUN_PERIODS_H
 #define CPROF_RUN_PERIODS_H
 
@@ -31,10 +23,9 @@
 #include "output/output.h"
 #include "sample/sampler.h"
 
-#define PERIODS_QUEUE 4
+#include "run/writer.h"
 
-typedef int (*periods_writer)(int fd, const struct frames *fr, const struct profile_info *info,
-			      char *err, size_t errlen);
+typedef writer_fn periods_writer;
 
 struct periods_stats {
 	uint64_t periods;               /* profiles made for periods */
@@ -149,16 +140,10 @@ void periods__close(struct periods *p);
 uint64_t periods__seq(const struct periods *p, uint64_t *dump_seq);
 void periods__set_seq(struct periods *p, uint64_t seq, uint64_t dump_seq);
 
-/* With --period and --history, where a dump (SIGUSR1) goes: PATTERN with
- * "dump-" before its file name ("/d/app-%n{20}.pprof" ->
- * "/d/dump-app-%n{20}.pprof"), numbered on its own: no expansion of the
- * pattern is ever such a name (a %-pattern expands to digits, '-' and
- * '%'), so the ring never overwrites a dump.  Malloc'd. */
-char *periods__dump_pattern(const char *pattern);
 
 /* Each period's profile also goes to SINK (on the writer thread, after
  * its file); with FILES 0 it goes there only (--push without -o). */
-typedef void (*periods_sink)(void *arg, const struct frames *fr, const struct profile_info *info);
+typedef writer_sink periods_sink;
 void periods__set_sink(struct periods *p, periods_sink sink, void *arg, int files);
 
 /* The pattern's next file name (and its number taken), for the profile of
@@ -166,13 +151,6 @@ void periods__set_sink(struct periods *p, periods_sink sink, void *arg, int file
 int periods__next_name(struct periods *p, char *buf, size_t size, char *err, size_t errlen);
 void periods__free(struct periods *p);           /* accepts NULL */
 
-/* Expands PATTERN into BUF for PID, sequence number SEQ and the time
- * START_NS (CLOCK_REALTIME).  Returns 0, or -EINVAL (with ERR) for an
- * unknown %-sequence or a bad %n{MAX}; -ENAMETOOLONG when it does not fit. */
-int periods__expand(const char *pattern, pid_t pid, uint64_t seq, uint64_t start_ns, char *buf,
-		    size_t size, char *err, size_t errlen);
 
-/* Whether PATTERN has a %-sequence that changes from one file to the next. */
-int periods__is_pattern(const char *pattern);
 
 #endif

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "run/outfile.h"
+#include "run/pattern.h"
 #include "run/periods.h"
 #include "run/follow.h"
 #include "run/push.h"
@@ -887,7 +888,7 @@ int run__profile(const struct options *o, int argc, char **argv)
 		goto out;
 	if (options__always_on(o) && o->output) {
 		char pat[4096];       /* a bad pattern is refused before anything attaches */
-		if (periods__expand(o->output, 1, 0, 0, pat, sizeof(pat), r.err, sizeof(r.err)) < 0) {
+		if (pattern__expand(o->output, 1, 0, 0, pat, sizeof(pat), r.err, sizeof(r.err)) < 0) {
 			errorf("%s", r.err);
 			goto out;
 		}
@@ -1037,7 +1038,7 @@ again:
 	end_push(&r);
 	/* With --period the periods' files are the profile; with --history
 	 * alone the whole run's goes to the pattern's next name. */
-	if (r.periods && o->period <= 0 && o->output && periods__is_pattern(o->output)) {
+	if (r.periods && o->period <= 0 && o->output && pattern__is(o->output)) {
 		char final_name[4096];
 		if (periods__next_name(r.periods, final_name, sizeof(final_name), r.err,
 				       sizeof(r.err)) < 0 ||

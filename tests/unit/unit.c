@@ -17,6 +17,7 @@
 #include "build/output/profile.pb-c.h"
 #include "cli/options.h"
 #include "run/outfile.h"
+#include "run/pattern.h"
 #include "run/periods.h"
 #include "goroutine/curg.h"
 #include "goroutine/golayout.h"
@@ -455,21 +456,21 @@ static void test_slices(void)
 
 	char buf[256], err[256];
 	uint64_t t = 1790000000ull * 1000000000ull;     /* 2026-09-21 14:13:20 UTC */
-	check(periods__expand("p-%p-%n.pprof", 42, 7, t, buf, sizeof(buf), err, sizeof(err)) == 0 &&
+	check(pattern__expand("p-%p-%n.pprof", 42, 7, t, buf, sizeof(buf), err, sizeof(err)) == 0 &&
 	      strcmp(buf, "p-42-7.pprof") == 0, "pattern: %p and %n");
-	check(periods__expand("r-%n{3}.folded", 1, 7, t, buf, sizeof(buf), err, sizeof(err)) == 0 &&
+	check(pattern__expand("r-%n{3}.folded", 1, 7, t, buf, sizeof(buf), err, sizeof(err)) == 0 &&
 	      strcmp(buf, "r-1.folded") == 0, "pattern: %n{3} counts modulo 3");
-	check(periods__expand("t-%t-100%%.svg", 1, 0, t, buf, sizeof(buf), err, sizeof(err)) == 0 &&
+	check(pattern__expand("t-%t-100%%.svg", 1, 0, t, buf, sizeof(buf), err, sizeof(err)) == 0 &&
 	      strcmp(buf, "t-20260921-141320-100%.svg") == 0, "pattern: %t in UTC, %% a percent sign");
-	check(periods__expand("x-%q", 1, 0, t, buf, sizeof(buf), err, sizeof(err)) == -EINVAL &&
-	      periods__expand("x-%n{0}", 1, 0, t, buf, sizeof(buf), err, sizeof(err)) == -EINVAL &&
-	      periods__expand("x-%n{3", 1, 0, t, buf, sizeof(buf), err, sizeof(err)) == -EINVAL &&
-	      periods__expand("x-%", 1, 0, t, buf, sizeof(buf), err, sizeof(err)) == -EINVAL,
+	check(pattern__expand("x-%q", 1, 0, t, buf, sizeof(buf), err, sizeof(err)) == -EINVAL &&
+	      pattern__expand("x-%n{0}", 1, 0, t, buf, sizeof(buf), err, sizeof(err)) == -EINVAL &&
+	      pattern__expand("x-%n{3", 1, 0, t, buf, sizeof(buf), err, sizeof(err)) == -EINVAL &&
+	      pattern__expand("x-%", 1, 0, t, buf, sizeof(buf), err, sizeof(err)) == -EINVAL,
 	      "pattern: unknown sequences and bad %n{MAX} refused");
-	check(periods__expand("%n%n%n%n", 1, 123456789, t, buf, 20, err, sizeof(err)) == -ENAMETOOLONG,
+	check(pattern__expand("%n%n%n%n", 1, 123456789, t, buf, 20, err, sizeof(err)) == -ENAMETOOLONG,
 	      "pattern: a name too long for the buffer refused");
-	check(periods__is_pattern("a-%n.pprof") && periods__is_pattern("%t") &&
-	      !periods__is_pattern("a-%p.pprof") && !periods__is_pattern("100%%.pprof"),
+	check(pattern__is("a-%n.pprof") && pattern__is("%t") &&
+	      !pattern__is("a-%p.pprof") && !pattern__is("100%%.pprof"),
 	      "pattern: only %n and %t change from file to file");
 }
 
