@@ -35,7 +35,8 @@
 # program's output, which the plain pass runs.  Each file left out is
 # listed in the report as skipped; SAN_FILES=all runs them all.  Those
 # of SAN_ONLY (what the profiler writes and refuses: parsers, writers,
-# error paths) run in the sanitizer pass alone; SAN_ONLY= runs them in
+# error paths; following forks and execs, no share measured) run in the
+# sanitizer pass alone; SAN_ONLY= runs them in
 # both.
 #
 # Sanitizer reports (ASan, UBSan, LeakSanitizer) of any program run by a
@@ -63,7 +64,7 @@ SAN_FILES=${SAN_FILES:-"t_attach t_always t_errors t_folded t_pprof t_flamegraph
 	t_forkexec t_hostile t_outfile t_unwind t_gounwind t_signals t_fuzz t_serve t_push t_container t_bigframe
 	t_jitgrow t_follow"}
 SAN_ONLY=${SAN_ONLY-"t_errors t_folded t_pprof t_dump t_outfile t_flamegraph t_unwind t_gounwind t_bigframe
-	t_container t_fuzz t_hostile t_jitgrow"}
+	t_container t_fuzz t_hostile t_jitgrow t_forkexec t_subprocesses"}
 if [ -z "${JOBS:-}" ]; then
 	JOBS=$(printf '%s\n' "${MAKEFLAGS:-}" | grep -oE '(^| )-j *[0-9]+' | grep -oE '[0-9]+' | tail -n 1)
 	[ -n "$JOBS" ] || JOBS=$(nproc 2>/dev/null || echo 2)
