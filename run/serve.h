@@ -43,7 +43,7 @@
  * a core over time, SERVE_CPU_BURST_S seconds of it at once.  A profile asked for
  * past it waits for the budget, at most SERVE_WAIT_S, then gets 503 with
  * Retry-After.  /metrics, the index page and errors are not counted.
- * (The naming's own budget, which pauses sampling: cli/periods.h
+ * (The naming's own budget, which pauses sampling: run/periods.h
  * PERIODS_ASK_PAUSE_SHARE.)  8 clients looping ?last=600 held 78-92 of
  * 99 Hz before. */
 #define SERVE_NICE 10
