@@ -65,4 +65,15 @@ static inline void mem_regions(struct mem *m, const uint8_t *p, size_t size)
 	}
 }
 
+/* M made from a harness's input of SIZE bytes at DATA: its fill from the
+ * flag byte at FLAG (odd: the next byte fills, else -1), its regions from
+ * HEADER bytes on. */
+static inline void mem_load(struct mem *m, const uint8_t *data, size_t size, size_t flag,
+			    size_t header)
+{
+	memset(m, 0, sizeof(*m));
+	m->fill = data[flag] & 1 ? data[flag + 1] : -1;
+	mem_regions(m, data + header, size - header);
+}
+
 #endif

@@ -246,8 +246,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < HEADER)
 		return 0;
 	static struct mem m;
-	memset(&m, 0, sizeof(m));
-	m.fill = data[0] & 1 ? data[1] : -1;
+	mem_load(&m, data, size, 0, HEADER);
 	struct jvm_symbols sym;
 	uint64_t *f[] = { &sym.structs, &sym.types, &sym.ints, &sym.longs, &sym.s_type, &sym.s_field,
 			  &sym.s_typestr, &sym.s_static, &sym.s_offset, &sym.s_address, &sym.s_stride,
@@ -255,7 +254,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			  &sym.i_stride, &sym.l_name, &sym.l_value, &sym.l_stride };
 	for (int i = 0; i < 20; i++)
 		*f[i] = le(data + 8 + 8 * i, 8);
-	mem_regions(&m, data + HEADER, size - HEADER);
 	char why[200];
 	struct jvm *j = jvm__open(&sym, fake_read, &m, why, sizeof(why));
 	if (!j) {

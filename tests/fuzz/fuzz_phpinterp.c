@@ -53,8 +53,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size < HEADER)
 		return 0;
-	struct mem m = { .fill = data[0] & 1 ? data[1] : -1 };
-	mem_regions(&m, data + HEADER, size - HEADER);
+	struct mem m;
+	mem_load(&m, data, size, 0, HEADER);
 	struct php_interp *php = php_interp__fake(php_layout__of(8, 2), fake_read, &m, le(data + 8, 8));
 	size_t maxes[2] = { PHP_MAX_FRAMES, 3 };
 	for (int k = 0; k < 2; k++) {

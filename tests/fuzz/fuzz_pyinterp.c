@@ -183,8 +183,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (size < HEADER)
 		return 0;
-	struct mem m = { .fill = data[1] & 1 ? data[2] : -1 };
-	mem_regions(&m, data + HEADER, size - HEADER);
+	struct mem m;
+	mem_load(&m, data, size, 1, HEADER);
 	const struct py_layout *l = py_layout__of(8 + mode);
 	if (mode == 5) {
 		unsigned char block[PY_DEBUG_OFFSETS_SIZE];

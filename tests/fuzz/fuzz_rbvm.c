@@ -40,10 +40,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < HEADER)
 		return 0;
 	static struct mem m;
-	memset(&m, 0, sizeof(m));
-	m.fill = data[0] & 1 ? data[1] : -1;
+	mem_load(&m, data, size, 0, HEADER);
 	uint64_t vm_ptr = le(data + 8, 8);
-	mem_regions(&m, data + HEADER, size - HEADER);
 	struct rb_vm *v = rb_vm__fake(ruby_layout__find(3, 1), fake_read, &m, vm_ptr);
 	struct rb_thread_raw th[8];
 	static struct rb_frame_raw fr[RB_MAX_FRAMES];
