@@ -17,27 +17,47 @@ int proc__parse_stat(const char *buf, struct proc_stat *st)
 {
 	const char *p = strrchr(buf, ')');
 	int ppid;
-	st->utime = st->stime = 0;
-	if (!p || sscanf(p + 2, "%c %d %*d %*d %*d %*d %lu %*u %*u %*u %*u %llu %llu", &st->state,
-			 &ppid, &st->flags, &st->utime, &st->stime) < 3)
+	if (!p || sscanf(p + 2, "%c %d %*d %*d %*d %*d %lu", &st->state, &ppid, &st->flags) != 3)
 		return -EIO;
 	st->ppid = (pid_t)ppid;
 	return 0;
 }
 
-int proc__stat(pid_t id, struct proc_stat *st)
+/* /proc/ID/stat into BUF (a string); 0, or a negative errno. */
+static int read_stat(pid_t id, char *buf, size_t len)
 {
-	char fn[64], buf[1024];
+	char fn[64];
 	snprintf(fn, sizeof(fn), "/proc/%d/stat", (int)id);
 	int fd = open(fn, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	ssize_t n = read(fd, buf, len - 1);
 	close(fd);
 	if (n <= 0)
 		return n < 0 && errno == ESRCH ? -ENOENT : -EIO;
 	buf[n] = '\0';
-	return proc__parse_stat(buf, st);
+	return 0;
+}
+
+int proc__stat(pid_t id, struct proc_stat *st)
+{
+	char buf[1024];
+	int e = read_stat(id, buf, sizeof(buf));
+	return e < 0 ? e : proc__parse_stat(buf, st);
+}
+
+int proc__cpu_ticks(pid_t id, unsigned long long *ticks)
+{
+	char buf[1024];
+	int e = read_stat(id, buf, sizeof(buf));
+	if (e < 0)
+		return e;
+	const char *p = strrchr(buf, ')');
+	unsigned long long ut, st;
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+		return -EIO;
+	*ticks = ut + st;
+	return 0;
 }
 
 long proc__status_field(pid_t id, const char *key)

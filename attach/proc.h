@@ -17,9 +17,10 @@ struct proc_stat {
 	char state;                     /* R, S, D, T, t, Z, X, ... */
 	pid_t ppid;
 	unsigned long flags;            /* PF_* */
-	unsigned long long utime, stime;        /* CPU time, clock ticks (0: not read) */
 };
 int proc__stat(pid_t id, struct proc_stat *st);
+/* Process ID's CPU time (user and system), in clock ticks. */
+int proc__cpu_ticks(pid_t id, unsigned long long *ticks);
 /* The same parse of a stat line already read (for files kept open). */
 int proc__parse_stat(const char *buf, struct proc_stat *st);
 

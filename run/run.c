@@ -186,10 +186,10 @@ static uint64_t self_rss_of(pid_t watchdog)
 /* The watchdog's CPU time (user and system), seconds. */
 static double cpu_of(pid_t pid)
 {
-	struct proc_stat st;
-	if (pid <= 0 || proc__stat(pid, &st) < 0)
+	unsigned long long ticks;
+	if (pid <= 0 || proc__cpu_ticks(pid, &ticks) < 0)
 		return 0;
-	return (double)(st.utime + st.stime) / (double)sysconf(_SC_CLK_TCK);
+	return (double)ticks / (double)sysconf(_SC_CLK_TCK);
 }
 
 /* ACC += PS: the periods' counts of one process added to those before
