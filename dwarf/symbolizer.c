@@ -60,6 +60,10 @@ struct symbolizer {
 	struct { Dwfl_Module *mod; struct symcache *c; } *symcaches;
 	size_t nsymcaches;
 	int no_symcache;
+	/* Each module's .eh_frame, found sane (1) or not (-1) at its first
+	 * question (func_start). */
+	struct { Dwfl_Module *mod; int sane; } *cfis;
+	size_t ncfis;
 };
 
 /* A module's Go table, read at its first lookup (NULL: not Go). */
@@ -355,6 +359,7 @@ void symbolizer__free(struct symbolizer *s)
 	for (size_t i = 0; i < s->nsymcaches; i++)
 		symcache__free(s->symcaches[i].c);
 	free(s->symcaches);
+	free(s->cfis);
 	perfmap__free(s->jit);
 	intern__free(s->strings);
 	intern__free(s->addrs);
@@ -610,6 +615,38 @@ static struct symcache *symcache_of(struct symbolizer *s, Dwfl_Module *mod)
 	return s->symcaches[s->nsymcaches++].c = symcache__new(mod);
 }
 
+/* Where the function holding ADDR starts (its FDE's start, from M's
+ * search table), when an FDE covers ADDR: asked of libdwfl's own reader of
+ * MOD's .eh_frame, once it was found sane (module__eh_frame_sane), never
+ * of the module's, which is the unwinder's (the sampler's thread may be
+ * unwinding through it as this names: run/periods.c). */
+static bool func_start(struct symbolizer *s, Dwfl_Module *mod, const struct module *m,
+		       uint64_t addr, uint64_t *start)
+{
+	if (!mod || !m)
+		return false;
+	size_t i;
+	for (i = 0; i < s->ncfis && s->cfis[i].mod != mod; i++)
+		;
+	if (i == s->ncfis) {
+		Dwarf_Addr b;
+		s->cfis = xrealloc(s->cfis, (s->ncfis + 1) * sizeof(*s->cfis));
+		s->cfis[s->ncfis].mod = mod;
+		s->cfis[s->ncfis++].sane = module__eh_frame_sane(dwfl_module_getelf(mod, &b)) ? 1 : -1;
+	}
+	Dwarf_Addr bias;
+	Dwarf_CFI *cfi = s->cfis[i].sane > 0 ? dwfl_module_eh_cfi(mod, &bias) : NULL;
+	Dwarf_Frame *frame = NULL;
+	if (!cfi || !module__fde_floor(m, addr, start))
+		return false;
+	/* FDEs do not overlap: if one covers ADDR at all, it is the last one
+	 * starting below it.  (libdw's frame is a row of the CFI table, whose
+	 * range is not the function's: only whether there is one counts.) */
+	int ok = dwarf_cfi_addrframe(cfi, addr - bias, &frame) == 0;
+	free(frame);
+	return ok;
+}
+
 /* ADDR's symbol in MOD (libdwfl's answer, or the symcache's copy of it),
  * *OFF the offset into it. */
 static const char *addr_symbol(struct symbolizer *s, Dwfl_Module *mod, uint64_t addr, GElf_Off *off)
@@ -673,7 +710,7 @@ static void resolve(struct symbolizer *s, uint64_t addr)
 		 * all the samples of one stripped function make one frame, not one
 		 * per instruction (pprof keeps each address in its location). */
 		uint64_t fn = addr;
-		if (m && module__func_start(m, addr, &fn) && mod && is_entry(mod, fn))
+		if (func_start(s, mod, m, addr, &fn) && is_entry(mod, fn))
 			name = str(s, "_start");
 		else if (m)
 			snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, m->name, fn - m->bias);

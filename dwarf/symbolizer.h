@@ -40,7 +40,7 @@ struct symbolizer;
  * servers by build ID (libdwfl's client; see dwarf/debuginfod.h).
  *
  * Code without a symbol is named "module+0xSTART", where START is where
- * its function starts (module__func_start(): one frame per function, not
+ * its function starts (its FDE, module__fde_floor(): one frame per function, not
  * one per instruction), and a stripped executable's entry function
  * "_start". */
 struct symbolizer *symbolizer__new(const struct modules *ms, const char *const *dirs,

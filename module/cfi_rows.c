@@ -280,20 +280,18 @@ static bool table_floor(const struct module *m, const struct eh_table *t, uint64
 	return found;
 }
 
-bool module__func_start(const struct module *m, uint64_t addr, uint64_t *start)
+bool module__fde_floor(const struct module *m, uint64_t addr, uint64_t *start)
 {
 	struct eh_table t;
-	Dwarf_CFI *cfi;
-	Dwarf_Frame *frame = NULL;
-	if (module__eh_table(m, &t) < 0 || !table_floor(m, &t, addr, start) ||
-	    !(cfi = cfi_rows_eh_frame(m)))
-		return false;
-	/* FDEs do not overlap: if one covers ADDR at all, it is the last one
-	 * starting below it.  (libdw's frame is a row of the CFI table, whose
-	 * range is not the function's: only whether there is one counts.) */
-	int ok = dwarf_cfi_addrframe(cfi, addr - m->bias, &frame) == 0;
-	free(frame);
-	return ok;
+	return module__eh_table(m, &t) == 0 && table_floor(m, &t, addr, start);
+}
+
+bool module__eh_frame_sane(struct Elf *elf)
+{
+	Elf_Scn *scn = elf ? find_scn(elf, ".eh_frame") : NULL;
+	Elf_Data *d = scn ? elf_rawdata(scn, NULL) : NULL;
+	const char *ident = elf ? elf_getident(elf, NULL) : NULL;
+	return !d || !d->d_buf || !ident || cfi_sane((const unsigned char *)ident, d, true);
 }
 
 /* ---- what libunwind cannot read ------------------------------------------ */

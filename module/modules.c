@@ -97,6 +97,14 @@ struct modules *modules__copy(const struct modules *from, pid_t pid)
 	return ms;
 }
 
+struct modules *modules__snapshot(const struct modules *from)
+{
+	static uint64_t snapshots;
+	struct modules *ms = modules__copy(from, from->pid);
+	ms->version = (1ull << 63) | ++snapshots;
+	return ms;
+}
+
 void modules__free(struct modules *ms)
 {
 	if (!ms)

@@ -67,6 +67,11 @@ void modules__free(struct modules *ms);          /* accepts NULL */
  * generation of an address space is a copy, then modules__refresh(): only
  * the files that changed are opened. */
 struct modules *modules__copy(const struct modules *from, pid_t pid);
+/* A copy of FROM that no one changes, for naming while the owner of FROM
+ * goes on (run/naming.h): its version is its own, never a live table's
+ * nor another snapshot's.  Made and freed while FROM's owner is paused
+ * (the modules' counts of tables holding them are not atomic). */
+struct modules *modules__snapshot(const struct modules *from);
 
 #define MODULES_SAME 0
 #define MODULES_ADDED 1                 /* files mapped where nothing was */
@@ -128,12 +133,19 @@ struct eh_table {
 };
 int module__eh_table(const struct module *m, struct eh_table *t);   /* 0 or -1 */
 
-/* Where the function holding runtime address ADDR of M starts, from the
- * FDE that covers it (every compiled function has one, stripped or not):
- * false when none does.  The FDE is found in the .eh_frame_hdr table, and
- * that it covers ADDR is asked of libdw's CFI reader over the module's
- * image; at symbolization time, not while sampling. */
-bool module__func_start(const struct module *m, uint64_t addr, uint64_t *start);
+/* The start of the last FDE of M's .eh_frame_hdr table that starts at or
+ * below runtime address ADDR: where ADDR's function starts if that FDE
+ * covers ADDR (every compiled function has one, stripped or not), which
+ * the caller asks of a CFI reader of its own (the symbolizer's libdwfl:
+ * the module's own reader is the unwinder's, in the sampler's thread).
+ * Reads only the module's image: safe from any thread. */
+bool module__fde_floor(const struct module *m, uint64_t addr, uint64_t *start);
+
+/* Whether ELF's .eh_frame (ELF: any handle on a module's file) names no
+ * register a CFI reader would make room for at great cost: true when it
+ * has none.  Asked before libdw reads a target's CFI. */
+struct Elf;
+bool module__eh_frame_sane(struct Elf *elf);
 
 /* ---- unwind info libunwind does not read (module/unwind_info.c) ----
  * libunwind finds FDEs through .eh_frame_hdr only.  Static binaries have

@@ -10,4 +10,20 @@
  * modules (and O's --debug-dir); NULL after printing an error. */
 struct frames *naming__stacks(const struct sampler *s, const struct options *o);
 
+/* The sampler's address spaces as they are now, for naming stacks while
+ * it goes on sampling (run/periods.c): each space's table copied
+ * (modules__snapshot) with the sampler paused.  A copy is kept while its
+ * space does not change, so names (output/frames.h) keep what they
+ * learnt of it; a space that changed is copied anew, with a new version,
+ * so its symbolizer is made again.  Taken and freed with the sampler
+ * paused or stopped: the copies hold its modules. */
+struct naming_spaces;
+struct naming_spaces *naming__spaces_new(void);
+void naming__spaces_free(struct naming_spaces *ns);     /* accepts NULL */
+void naming__spaces_take(struct naming_spaces *ns, const struct sampler *s);
+/* Space SPACE's table is gone (names__forget): its copy is dropped. */
+void naming__spaces_forget(struct naming_spaces *ns, uint32_t space);
+/* The copies (NULL for a space that is gone), *N of them. */
+const struct modules *const *naming__spaces(const struct naming_spaces *ns, size_t *n);
+
 #endif

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "run/naming.h"
 #include "run/pattern.h"
 #include "run/writer.h"
 #include "util/timeutil.h"
@@ -26,6 +27,22 @@
 /* The most the history's counts may hold (run/periods.h HISTORY_MAX_BYTES);
  * CPROF_HISTORY_BYTES sets it, for the tests. */
 
+/* A naming prepared with the sampler paused and made once it resumes
+ * (run_jobs): the stacks of its window copied (stacks__view), the spaces'
+ * tables copied (run/naming.h), both left alone by the sampler.  Naming a
+ * window of minutes took seconds, every one of them with sampling
+ * paused; the copies take milliseconds. */
+enum { JOB_PERIOD, JOB_DUMP, JOB_TICK, JOB_ASK };
+
+struct job {
+	int kind;
+	struct stacks *view;            /* NULL: out of memory */
+	uint64_t start, end;            /* JOB_PERIOD, JOB_DUMP: the window */
+	struct ask *ask;                /* JOB_TICK, JOB_ASK */
+	struct profile_info info;       /* JOB_TICK */
+	uint64_t copy_ns;               /* JOB_TICK, JOB_ASK: its copy's share of the pause */
+};
+
 /* An ask (periods__ask) between the thread that asked and the loop. */
 enum { ASK_QUEUED, ASK_RUNNING, ASK_NAMING, ASK_DONE };
 
@@ -37,7 +54,8 @@ struct ask {
 	uint64_t due;                   /* ASK_RUNNING: CLOCK_MONOTONIC: when it ends */
 	uint64_t to;                    /* ASK_NAMING: the slice after its last */
 	struct profile_info pinfo;      /* ... its window's times */
-	double pause_ms;                /* its naming paused sampling this long */
+	double pause_ms;                /* its window's copy paused sampling this long */
+	double name_cpu_ms;             /* its naming's CPU, after */
 	int waited;                     /* it waited for the budget */
 	int err;
 	struct frames *fr;
@@ -52,6 +70,14 @@ struct periods {
 	pid_t pid;
 	char *comment;
 	struct names *names;
+	struct naming_spaces *spaces;   /* the spaces' tables for the jobs */
+	int spaces_taken;               /* ... copied in this pause */
+	uint32_t *forgotten;            /* spaces aged out, forgotten at the next pause */
+	size_t nforgotten, forgotten_cap;
+	struct job *jobs;               /* prepared in this pause */
+	size_t njobs, jobs_cap;
+	double pause_ms;                /* the last pause's length (a dump's) */
+	uint64_t naming_delay_ns;       /* CPROF_NAMING_DELAY_MS: the tests' slow naming */
 	uint64_t slice_ns, period_ns, history_ns;
 	uint64_t age_ns;                /* STACK_AGE_NS */
 	uint64_t history_cap;           /* HISTORY_MAX_BYTES */
@@ -72,7 +98,6 @@ struct periods {
 	 * file name, numbered on their own. */
 	char *dump_pattern;             /* NULL: the pattern's next name, as the end's */
 	int ticked_now;                 /* paused after a tick made for an ask (ASK_TICK) */
-	uint64_t dump_t0;               /* CLOCK_MONOTONIC: a dump's naming began */
 	uint64_t dump_seq;
 	struct writer *writer;          /* writes the files, and to the sink */
 	pthread_mutex_t mu;
@@ -102,6 +127,13 @@ struct periods {
 static const char *line_start(void)
 {
 	return isatty(STDERR_FILENO) ? "\r\033[K" : "";
+}
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 static uint64_t real_ns(void)
@@ -182,9 +214,27 @@ static void trim(struct periods *p)
 	pthread_mutex_unlock(&p->mu);
 }
 
+/* A space aged out is forgotten at the next pause: this pause's jobs may
+ * still name stacks of it, from the copy of its table they hold. */
 static void forget_space(void *arg, uint32_t space)
 {
-	names__forget(arg, space);
+	struct periods *p = arg;
+	if (p->nforgotten == p->forgotten_cap) {
+		p->forgotten_cap = p->forgotten_cap ? 2 * p->forgotten_cap : 8;
+		p->forgotten = xrealloc(p->forgotten, p->forgotten_cap * sizeof(*p->forgotten));
+	}
+	p->forgotten[p->nforgotten++] = space;
+}
+
+/* With the sampler paused or stopped, before any job of this pause. */
+static void forget_spaces(struct periods *p)
+{
+	for (size_t i = 0; i < p->nforgotten; i++) {
+		names__forget(p->names, p->forgotten[i]);
+		naming__spaces_forget(p->spaces, p->forgotten[i]);
+	}
+	p->nforgotten = 0;
+	p->spaces_taken = 0;
 }
 
 /* With the sampler paused, after a take and trim(): with --period, the
@@ -202,33 +252,37 @@ static void age(struct periods *p)
 	if (p->n && p->slices[0].epoch < before)
 		before = p->slices[0].epoch;
 	uint64_t t0 = now_ns();
-	size_t freed = sampler__age(p->s, before, forget_space, p->names);
+	size_t freed = sampler__age(p->s, before, forget_space, p);
 	pthread_mutex_lock(&p->mu);
 	p->st.stacks_freed += freed;
 	p->st.age_ms_max = fmax(p->st.age_ms_max, (double)(now_ns() - t0) / 1e6);
 	pthread_mutex_unlock(&p->mu);
 }
 
-/* With the sampler paused: the K slices V named, or NULL (out of memory). */
-static struct frames *name_view(struct periods *p, const struct stacks_slice **v, size_t k)
+/* With the sampler paused: a job naming the K slices V (copied now), made
+ * by run_jobs once sampling resumes. */
+static struct job *add_job(struct periods *p, int kind, const struct stacks_slice *const *v,
+			   size_t k)
 {
-	struct frames *fr = NULL;
-	struct stacks *view = stacks__view(sampler__stacks(p->s), v, k);
-	size_t ns = sampler__nspaces(p->s);
-	const struct modules **spaces = xcalloc(ns + 1, sizeof(*spaces));
-	for (size_t i = 0; i < ns; i++)
-		spaces[i] = sampler__space(p->s, i);
-	if (view)
-		fr = frames__name(p->names, view, spaces, ns);
-	free(spaces);
-	stacks__free(view);
-	return fr;
+	uint64_t t0 = now_ns();
+	if (!p->spaces_taken) {
+		naming__spaces_take(p->spaces, p->s);
+		p->spaces_taken = 1;
+	}
+	if (p->njobs == p->jobs_cap) {
+		p->jobs_cap = p->jobs_cap ? 2 * p->jobs_cap : 4;
+		p->jobs = xrealloc(p->jobs, p->jobs_cap * sizeof(*p->jobs));
+	}
+	struct job *j = &p->jobs[p->njobs++];
+	*j = (struct job){ .kind = kind, .view = stacks__view(sampler__stacks(p->s), v, k) };
+	j->copy_ns = now_ns() - t0;
+	return j;
 }
 
-/* With the sampler paused: slices [FROM, TO) (numbers) named, for the
- * writer.  NULL when they hold no sample (unless EMPTY_OK), or out of
- * memory. */
-static struct frames *name_slices_of(struct periods *p, uint64_t from, uint64_t to, int empty_ok)
+/* With the sampler paused: a job naming slices [FROM, TO) (numbers), or
+ * NULL when they hold no sample (unless EMPTY_OK). */
+static struct job *add_slices_job(struct periods *p, int kind, uint64_t from, uint64_t to,
+				  int empty_ok)
 {
 	size_t a = (size_t)(from - p->first), b = (size_t)(to - p->first), k = 0;
 	const struct stacks_slice **v = xcalloc(b - a + 1, sizeof(*v));
@@ -237,28 +291,21 @@ static struct frames *name_slices_of(struct periods *p, uint64_t from, uint64_t 
 		v[k++] = &p->slices[i];
 		total += p->slices[i].total;
 	}
-	struct frames *fr = NULL;
-	if (total || empty_ok)
-		fr = name_view(p, v, k);
+	struct job *j = total || empty_ok ? add_job(p, kind, v, k) : NULL;
 	free(v);
-	return fr;
+	return j;
 }
 
 /* With the sampler paused right after a tick of every thread
- * (sampler__pause_now): each thread's stack at that tick, named. */
-static struct frames *name_now(struct periods *p)
+ * (sampler__pause_now): a job naming each thread's stack at that tick. */
+static struct job *add_now_job(struct periods *p)
 {
 	struct stacks_slice sl;
 	sampler__now_slice(p->s, &sl);
 	const struct stacks_slice *v[1] = { &sl };
-	struct frames *fr = name_view(p, v, 1);
+	struct job *j = add_job(p, JOB_TICK, v, 1);
 	stacks__slice_free(&sl);
-	return fr;
-}
-
-static struct frames *name_slices(struct periods *p, uint64_t from, uint64_t to)
-{
-	return name_slices_of(p, from, to, 0);
+	return j;
 }
 
 static void info_for(const struct periods *p, uint64_t start, uint64_t end, struct profile_info *info)
@@ -295,8 +342,8 @@ static void emit(struct periods *p, struct frames *fr, uint64_t start, uint64_t 
 		return;
 	}
 	info_for(p, start, end, &info);
-	writer__enqueue(p->writer, fr, &info, path, period, !period,
-			period ? 0 : (double)(now_ns() - p->dump_t0) / 1e6, (double)p->history_ns / 1e9);
+	writer__enqueue(p->writer, fr, &info, path, period, !period, period ? 0 : p->pause_ms,
+			(double)p->history_ns / 1e9);
 }
 
 /* ---- asks (periods__ask) ------------------------------------------------ */
@@ -469,18 +516,14 @@ static void serve_asks(struct periods *p)
 			naming[nn++] = a;
 	pthread_mutex_unlock(&p->mu);
 	for (size_t i = 0; i < nw; i++) {
-		struct ask *a = work[i];
-		uint64_t t0 = now_ns();
-		struct frames *fr = name_now(p);
-		struct profile_info info;
+		struct job *j = add_now_job(p);
 		uint64_t tick = options__sample_period_ns(p->o);
-		info_for(p, p->last_take - tick, p->last_take, &info);
-		uint64_t ns = now_ns() - t0;
+		j->ask = work[i];
+		info_for(p, p->last_take - tick, p->last_take, &j->info);
 		pthread_mutex_lock(&p->mu);
-		budget_spend(p, ns);
-		a->pause_ms += (double)ns / 1e6;
-		ask_done(p, a, fr, &info, fr ? 0 : -ENOMEM);
-		pthread_cond_broadcast(&p->asked);
+		work[i]->state = ASK_NAMING;    /* answered by run_jobs */
+		work[i]->from = to;             /* no slice kept for it */
+		budget_spend(p, j->copy_ns);
 		pthread_mutex_unlock(&p->mu);
 	}
 	for (size_t i = nn; i-- > 0;) {
@@ -494,14 +537,11 @@ static void serve_asks(struct periods *p)
 			break;
 		}
 		pthread_mutex_unlock(&p->mu);
-		uint64_t t0 = now_ns();
-		struct frames *fr = name_slices_of(p, a->from, a->to, 1);
-		uint64_t ns = now_ns() - t0;
+		struct job *j = add_slices_job(p, JOB_ASK, a->from, a->to, 1);
+		j->ask = a;
+		j->info = a->pinfo;
 		pthread_mutex_lock(&p->mu);
-		budget_spend(p, ns);
-		a->pause_ms += (double)ns / 1e6;
-		ask_done(p, a, fr, &a->pinfo, fr ? 0 : -ENOMEM);
-		pthread_cond_broadcast(&p->asked);
+		budget_spend(p, j->copy_ns);
 		pthread_mutex_unlock(&p->mu);
 	}
 }
@@ -555,7 +595,8 @@ int periods__ask(struct periods *p, const struct periods_ask *ask, periods_gone_
 	*out = a->fr;
 	*info = a->info;
 	if (cost)
-		*cost = (struct periods_ask_cost){ .pause_ms = a->pause_ms, .waited = a->waited };
+		*cost = (struct periods_ask_cost){ .pause_ms = a->pause_ms,
+						   .name_cpu_ms = a->name_cpu_ms, .waited = a->waited };
 	e = a->err;
 	free(a);
 	return e;
@@ -608,12 +649,15 @@ static void end_period(struct periods *p)
 		return;
 	size_t a = (size_t)(p->period_first - p->first);
 	uint64_t start = p->slices[a].start_ns, end = p->slices[p->n - 1].end_ns;
-	struct frames *fr = name_slices(p, p->period_first, to);
+	struct job *j = add_slices_job(p, JOB_PERIOD, p->period_first, to, 0);
+	if (j) {
+		j->start = start;
+		j->end = end;
+	}
 	p->period_first = to;
 	pthread_mutex_lock(&p->mu);
 	p->st.periods++;
 	pthread_mutex_unlock(&p->mu);
-	emit(p, fr, start, end, 1);
 }
 
 /* Is an ask for every thread's stack now waiting, and can it be answered
@@ -636,8 +680,43 @@ static int tick_now_wanted(struct periods *p)
 	return want;
 }
 
+/* The jobs prepared (add_job), named now, with the sampler going on:
+ * periods and dumps to the writer, asks answered. */
+static void run_jobs(struct periods *p)
+{
+	size_t nspaces;
+	const struct modules *const *spaces = naming__spaces(p->spaces, &nspaces);
+	for (size_t i = 0; i < p->njobs; i++) {
+		struct job *j = &p->jobs[i];
+		uint64_t t0 = now_ns(), cpu0 = thread_cpu_ns();
+		if (p->naming_delay_ns) {
+			struct timespec d = { (time_t)(p->naming_delay_ns / 1000000000ull),
+					      (long)(p->naming_delay_ns % 1000000000ull) };
+			nanosleep(&d, NULL);
+		}
+		struct frames *fr = j->view ? frames__name(p->names, j->view, spaces, nspaces) : NULL;
+		stacks__free(j->view);
+		uint64_t ns = now_ns() - t0;
+		pthread_mutex_lock(&p->mu);
+		p->st.named_ms_max = fmax(p->st.named_ms_max, (double)ns / 1e6);
+		pthread_mutex_unlock(&p->mu);
+		if (j->kind == JOB_PERIOD || j->kind == JOB_DUMP) {
+			emit(p, fr, j->start, j->end, j->kind == JOB_PERIOD);
+			continue;
+		}
+		pthread_mutex_lock(&p->mu);
+		j->ask->pause_ms += (double)j->copy_ns / 1e6;
+		j->ask->name_cpu_ms += (double)(thread_cpu_ns() - cpu0) / 1e6;
+		ask_done(p, j->ask, fr, &j->info, fr ? 0 : -ENOMEM);
+		pthread_cond_broadcast(&p->asked);
+		pthread_mutex_unlock(&p->mu);
+	}
+	p->njobs = 0;
+}
+
 /* Pauses the sampler for WORK, timing the pause; after a tick of every
- * thread made now when an ask wants one (sampler__pause_now). */
+ * thread made now when an ask wants one (sampler__pause_now).  What WORK
+ * prepared is named after the pause (run_jobs). */
 static void paused(struct periods *p, void (*work)(struct periods *, int), int arg)
 {
 	uint64_t t0 = now_ns();
@@ -646,14 +725,17 @@ static void paused(struct periods *p, void (*work)(struct periods *, int), int a
 		sampler__pause_now(p->s);
 	else
 		sampler__pause(p->s);
+	forget_spaces(p);
 	work(p, arg);
 	p->ticked_now = 0;
 	sampler__resume(p->s);
 	double ms = (double)(now_ns() - t0) / 1e6;
+	p->pause_ms = ms;
 	pthread_mutex_lock(&p->mu);
 	if (ms > p->st.name_ms_max)
 		p->st.name_ms_max = ms;
 	pthread_mutex_unlock(&p->mu);
+	run_jobs(p);
 }
 
 static void slice_work(struct periods *p, int period_due)
@@ -699,18 +781,20 @@ int periods__poll(struct periods *p)
 static void dump_work(struct periods *p, int unused)
 {
 	(void)unused;
-	p->dump_t0 = now_ns();
 	take_slice(p);
 	uint64_t now = p->last_take, from = p->first + p->n;
 	while (from > p->first && p->slices[from - 1 - p->first].end_ns + p->history_ns > now)
 		from--;
 	if (from < p->first + p->n) {
 		uint64_t start = p->slices[from - p->first].start_ns;
-		struct frames *fr = name_slices(p, from, p->first + p->n);
+		struct job *j = add_slices_job(p, JOB_DUMP, from, p->first + p->n, 0);
+		if (j) {
+			j->start = start;
+			j->end = now;
+		}
 		pthread_mutex_lock(&p->mu);
 		p->st.dumps++;
 		pthread_mutex_unlock(&p->mu);
-		emit(p, fr, start, now, 0);
 	}
 	trim(p);
 }
@@ -725,10 +809,12 @@ void periods__finish(struct periods *p)
 {
 	periods__close(p);
 	/* The sampler has stopped: its tables are ours. */
+	forget_spaces(p);
 	if (p->period_ns) {
 		take_slice(p);
 		end_period(p);
 	}
+	run_jobs(p);
 	writer__finish(p->writer);
 }
 
@@ -749,6 +835,11 @@ int periods__new(struct periods **out, const struct options *o, const char *patt
 	p->pid = pid;
 	p->comment = xstrdup(comment ? comment : "");
 	p->names = names__new(o->debug_dirs, o->ndebug_dirs);
+	p->spaces = naming__spaces_new();
+	/* For the tests: each naming made this much slower (ms), to show it
+	 * does not pause sampling (t_always). */
+	const char *delay = getenv("CPROF_NAMING_DELAY_MS");
+	p->naming_delay_ns = delay && atof(delay) > 0 ? (uint64_t)(atof(delay) * 1e6) : 0;
 	p->period_ns = o->period > 0 ? (uint64_t)llround(o->period * 1e9) : 0;
 	p->history_ns = o->history > 0 ? (uint64_t)llround(o->history * 1e9) : 0;
 	p->slice_ns = p->period_ns ? p->period_ns : HISTORY_SLICE_NS;
@@ -834,6 +925,9 @@ void periods__free(struct periods *p)
 		close(p->wake);
 	pthread_cond_destroy(&p->asked);
 	names__free(p->names);
+	naming__spaces_free(p->spaces);
+	free(p->jobs);
+	free(p->forgotten);
 	free(p->comment);
 	free(p->dump_pattern);
 	pthread_mutex_destroy(&p->mu);

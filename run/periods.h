@@ -35,7 +35,8 @@ struct periods_stats {
 	uint64_t slices;
 	uint64_t history_slices, history_bytes; /* kept now */
 	uint64_t history_capped;        /* seconds (slices) dropped for HISTORY_MAX_BYTES */
-	double name_ms_max;             /* the longest pause for naming */
+	double name_ms_max;             /* the longest pause for naming (the copies: run/periods.c) */
+	double named_ms_max;            /* the longest naming, made with sampling going on */
 	uint64_t stacks_freed;          /* stacks aged out (sampler__age) */
 	double age_ms_max;              /* the longest of those walks */
 	double trim_ms_max;             /* the longest malloc_trim() after a file */
@@ -94,14 +95,17 @@ void periods__stats(const struct periods *p, struct periods_stats *out);
  * without --history or before the slices it asks for: -ENODATA.  Other
  * errors: -ENOMEM.  At most PERIODS_ASKS at once (-EBUSY). */
 #define PERIODS_ASKS 8
-/* What an ask cost sampling: how long its naming paused the sampler, and
- * whether it waited for the budget below. */
+/* What an ask cost: how long it paused the sampler (its window copied),
+ * the CPU its naming took after (the loop's thread: the server counts it
+ * with its own, run/serve.h), and whether it waited for the budget below. */
 struct periods_ask_cost {
 	double pause_ms;
+	double name_cpu_ms;
 	int waited;
 };
-/* Naming an ask's window pauses sampling (as a period's does), so asks
- * have a budget of it: their naming pauses the sampler at most
+/* An ask's window is copied with sampling paused (as a period's is), and
+ * named after, with sampling on; asks have a budget of those pauses: they
+ * pause the sampler at most
  * PERIODS_ASK_PAUSE_SHARE of the time, over time (an ask named puts its
  * pause in debt, repaid at that share of the time passing; the next waits
  * until the debt is down to PERIODS_ASK_PAUSE_BURST_MS).  Past it an ask waits, its window cut as asked
@@ -113,7 +117,8 @@ struct periods_ask_cost {
 /* ... and an ask is named while the debt is at most this: an ask after
  * another is answered at once unless asks have kept the sampler paused
  * of late (a first naming, which names every address, can take 100-300
- * ms: at 10 ms, the ask after it waited 15 s or more).
+ * ms: at 10 ms, the ask after it waited 15 s or more; now that naming is
+ * done with sampling on, a copy takes milliseconds).
  * CPROF_ASK_PAUSE_BURST_MS sets it (for the tests). */
 #define PERIODS_ASK_PAUSE_BURST_MS 200
 int periods__ask(struct periods *p, const struct periods_ask *ask, periods_gone_fn gone,

@@ -208,6 +208,7 @@ static void periods_add(struct periods_stats *acc, const struct periods_stats *p
 	acc->history_bytes = ps->history_bytes;
 	acc->history_capped += ps->history_capped;
 	acc->name_ms_max = ps->name_ms_max > acc->name_ms_max ? ps->name_ms_max : acc->name_ms_max;
+	acc->named_ms_max = ps->named_ms_max > acc->named_ms_max ? ps->named_ms_max : acc->named_ms_max;
 	acc->age_ms_max = ps->age_ms_max > acc->age_ms_max ? ps->age_ms_max : acc->age_ms_max;
 	acc->trim_ms_max = ps->trim_ms_max > acc->trim_ms_max ? ps->trim_ms_max : acc->trim_ms_max;
 	if (ps->written)
@@ -644,11 +645,12 @@ static void print_summary(const struct run *r, const struct sampler_stats *ss)
 		run_periods_stats(&r->before, r->periods, &ps);
 		fprintf(stderr, "cprof-attach: %llu %s and %llu %s of the history: %llu %s written, "
 			"%llu not written, %llu dropped (the writer fell behind); naming paused "
-			"sampling %.1f ms at most\n",
+			"sampling %.1f ms at most (naming took %.1f ms at most, sampling on)\n",
 			(unsigned long long)ps.periods, plural(ps.periods, "period", "periods"),
 			(unsigned long long)ps.dumps, plural(ps.dumps, "dump", "dumps"),
 			(unsigned long long)ps.written, plural(ps.written, "file", "files"),
-			(unsigned long long)ps.failed, (unsigned long long)ps.dropped, ps.name_ms_max);
+			(unsigned long long)ps.failed, (unsigned long long)ps.dropped, ps.name_ms_max,
+			ps.named_ms_max);
 	}
 	if (r->serving)
 		fprintf(stderr, "cprof-attach: served %llu %s on %s\n", (unsigned long long)ps.asks,

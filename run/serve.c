@@ -447,12 +447,13 @@ static int budget_wait(struct serve *s, struct client *cl, unsigned *retry, int 
 	}
 }
 
-/* An answer built: its thread's CPU since CPU0, the sampling pause of
- * its naming, counted and put in debt. */
+/* An answer built: its thread's CPU since CPU0 and its naming's (the
+ * periods' loop's), counted and put in debt; its window's sampling pause
+ * counted. */
 static void budget_spend(struct serve *s, uint64_t cpu0, const struct periods_ask_cost *cost,
 			 int waited)
 {
-	double cpu = (double)(thread_cpu_ns() - cpu0);
+	double cpu = (double)(thread_cpu_ns() - cpu0) + cost->name_cpu_ms * 1e6;
 	pthread_mutex_lock(&s->mu);
 	debt_now(s);
 	s->debt += cpu;

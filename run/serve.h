@@ -38,12 +38,13 @@
 /* Sampling's rate is not negotiable; an answer's time is.  Each
  * connection's thread runs at nice SERVE_NICE (the sampler's thread runs
  * at -10 where allowed, the loop that names at the profiler's own), and
- * the CPU the server's threads spend building profiles (encoding,
- * compressing: CLOCK_THREAD_CPUTIME_ID) has a budget: SERVE_CPU_SHARE of
+ * the CPU spent building profiles (naming, on the periods' loop, then
+ * encoding and compressing on the server's threads:
+ * CLOCK_THREAD_CPUTIME_ID) has a budget: SERVE_CPU_SHARE of
  * a core over time, SERVE_CPU_BURST_S seconds of it at once.  A profile asked for
  * past it waits for the budget, at most SERVE_WAIT_S, then gets 503 with
  * Retry-After.  /metrics, the index page and errors are not counted.
- * (The naming's own budget, which pauses sampling: run/periods.h
+ * (The budget of the pauses to copy the windows: run/periods.h
  * PERIODS_ASK_PAUSE_SHARE.)  8 clients looping ?last=600 held 78-92 of
  * 99 Hz before. */
 #define SERVE_NICE 10

@@ -426,7 +426,7 @@ static void pause_with(struct sampler *s, int tick_now)
 		return;
 	uint64_t one = 1;
 	pthread_mutex_lock(&s->loop.lock);
-	s->loop.park_wanted = 1;
+	__atomic_store_n(&s->loop.park_wanted, 1, __ATOMIC_RELAXED);   /* read unlocked in loop() */
 	s->loop.tick_now = tick_now;
 	if (write(s->loop.park_fd, &one, sizeof(one)) < 0)
 		abort();                /* an eventfd write cannot fail here */
@@ -448,7 +448,7 @@ void sampler__pause_now(struct sampler *s)
 void sampler__resume(struct sampler *s)
 {
 	pthread_mutex_lock(&s->loop.lock);
-	s->loop.park_wanted = 0;
+	__atomic_store_n(&s->loop.park_wanted, 0, __ATOMIC_RELAXED);
 	pthread_cond_broadcast(&s->loop.cond);
 	pthread_mutex_unlock(&s->loop.lock);
 }

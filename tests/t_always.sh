@@ -148,6 +148,40 @@ dump_beside_ring() {
 }
 beside dumpring dump_beside_ring
 
+# --- 10. naming with sampling on -----------------------------------------------------
+# A window (a period, a dump, an ask) is named after the sampler resumes,
+# from copies of its stacks and of the spaces' tables made in the pause
+# (run/periods.c).  CPROF_NAMING_DELAY_MS makes each naming 800 ms slower:
+# on the build before, all of it paused sampling (the dump's line said 800
+# ms and more, the rate fell by a quarter: 36 of 49 Hz).  The same pause
+# came from naming a 10-minute history for real: 7.1 s once.
+naming_not_paused() {
+	if start_target wallclock; then
+		local pid=$TARGET_PID line paused rate named
+		mkdir -p "$TMP/np"
+		CPROF_NAMING_DELAY_MS=800 prof_bg "$TMP/naming" "$pid" --period 3s --history 10s --hz 49 \
+			-o "$TMP/np/n-%n.folded"
+		if wait_until 20 file_ready "$TMP/np/n-0.folded"; then
+			kill -USR1 "$PROF_PID"
+			wait_until 10 grep -q '^cprof-attach: SIGUSR1: wrote' "$TMP/naming.err"
+			line=$(grep '^cprof-attach: SIGUSR1: wrote' "$TMP/naming.err" | head -n 1)
+			paused=$(echo "$line" | sed -nE 's/.*its naming paused sampling ([0-9.]+) ms.*/\1/p')
+			DETAIL="line '$line'" check "naming: a dump named 800 ms slower paused sampling less than 400 ms" \
+				"[ -n '$paused' ] && awk -v p='$paused' 'BEGIN { exit !(p < 400) }'"
+			wait_until 20 file_ready "$TMP/np/n-2.folded"
+		fi
+		kill -INT "$PROF_PID"
+		prof_wait 20
+		rate=$(sed -nE 's/^cprof-attach: ([0-9.]+) of 49 Hz.*/\1/p' "$TMP/naming.err" | head -n 1)
+		named=$(sed -nE 's/.*\(naming took ([0-9.]+) ms at most, sampling on\)$/\1/p' "$TMP/naming.err")
+		DETAIL="$(grep -E ' Hz|naming' "$TMP/naming.err" | tr '\n' ' ')" \
+			check "naming: sampling went on through namings of 800 ms and more, one a period: >= 44 of 49 Hz" \
+			"[ -n '$rate' ] && [ -n '$named' ] && awk -v r='$rate' -v n='$named' 'BEGIN { exit !(r >= 44 && n >= 800) }'"
+		stop_target "$pid"
+	fi
+}
+beside naming naming_not_paused
+
 # --- 1. period files ------------------------------------------------------------
 if start_target wallclock; then
 	pid=$TARGET_PID
