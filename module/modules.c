@@ -68,8 +68,8 @@ struct modules *modules__new(pid_t pid)
 
 static void module_free(struct module *m)
 {
-	if (!m || --m->refs > 0)
-		return;         /* another table (generation) still has it */
+	if (!m || __atomic_sub_fetch(&m->refs, 1, __ATOMIC_ACQ_REL) > 0)
+		return;         /* another table (generation, snapshot) still has it */
 	if (m->image && m->fd >= 0)
 		munmap((void *)m->image, m->image_len);
 	else
@@ -91,7 +91,7 @@ struct modules *modules__copy(const struct modules *from, pid_t pid)
 	ms->mods = xcalloc(ms->cap, sizeof(*ms->mods));
 	for (size_t i = 0; i < from->n; i++) {
 		ms->mods[i] = from->mods[i];
-		ms->mods[i]->refs++;
+		__atomic_add_fetch(&ms->mods[i]->refs, 1, __ATOMIC_RELAXED);
 	}
 	ms->n = from->n;
 	return ms;

@@ -53,7 +53,7 @@ struct module {
 	 * PHP's opcache, Erlang's BeamAsm).  Named from the perf map,
 	 * unwound through by frame pointer as JIT code is. */
 	int no_elf;
-	unsigned refs;                  /* tables holding it (modules__copy) */
+	unsigned refs;                  /* tables holding it (modules__copy): atomic */
 	struct unwind_info *unwind;     /* made on first use (module/unwind_info.c) */
 };
 
@@ -69,8 +69,9 @@ void modules__free(struct modules *ms);          /* accepts NULL */
 struct modules *modules__copy(const struct modules *from, pid_t pid);
 /* A copy of FROM that no one changes, for naming while the owner of FROM
  * goes on (run/naming.h): its version is its own, never a live table's
- * nor another snapshot's.  Made and freed while FROM's owner is paused
- * (the modules' counts of tables holding them are not atomic). */
+ * nor another snapshot's.  Made while FROM's owner is paused; freed by
+ * any thread (the modules' counts of tables holding them are atomic: the
+ * last table to go frees a module, whichever thread drops it). */
 struct modules *modules__snapshot(const struct modules *from);
 
 #define MODULES_SAME 0

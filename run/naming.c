@@ -22,13 +22,34 @@ struct frames *naming__stacks(const struct sampler *s, const struct options *o)
 	return fr;
 }
 
+/* A copy of a space's table, held by the loop while it is the latest and
+ * by each naming set that has it (REFS, atomic: sets are let go on the
+ * namer's thread). */
+struct copy {
+	struct modules *ms;
+	unsigned refs;
+};
+
+static void copy_put(struct copy *c)
+{
+	if (c && __atomic_sub_fetch(&c->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+		modules__free(c->ms);
+		free(c);
+	}
+}
+
 struct naming_spaces {
 	struct snap {
 		const struct modules *live;     /* the sampler's table copied */
 		uint64_t version;               /* ... as it was then */
-		struct modules *copy;
+		struct copy *copy;
 	} *snaps;
-	const struct modules **copies;  /* snaps[i].copy, for frames__name */
+	size_t n;
+};
+
+struct naming_set {
+	struct copy **copies;
+	const struct modules **tables;  /* copies[i]->ms, for frames__name */
 	size_t n;
 };
 
@@ -42,45 +63,66 @@ void naming__spaces_free(struct naming_spaces *ns)
 	if (!ns)
 		return;
 	for (size_t i = 0; i < ns->n; i++)
-		modules__free(ns->snaps[i].copy);
+		copy_put(ns->snaps[i].copy);
 	free(ns->snaps);
-	free(ns->copies);
 	free(ns);
 }
 
-void naming__spaces_take(struct naming_spaces *ns, const struct sampler *s)
+struct naming_set *naming__spaces_take(struct naming_spaces *ns, const struct sampler *s)
 {
 	size_t n = sampler__nspaces(s);
 	if (n > ns->n) {
 		ns->snaps = xrealloc(ns->snaps, n * sizeof(*ns->snaps));
-		ns->copies = xrealloc(ns->copies, (n + 1) * sizeof(*ns->copies));
 		memset(ns->snaps + ns->n, 0, (n - ns->n) * sizeof(*ns->snaps));
 		ns->n = n;
 	}
+	struct naming_set *set = xcalloc(1, sizeof(*set));
+	set->n = ns->n;
+	set->copies = xcalloc(ns->n + 1, sizeof(*set->copies));
+	set->tables = xcalloc(ns->n + 1, sizeof(*set->tables));
 	for (size_t i = 0; i < ns->n; i++) {
 		struct snap *sn = &ns->snaps[i];
 		const struct modules *live = sampler__space(s, i);
 		if (live != sn->live || (live && modules__version(live) != sn->version)) {
-			modules__free(sn->copy);
-			sn->copy = live ? modules__snapshot(live) : NULL;
+			copy_put(sn->copy);
+			sn->copy = NULL;
+			if (live) {
+				sn->copy = xmalloc(sizeof(*sn->copy));
+				*sn->copy = (struct copy){ modules__snapshot(live), 1 };
+			}
 			sn->live = live;
 			sn->version = live ? modules__version(live) : 0;
 		}
-		ns->copies[i] = sn->copy;
+		if (sn->copy) {
+			__atomic_add_fetch(&sn->copy->refs, 1, __ATOMIC_RELAXED);
+			set->copies[i] = sn->copy;
+			set->tables[i] = sn->copy->ms;
+		}
 	}
+	return set;
 }
 
 void naming__spaces_forget(struct naming_spaces *ns, uint32_t space)
 {
 	if (space < ns->n) {
-		modules__free(ns->snaps[space].copy);
+		copy_put(ns->snaps[space].copy);
 		ns->snaps[space] = (struct snap){ NULL, 0, NULL };
-		ns->copies[space] = NULL;
 	}
 }
 
-const struct modules *const *naming__spaces(const struct naming_spaces *ns, size_t *n)
+const struct modules *const *naming__set_spaces(const struct naming_set *set, size_t *n)
 {
-	*n = ns->n;
-	return ns->copies;
+	*n = set->n;
+	return set->tables;
+}
+
+void naming__set_put(struct naming_set *set)
+{
+	if (!set)
+		return;
+	for (size_t i = 0; i < set->n; i++)
+		copy_put(set->copies[i]);
+	free(set->copies);
+	free(set->tables);
+	free(set);
 }

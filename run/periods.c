@@ -27,24 +27,30 @@
 /* The most the history's counts may hold (run/periods.h HISTORY_MAX_BYTES);
  * CPROF_HISTORY_BYTES sets it, for the tests. */
 
-/* A naming prepared with the sampler paused and made once it resumes
- * (run_jobs): the stacks of its window copied (stacks__view), the spaces'
- * tables copied (run/naming.h), both left alone by the sampler.  Naming a
- * window of minutes took seconds, every one of them with sampling
- * paused; the copies take milliseconds. */
-enum { JOB_PERIOD, JOB_DUMP, JOB_TICK, JOB_ASK };
+/* A naming prepared with the sampler paused and made by the namer's
+ * thread (namer_main) while the loop and the sampler go on: the stacks of
+ * its window copied (stacks__view), the spaces' tables copied
+ * (run/naming.h), neither changed by anyone after.  Naming a window of
+ * minutes took seconds, every one of them with sampling paused (and the
+ * loop, the asks' windows with it); the copies take milliseconds. */
+enum { JOB_PERIOD, JOB_DUMP, JOB_TICK, JOB_ASK, JOB_FORGET };
 
 struct job {
 	int kind;
 	struct stacks *view;            /* NULL: out of memory */
+	struct naming_set *set;         /* the spaces' tables as of its pause */
 	uint64_t start, end;            /* JOB_PERIOD, JOB_DUMP: the window */
 	struct ask *ask;                /* JOB_TICK, JOB_ASK */
-	struct profile_info info;       /* JOB_TICK */
+	struct profile_info info;       /* JOB_TICK, JOB_ASK */
 	uint64_t copy_ns;               /* JOB_TICK, JOB_ASK: its copy's share of the pause */
+	double pause_ms;                /* JOB_DUMP: its pause */
+	uint32_t space;                 /* JOB_FORGET: a space aged out */
 };
+/* Jobs waiting for the namer at most: past it the loop waits. */
+#define NAMER_QUEUE_MAX 16
 
 /* An ask (periods__ask) between the thread that asked and the loop. */
-enum { ASK_QUEUED, ASK_RUNNING, ASK_NAMING, ASK_DONE };
+enum { ASK_QUEUED, ASK_RUNNING, ASK_NAMING, ASK_JOB, ASK_DONE };   /* ASK_JOB: the namer's */
 
 struct ask {
 	struct periods_ask a;
@@ -70,14 +76,20 @@ struct periods {
 	pid_t pid;
 	char *comment;
 	struct names *names;
-	struct naming_spaces *spaces;   /* the spaces' tables for the jobs */
-	int spaces_taken;               /* ... copied in this pause */
+	struct naming_spaces *spaces;   /* the spaces' latest tables copied */
 	uint32_t *forgotten;            /* spaces aged out, forgotten at the next pause */
 	size_t nforgotten, forgotten_cap;
 	struct job *jobs;               /* prepared in this pause */
 	size_t njobs, jobs_cap;
-	double pause_ms;                /* the last pause's length (a dump's) */
 	uint64_t naming_delay_ns;       /* CPROF_NAMING_DELAY_MS: the tests' slow naming */
+	/* The namer's thread and its queue, under nmu (names, the
+	 * pattern's numbers and the writer's queue are the namer's). */
+	pthread_t namer;
+	int namer_started, namer_stop, namer_busy;
+	pthread_mutex_t nmu;
+	pthread_cond_t ncv;
+	struct job *queue;
+	size_t nqueue, queue_cap;
 	uint64_t slice_ns, period_ns, history_ns;
 	uint64_t age_ns;                /* STACK_AGE_NS */
 	uint64_t history_cap;           /* HISTORY_MAX_BYTES */
@@ -226,15 +238,18 @@ static void forget_space(void *arg, uint32_t space)
 	p->forgotten[p->nforgotten++] = space;
 }
 
-/* With the sampler paused or stopped, before any job of this pause. */
+static struct job *new_job(struct periods *p, int kind);
+
+/* With the sampler paused or stopped, before any job of this pause: the
+ * spaces aged out at the last are let go, by the namer after the jobs
+ * before (they may name stacks of them). */
 static void forget_spaces(struct periods *p)
 {
 	for (size_t i = 0; i < p->nforgotten; i++) {
-		names__forget(p->names, p->forgotten[i]);
 		naming__spaces_forget(p->spaces, p->forgotten[i]);
+		new_job(p, JOB_FORGET)->space = p->forgotten[i];
 	}
 	p->nforgotten = 0;
-	p->spaces_taken = 0;
 }
 
 /* With the sampler paused, after a take and trim(): with --period, the
@@ -260,21 +275,25 @@ static void age(struct periods *p)
 }
 
 /* With the sampler paused: a job naming the K slices V (copied now), made
- * by run_jobs once sampling resumes. */
-static struct job *add_job(struct periods *p, int kind, const struct stacks_slice *const *v,
-			   size_t k)
+ * by the namer once sampling resumes. */
+static struct job *new_job(struct periods *p, int kind)
 {
-	uint64_t t0 = now_ns();
-	if (!p->spaces_taken) {
-		naming__spaces_take(p->spaces, p->s);
-		p->spaces_taken = 1;
-	}
 	if (p->njobs == p->jobs_cap) {
 		p->jobs_cap = p->jobs_cap ? 2 * p->jobs_cap : 4;
 		p->jobs = xrealloc(p->jobs, p->jobs_cap * sizeof(*p->jobs));
 	}
 	struct job *j = &p->jobs[p->njobs++];
-	*j = (struct job){ .kind = kind, .view = stacks__view(sampler__stacks(p->s), v, k) };
+	*j = (struct job){ .kind = kind };
+	return j;
+}
+
+static struct job *add_job(struct periods *p, int kind, const struct stacks_slice *const *v,
+			   size_t k)
+{
+	uint64_t t0 = now_ns();
+	struct job *j = new_job(p, kind);
+	j->set = naming__spaces_take(p->spaces, p->s);
+	j->view = stacks__view(sampler__stacks(p->s), v, k);
 	j->copy_ns = now_ns() - t0;
 	return j;
 }
@@ -318,10 +337,12 @@ static void info_for(const struct periods *p, uint64_t start, uint64_t end, stru
 	};
 }
 
-/* FR (the slices from START to END, named) to the next file of the
- * pattern; a PERIOD's to the sink too, and to a file only with files; a
- * dump (not a PERIOD) to the dumps' own names with --period. */
-static void emit(struct periods *p, struct frames *fr, uint64_t start, uint64_t end, int period)
+/* On the namer's thread: FR (the slices from START to END, named) to the
+ * next file of the pattern; a PERIOD's to the sink too, and to a file
+ * only with files; a dump (not a PERIOD, whose copy paused sampling
+ * PAUSE_MS) to the dumps' own names with --period. */
+static void emit(struct periods *p, struct frames *fr, uint64_t start, uint64_t end, int period,
+		 double pause_ms)
 {
 	char path[4096], err[256];
 	struct profile_info info;
@@ -342,7 +363,7 @@ static void emit(struct periods *p, struct frames *fr, uint64_t start, uint64_t 
 		return;
 	}
 	info_for(p, start, end, &info);
-	writer__enqueue(p->writer, fr, &info, path, period, !period, period ? 0 : p->pause_ms,
+	writer__enqueue(p->writer, fr, &info, path, period, !period, pause_ms,
 			(double)p->history_ns / 1e9);
 }
 
@@ -414,7 +435,8 @@ static int asks_ready(struct periods *p, uint64_t now, uint64_t *next_due)
 	pthread_mutex_lock(&p->mu);
 	uint64_t budget = budget_at(p, now);
 	for (struct ask *a = p->asks; a; a = a->next) {
-		uint64_t at = a->gone ? now : a->state == ASK_RUNNING ? a->due :
+		uint64_t at = a->state == ASK_JOB ? UINT64_MAX : a->gone ? now :
+			      a->state == ASK_RUNNING ? a->due :
 			      a->state == ASK_NAMING || (a->state == ASK_QUEUED && a->a.kind == ASK_TICK) ?
 			      budget : a->state == ASK_QUEUED ? now : UINT64_MAX;
 		if (at <= now)
@@ -475,7 +497,9 @@ static void serve_asks(struct periods *p)
 	pthread_mutex_lock(&p->mu);
 	for (struct ask *a = p->asks, *next; a; a = next) {
 		next = a->next;
-		if (a->gone) {
+		if (a->state == ASK_JOB) {
+			continue;               /* the namer's, gone or not (ask_done) */
+		} else if (a->gone) {
 			unlink_ask(p, a);
 			ask_free(a);
 		} else if (a->state == ASK_QUEUED && a->a.kind == ASK_TICK) {
@@ -521,8 +545,7 @@ static void serve_asks(struct periods *p)
 		j->ask = work[i];
 		info_for(p, p->last_take - tick, p->last_take, &j->info);
 		pthread_mutex_lock(&p->mu);
-		work[i]->state = ASK_NAMING;    /* answered by run_jobs */
-		work[i]->from = to;             /* no slice kept for it */
+		work[i]->state = ASK_JOB;       /* answered by the namer */
 		budget_spend(p, j->copy_ns);
 		pthread_mutex_unlock(&p->mu);
 	}
@@ -541,6 +564,7 @@ static void serve_asks(struct periods *p)
 		j->ask = a;
 		j->info = a->pinfo;
 		pthread_mutex_lock(&p->mu);
+		a->state = ASK_JOB;             /* answered by the namer */
 		budget_spend(p, j->copy_ns);
 		pthread_mutex_unlock(&p->mu);
 	}
@@ -607,8 +631,8 @@ void periods__close(struct periods *p)
 	pthread_mutex_lock(&p->mu);
 	p->closed = 1;
 	for (struct ask *a = p->asks; a; a = a->next)
-		if (!a->gone && a->state != ASK_DONE) {
-			a->state = ASK_DONE;
+		if (!a->gone && a->state != ASK_DONE && a->state != ASK_JOB) {
+			a->state = ASK_DONE;    /* (the namer answers its own) */
 			a->err = -ECANCELED;
 		}
 	pthread_cond_broadcast(&p->asked);
@@ -680,43 +704,99 @@ static int tick_now_wanted(struct periods *p)
 	return want;
 }
 
-/* The jobs prepared (add_job), named now, with the sampler going on:
- * periods and dumps to the writer, asks answered. */
-static void run_jobs(struct periods *p)
+/* On the namer's thread: job J named, with the sampler and the loop going
+ * on: a period or a dump to the writer, an ask answered. */
+static void name_job(struct periods *p, struct job *j)
 {
-	size_t nspaces;
-	const struct modules *const *spaces = naming__spaces(p->spaces, &nspaces);
-	for (size_t i = 0; i < p->njobs; i++) {
-		struct job *j = &p->jobs[i];
-		uint64_t t0 = now_ns(), cpu0 = thread_cpu_ns();
-		if (p->naming_delay_ns) {
-			struct timespec d = { (time_t)(p->naming_delay_ns / 1000000000ull),
-					      (long)(p->naming_delay_ns % 1000000000ull) };
-			nanosleep(&d, NULL);
-		}
-		struct frames *fr = j->view ? frames__name(p->names, j->view, spaces, nspaces) : NULL;
-		stacks__free(j->view);
-		uint64_t ns = now_ns() - t0;
-		pthread_mutex_lock(&p->mu);
-		p->st.named_ms_max = fmax(p->st.named_ms_max, (double)ns / 1e6);
-		pthread_mutex_unlock(&p->mu);
-		if (j->kind == JOB_PERIOD || j->kind == JOB_DUMP) {
-			emit(p, fr, j->start, j->end, j->kind == JOB_PERIOD);
-			continue;
-		}
-		pthread_mutex_lock(&p->mu);
-		j->ask->pause_ms += (double)j->copy_ns / 1e6;
-		j->ask->name_cpu_ms += (double)(thread_cpu_ns() - cpu0) / 1e6;
-		ask_done(p, j->ask, fr, &j->info, fr ? 0 : -ENOMEM);
-		pthread_cond_broadcast(&p->asked);
-		pthread_mutex_unlock(&p->mu);
+	if (j->kind == JOB_FORGET) {
+		names__forget(p->names, j->space);
+		return;
 	}
+	uint64_t t0 = now_ns(), cpu0 = thread_cpu_ns();
+	if (p->naming_delay_ns) {
+		struct timespec d = { (time_t)(p->naming_delay_ns / 1000000000ull),
+				      (long)(p->naming_delay_ns % 1000000000ull) };
+		nanosleep(&d, NULL);
+	}
+	size_t nspaces;
+	const struct modules *const *spaces = naming__set_spaces(j->set, &nspaces);
+	struct frames *fr = j->view ? frames__name(p->names, j->view, spaces, nspaces) : NULL;
+	stacks__free(j->view);
+	naming__set_put(j->set);
+	uint64_t ns = now_ns() - t0;
+	pthread_mutex_lock(&p->mu);
+	p->st.named_ms_max = fmax(p->st.named_ms_max, (double)ns / 1e6);
+	pthread_mutex_unlock(&p->mu);
+	if (j->kind == JOB_PERIOD || j->kind == JOB_DUMP) {
+		emit(p, fr, j->start, j->end, j->kind == JOB_PERIOD, j->pause_ms);
+		return;
+	}
+	pthread_mutex_lock(&p->mu);
+	j->ask->pause_ms += (double)j->copy_ns / 1e6;
+	j->ask->name_cpu_ms += (double)(thread_cpu_ns() - cpu0) / 1e6;
+	ask_done(p, j->ask, fr, &j->info, fr ? 0 : -ENOMEM);
+	pthread_cond_broadcast(&p->asked);
+	pthread_mutex_unlock(&p->mu);
+}
+
+static void *namer_main(void *arg)
+{
+	struct periods *p = arg;
+	pthread_mutex_lock(&p->nmu);
+	for (;;) {
+		while (!p->nqueue && !p->namer_stop)
+			pthread_cond_wait(&p->ncv, &p->nmu);
+		if (!p->nqueue)
+			break;
+		struct job j = p->queue[0];
+		memmove(p->queue, p->queue + 1, --p->nqueue * sizeof(*p->queue));
+		p->namer_busy = 1;
+		pthread_mutex_unlock(&p->nmu);
+		name_job(p, &j);
+		pthread_mutex_lock(&p->nmu);
+		p->namer_busy = 0;
+		pthread_cond_broadcast(&p->ncv);
+	}
+	pthread_mutex_unlock(&p->nmu);
+	return NULL;
+}
+
+/* The jobs of this pause to the namer, in order (after those before);
+ * while NAMER_QUEUE_MAX wait, the loop waits for the namer. */
+static void hand_over(struct periods *p)
+{
+	if (!p->njobs)
+		return;
+	pthread_mutex_lock(&p->nmu);
+	while (p->nqueue >= NAMER_QUEUE_MAX && p->namer_started)
+		pthread_cond_wait(&p->ncv, &p->nmu);
+	if (p->nqueue + p->njobs > p->queue_cap) {
+		p->queue_cap = p->nqueue + p->njobs + NAMER_QUEUE_MAX;
+		p->queue = xrealloc(p->queue, p->queue_cap * sizeof(*p->queue));
+	}
+	memcpy(p->queue + p->nqueue, p->jobs, p->njobs * sizeof(*p->jobs));
+	p->nqueue += p->njobs;
 	p->njobs = 0;
+	pthread_cond_broadcast(&p->ncv);
+	pthread_mutex_unlock(&p->nmu);
+}
+
+/* Waits until the namer has named every job handed over, then ends it. */
+static void namer_end(struct periods *p)
+{
+	if (!p->namer_started)
+		return;
+	pthread_mutex_lock(&p->nmu);
+	p->namer_stop = 1;
+	pthread_cond_broadcast(&p->ncv);
+	pthread_mutex_unlock(&p->nmu);
+	pthread_join(p->namer, NULL);
+	p->namer_started = 0;
 }
 
 /* Pauses the sampler for WORK, timing the pause; after a tick of every
  * thread made now when an ask wants one (sampler__pause_now).  What WORK
- * prepared is named after the pause (run_jobs). */
+ * prepared is named after the pause, by the namer. */
 static void paused(struct periods *p, void (*work)(struct periods *, int), int arg)
 {
 	uint64_t t0 = now_ns();
@@ -730,12 +810,13 @@ static void paused(struct periods *p, void (*work)(struct periods *, int), int a
 	p->ticked_now = 0;
 	sampler__resume(p->s);
 	double ms = (double)(now_ns() - t0) / 1e6;
-	p->pause_ms = ms;
 	pthread_mutex_lock(&p->mu);
 	if (ms > p->st.name_ms_max)
 		p->st.name_ms_max = ms;
 	pthread_mutex_unlock(&p->mu);
-	run_jobs(p);
+	for (size_t i = 0; i < p->njobs; i++)
+		p->jobs[i].pause_ms = ms;
+	hand_over(p);
 }
 
 static void slice_work(struct periods *p, int period_due)
@@ -814,7 +895,8 @@ void periods__finish(struct periods *p)
 		take_slice(p);
 		end_period(p);
 	}
-	run_jobs(p);
+	hand_over(p);
+	namer_end(p);
 	writer__finish(p->writer);
 }
 
@@ -868,7 +950,13 @@ int periods__new(struct periods **out, const struct options *o, const char *patt
 		p->dump_pattern = pattern__dump(pattern);
 	p->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	p->writer = writer__new(write);
-	if (!p->names || p->wake < 0 || !p->writer) {
+	pthread_mutex_init(&p->nmu, NULL);
+	pthread_cond_init(&p->ncv, NULL);
+	if (p->names && p->writer && pthread_create(&p->namer, NULL, namer_main, p) == 0) {
+		p->namer_started = 1;
+		pthread_setname_np(p->namer, "cprof-namer");
+	}
+	if (!p->names || p->wake < 0 || !p->writer || !p->namer_started) {
 		snprintf(err, errlen, "cannot start the writer thread");
 		periods__free(p);
 		return -ENOMEM;
@@ -913,6 +1001,7 @@ void periods__free(struct periods *p)
 {
 	if (!p)
 		return;
+	namer_end(p);
 	writer__free(p->writer);
 	for (size_t i = 0; i < p->n; i++)
 		stacks__slice_free(&p->slices[i]);
@@ -927,6 +1016,9 @@ void periods__free(struct periods *p)
 	names__free(p->names);
 	naming__spaces_free(p->spaces);
 	free(p->jobs);
+	free(p->queue);
+	pthread_mutex_destroy(&p->nmu);
+	pthread_cond_destroy(&p->ncv);
 	free(p->forgotten);
 	free(p->comment);
 	free(p->dump_pattern);

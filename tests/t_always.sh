@@ -150,14 +150,14 @@ beside dumpring dump_beside_ring
 
 # --- 10. naming with sampling on -----------------------------------------------------
 # A window (a period, a dump, an ask) is named after the sampler resumes,
-# from copies of its stacks and of the spaces' tables made in the pause
-# (run/periods.c).  CPROF_NAMING_DELAY_MS makes each naming 800 ms slower:
+# on a thread of its own, from copies of its stacks and of the spaces'
+# tables made in the pause (run/periods.c).  CPROF_NAMING_DELAY_MS makes each naming 800 ms slower:
 # on the build before, all of it paused sampling (the dump's line said 800
 # ms and more, the rate fell by a quarter: 36 of 49 Hz).  The same pause
 # came from naming a 10-minute history for real: 7.1 s once.
 naming_not_paused() {
 	if start_target wallclock; then
-		local pid=$TARGET_PID line paused rate named
+		local pid=$TARGET_PID line paused rate named files
 		mkdir -p "$TMP/np"
 		CPROF_NAMING_DELAY_MS=800 prof_bg "$TMP/naming" "$pid" --period 3s --history 10s --hz 49 \
 			-o "$TMP/np/n-%n.folded"
@@ -177,6 +177,18 @@ naming_not_paused() {
 		DETAIL="$(grep -E ' Hz|naming' "$TMP/naming.err" | tr '\n' ' ')" \
 			check "naming: sampling went on through namings of 800 ms and more, one a period: >= 44 of 49 Hz" \
 			"[ -n '$rate' ] && [ -n '$named' ] && awk -v r='$rate' -v n='$named' 'BEGIN { exit !(r >= 44 && n >= 800) }'"
+		# Namings slower than the periods (600 ms each, a period every
+		# 0.5 s): they queue for the namer's thread, and the loop keeps
+		# cutting periods on time.  When the loop named, it cut one
+		# every 1.1 s or so (5 files in 4 s); the last are named before
+		# the profiler exits.
+		CPROF_NAMING_DELAY_MS=600 prof "$TMP/naming2" "$pid" --period 0.5s --duration 4 --hz 49 \
+			-o "$TMP/np/q-%n.folded"
+		files=$(ls "$TMP/np" | grep -c '^q-[0-9]*\.folded$')
+		DETAIL="exit $PROF_RC; $(ls "$TMP/np" | tr '\n' ' ')" \
+			check "naming: namings slower than the periods do not slow the periods: 8 or 9 files in 4 s at --period 0.5s" \
+			"[ '$PROF_RC' = 0 ] && [ '$files' -ge 8 ] && [ '$files' -le 9 ]"
+		add_up "naming: slow namings" "$TMP/naming2.err" "$TMP"/np/q-*.folded
 		stop_target "$pid"
 	fi
 }
