@@ -46,7 +46,7 @@ SRCS := util/xalloc.c util/hist.c util/syscalls.c util/intern.c util/strbuf.c ut
         unwind/unwinder.c unwind/libunwind.c unwind/capture.c unwind/py_trampoline.c \
         dwarf/symbolizer.c \
         profile/stacks.c profile/timeline.c output/frames.c output/output.c output/formats.c output/readers.c output/folded.c output/pprof.c output/svg.c output/speedscope.c \
-        cli/options.c run/options.c run/run.c run/naming.c run/dump.c run/periods.c run/pattern.c run/writer.c run/pidfile.c
+        cli/options.c run/options.c run/run.c run/naming.c run/namer.c run/dump.c run/periods.c run/pattern.c run/writer.c run/pidfile.c
 SRCS += util/text.c
 SRCS += util/secret.c
 SRCS += util/remote.c util/sparse.c

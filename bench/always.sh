@@ -42,6 +42,8 @@
 #      (and /metrics' process_resident_memory_bytes, its watchdog's
 #      included) and open descriptors at 1 minute, 5 minutes and the end,
 #      a trace every minute, its CPU share of a core, the achieved rate.
+#      At the end a SIGUSR1 dumps the history (its line: the pause, the
+#      time to write).
 #      `bash bench/always.sh SECONDS unit` runs this step alone.
 # Prints one line per figure, "always: KEY VALUE".
 set -u
@@ -113,6 +115,11 @@ unitlike() {
 		say "unit.fds@${at}s $(nfds "$prof")"
 		ticks=$(cpu_ticks_of "$prof")
 	done
+	# A dump of the history (10 minutes once the run is that long): how
+	# long it paused sampling, how long its naming took.
+	kill -USR1 "$prof"
+	wait_until 60 grep -q '^cprof-attach: SIGUSR1: wrote' "$dir/err"
+	say "unit.dump $(grep -m1 '^cprof-attach: SIGUSR1: wrote' "$dir/err" | sed 's/^cprof-attach: SIGUSR1: //')"
 	hz=$(getconf CLK_TCK)
 	say "unit.cpu_share_pct $(awk -v t="$ticks" -v hz="$hz" -v s="$((SECS - 5))" 'BEGIN { printf "%.2f", 100 * t / hz / s }') (the main process; /metrics' process_cpu_seconds_total $(awk '/^process_cpu_seconds_total/ { print $2 }' "$dir/m") s)"
 	say "unit.rate_ratio $(awk '/^cprof_rate_ratio/ { printf "%.4f", $2 }' "$dir/m") of 19 Hz; $(awk '/^cprof_threads / { print $2 }' "$dir/m") threads now, $(awk '/^cprof_period_files_total\{result="written"\}/ { print $2 }' "$dir/m") period files written"

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "run/namer.h"
 #include "run/naming.h"
 #include "run/pattern.h"
 #include "run/writer.h"
@@ -28,7 +29,7 @@
  * CPROF_HISTORY_BYTES sets it, for the tests. */
 
 /* A naming prepared with the sampler paused and made by the namer's
- * thread (namer_main) while the loop and the sampler go on: the stacks of
+ * thread (run/namer.h) while the loop and the sampler go on: the stacks of
  * its window copied (stacks__view), the spaces' tables copied
  * (run/naming.h), neither changed by anyone after.  Naming a window of
  * minutes took seconds, every one of them with sampling paused (and the
@@ -46,8 +47,6 @@ struct job {
 	double pause_ms;                /* JOB_DUMP: its pause */
 	uint32_t space;                 /* JOB_FORGET: a space aged out */
 };
-/* Jobs waiting for the namer at most: past it the loop waits. */
-#define NAMER_QUEUE_MAX 16
 
 /* An ask (periods__ask) between the thread that asked and the loop. */
 enum { ASK_QUEUED, ASK_RUNNING, ASK_NAMING, ASK_JOB, ASK_DONE };   /* ASK_JOB: the namer's */
@@ -75,21 +74,12 @@ struct periods {
 	struct sampler *s;
 	pid_t pid;
 	char *comment;
-	struct names *names;
+	struct namer *namer;            /* names the jobs, on its thread */
 	struct naming_spaces *spaces;   /* the spaces' latest tables copied */
 	uint32_t *forgotten;            /* spaces aged out, forgotten at the next pause */
 	size_t nforgotten, forgotten_cap;
 	struct job *jobs;               /* prepared in this pause */
 	size_t njobs, jobs_cap;
-	uint64_t naming_delay_ns;       /* CPROF_NAMING_DELAY_MS: the tests' slow naming */
-	/* The namer's thread and its queue, under nmu (names, the
-	 * pattern's numbers and the writer's queue are the namer's). */
-	pthread_t namer;
-	int namer_started, namer_stop, namer_busy;
-	pthread_mutex_t nmu;
-	pthread_cond_t ncv;
-	struct job *queue;
-	size_t nqueue, queue_cap;
 	uint64_t slice_ns, period_ns, history_ns;
 	uint64_t age_ns;                /* STACK_AGE_NS */
 	uint64_t history_cap;           /* HISTORY_MAX_BYTES */
@@ -139,13 +129,6 @@ struct periods {
 static const char *line_start(void)
 {
 	return isatty(STDERR_FILENO) ? "\r\033[K" : "";
-}
-
-static uint64_t thread_cpu_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 static uint64_t real_ns(void)
@@ -704,94 +687,36 @@ static int tick_now_wanted(struct periods *p)
 	return want;
 }
 
-/* On the namer's thread: job J named, with the sampler and the loop going
- * on: a period or a dump to the writer, an ask answered. */
-static void name_job(struct periods *p, struct job *j)
+/* On the namer's thread: a job named (FR), with the sampler and the loop
+ * going on: a period or a dump to the writer (the pattern's numbers and
+ * the writer's queue are the namer's), an ask answered. */
+static void named(void *arg, void *job, struct frames *fr, double cpu_ms)
 {
-	if (j->kind == JOB_FORGET) {
-		names__forget(p->names, j->space);
-		return;
-	}
-	uint64_t t0 = now_ns(), cpu0 = thread_cpu_ns();
-	if (p->naming_delay_ns) {
-		struct timespec d = { (time_t)(p->naming_delay_ns / 1000000000ull),
-				      (long)(p->naming_delay_ns % 1000000000ull) };
-		nanosleep(&d, NULL);
-	}
-	size_t nspaces;
-	const struct modules *const *spaces = naming__set_spaces(j->set, &nspaces);
-	struct frames *fr = j->view ? frames__name(p->names, j->view, spaces, nspaces) : NULL;
-	stacks__free(j->view);
-	naming__set_put(j->set);
-	uint64_t ns = now_ns() - t0;
-	pthread_mutex_lock(&p->mu);
-	p->st.named_ms_max = fmax(p->st.named_ms_max, (double)ns / 1e6);
-	pthread_mutex_unlock(&p->mu);
+	struct periods *p = arg;
+	struct job *j = job;
 	if (j->kind == JOB_PERIOD || j->kind == JOB_DUMP) {
 		emit(p, fr, j->start, j->end, j->kind == JOB_PERIOD, j->pause_ms);
 		return;
 	}
 	pthread_mutex_lock(&p->mu);
 	j->ask->pause_ms += (double)j->copy_ns / 1e6;
-	j->ask->name_cpu_ms += (double)(thread_cpu_ns() - cpu0) / 1e6;
+	j->ask->name_cpu_ms += cpu_ms;
 	ask_done(p, j->ask, fr, &j->info, fr ? 0 : -ENOMEM);
 	pthread_cond_broadcast(&p->asked);
 	pthread_mutex_unlock(&p->mu);
 }
 
-static void *namer_main(void *arg)
-{
-	struct periods *p = arg;
-	pthread_mutex_lock(&p->nmu);
-	for (;;) {
-		while (!p->nqueue && !p->namer_stop)
-			pthread_cond_wait(&p->ncv, &p->nmu);
-		if (!p->nqueue)
-			break;
-		struct job j = p->queue[0];
-		memmove(p->queue, p->queue + 1, --p->nqueue * sizeof(*p->queue));
-		p->namer_busy = 1;
-		pthread_mutex_unlock(&p->nmu);
-		name_job(p, &j);
-		pthread_mutex_lock(&p->nmu);
-		p->namer_busy = 0;
-		pthread_cond_broadcast(&p->ncv);
-	}
-	pthread_mutex_unlock(&p->nmu);
-	return NULL;
-}
-
-/* The jobs of this pause to the namer, in order (after those before);
- * while NAMER_QUEUE_MAX wait, the loop waits for the namer. */
+/* The jobs of this pause to the namer, in order (after those before). */
 static void hand_over(struct periods *p)
 {
-	if (!p->njobs)
-		return;
-	pthread_mutex_lock(&p->nmu);
-	while (p->nqueue >= NAMER_QUEUE_MAX && p->namer_started)
-		pthread_cond_wait(&p->ncv, &p->nmu);
-	if (p->nqueue + p->njobs > p->queue_cap) {
-		p->queue_cap = p->nqueue + p->njobs + NAMER_QUEUE_MAX;
-		p->queue = xrealloc(p->queue, p->queue_cap * sizeof(*p->queue));
+	for (size_t i = 0; i < p->njobs; i++) {
+		struct job *j = &p->jobs[i];
+		if (j->kind == JOB_FORGET)
+			namer__forget(p->namer, j->space);
+		else
+			namer__add(p->namer, j->view, j->set, j, sizeof(*j));
 	}
-	memcpy(p->queue + p->nqueue, p->jobs, p->njobs * sizeof(*p->jobs));
-	p->nqueue += p->njobs;
 	p->njobs = 0;
-	pthread_cond_broadcast(&p->ncv);
-	pthread_mutex_unlock(&p->nmu);
-}
-
-/* Waits until the namer has named every job handed over, then ends it. */
-static void namer_end(struct periods *p)
-{
-	if (!p->namer_started)
-		return;
-	pthread_mutex_lock(&p->nmu);
-	p->namer_stop = 1;
-	pthread_cond_broadcast(&p->ncv);
-	pthread_mutex_unlock(&p->nmu);
-	pthread_join(p->namer, NULL);
-	p->namer_started = 0;
 }
 
 /* Pauses the sampler for WORK, timing the pause; after a tick of every
@@ -896,7 +821,7 @@ void periods__finish(struct periods *p)
 		end_period(p);
 	}
 	hand_over(p);
-	namer_end(p);
+	namer__end(p->namer);
 	writer__finish(p->writer);
 }
 
@@ -916,12 +841,7 @@ int periods__new(struct periods **out, const struct options *o, const char *patt
 	p->s = s;
 	p->pid = pid;
 	p->comment = xstrdup(comment ? comment : "");
-	p->names = names__new(o->debug_dirs, o->ndebug_dirs);
 	p->spaces = naming__spaces_new();
-	/* For the tests: each naming made this much slower (ms), to show it
-	 * does not pause sampling (t_always). */
-	const char *delay = getenv("CPROF_NAMING_DELAY_MS");
-	p->naming_delay_ns = delay && atof(delay) > 0 ? (uint64_t)(atof(delay) * 1e6) : 0;
 	p->period_ns = o->period > 0 ? (uint64_t)llround(o->period * 1e9) : 0;
 	p->history_ns = o->history > 0 ? (uint64_t)llround(o->history * 1e9) : 0;
 	p->slice_ns = p->period_ns ? p->period_ns : HISTORY_SLICE_NS;
@@ -950,13 +870,8 @@ int periods__new(struct periods **out, const struct options *o, const char *patt
 		p->dump_pattern = pattern__dump(pattern);
 	p->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	p->writer = writer__new(write);
-	pthread_mutex_init(&p->nmu, NULL);
-	pthread_cond_init(&p->ncv, NULL);
-	if (p->names && p->writer && pthread_create(&p->namer, NULL, namer_main, p) == 0) {
-		p->namer_started = 1;
-		pthread_setname_np(p->namer, "cprof-namer");
-	}
-	if (!p->names || p->wake < 0 || !p->writer || !p->namer_started) {
+	p->namer = namer__new(o->debug_dirs, o->ndebug_dirs, named, p);
+	if (!p->namer || p->wake < 0 || !p->writer) {
 		snprintf(err, errlen, "cannot start the writer thread");
 		periods__free(p);
 		return -ENOMEM;
@@ -994,6 +909,7 @@ void periods__stats(const struct periods *p, struct periods_stats *out)
 	out->failed = ws.failed;
 	out->dropped = ws.dropped;
 	out->trim_ms_max = ws.trim_ms_max;
+	out->named_ms_max = namer__longest_ms(p->namer);
 	snprintf(out->last, sizeof(out->last), "%s", ws.last);
 }
 
@@ -1001,7 +917,7 @@ void periods__free(struct periods *p)
 {
 	if (!p)
 		return;
-	namer_end(p);
+	namer__free(p->namer);          /* the windows handed over to the writer first */
 	writer__free(p->writer);
 	for (size_t i = 0; i < p->n; i++)
 		stacks__slice_free(&p->slices[i]);
@@ -1013,12 +929,8 @@ void periods__free(struct periods *p)
 	if (p->wake >= 0)
 		close(p->wake);
 	pthread_cond_destroy(&p->asked);
-	names__free(p->names);
 	naming__spaces_free(p->spaces);
 	free(p->jobs);
-	free(p->queue);
-	pthread_mutex_destroy(&p->nmu);
-	pthread_cond_destroy(&p->ncv);
 	free(p->forgotten);
 	free(p->comment);
 	free(p->dump_pattern);

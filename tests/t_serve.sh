@@ -170,11 +170,12 @@ beside history_cap history_cap
 # 8 clients looping ?last=600 held 78-92 of 99 Hz before (the answers'
 # naming pauses sampling, their encoding takes the CPU).  Now each
 # connection's thread runs at nice 10 while its profile is made (the
-# sampler's at -10 as root), naming an ask's window pauses sampling at
-# most 1% of the time, 200 ms at once (5% and none at once here,
-# CPROF_ASK_PAUSE_SHARE and _BURST_MS: the first naming, which names
-# every address, pauses for tens of ms, so the second and third of three
-# windows asked at once wait for it to be repaid), and
+# sampler's at -10 as root), copying an ask's window (named after, with
+# sampling on) pauses sampling at most 1% of the time, 200 ms at once
+# (0.01% and none at once here, CPROF_ASK_PAUSE_SHARE and _BURST_MS: a
+# copy pauses for a tenth of a millisecond or more, a second or more to
+# repay, so the second and third of three windows asked at once wait for
+# it), and
 # building profiles takes at most 10% of a core (0.001% here,
 # CPROF_SERVE_CPU_SHARE: once three profiles are built, the next is
 # refused with 503 and Retry-After).
@@ -186,7 +187,7 @@ budget() {
 	if ! start_target wallclock; then
 		return
 	fi
-	CPROF_ASK_PAUSE_SHARE=0.05 CPROF_ASK_PAUSE_BURST_MS=0 CPROF_SERVE_CPU_SHARE=0.00001 \
+	CPROF_ASK_PAUSE_SHARE=0.0001 CPROF_ASK_PAUSE_BURST_MS=0 CPROF_SERVE_CPU_SHARE=0.00001 \
 		prof_bg "$TMP/budget" "$TARGET_PID" --listen 127.0.0.1:0 --history 10m --hz 49
 	wait_until 10 _serving "$TMP/budget.err"
 	u=$(serving_url "$TMP/budget.err")
