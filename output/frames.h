@@ -74,8 +74,9 @@ struct frames *frames__from_stacks(const struct stacks *st, const struct modules
  * naming learns, each space's symbolizer and its cache of every address it
  * named, is kept in NC from one call to the next, so a profile costs the
  * addresses it is the first to hold.  SPACES must be the same tables
- * (grown, not replaced) at each call with NC, but for those given to
- * names__forget(). */
+ * (grown, not replaced) at each call with NC, or tables of another
+ * version (modules__version: a snapshot's is its own), but for those
+ * given to names__forget(); NC is one thread's at a time. */
 struct names;
 struct names *names__new(const char *const *dirs, size_t ndirs);       /* DIRS must outlive it */
 void names__free(struct names *nc);             /* accepts NULL */

@@ -257,8 +257,7 @@ static void age(struct periods *p)
 	pthread_mutex_unlock(&p->mu);
 }
 
-/* With the sampler paused: a job naming the K slices V (copied now), made
- * by the namer once sampling resumes. */
+/* A job of this pause, handed over to the namer once sampling resumes. */
 static struct job *new_job(struct periods *p, int kind)
 {
 	if (p->njobs == p->jobs_cap) {
@@ -270,6 +269,8 @@ static struct job *new_job(struct periods *p, int kind)
 	return j;
 }
 
+/* With the sampler paused: a job naming the K slices V, copied now with
+ * the spaces' tables. */
 static struct job *add_job(struct periods *p, int kind, const struct stacks_slice *const *v,
 			   size_t k)
 {

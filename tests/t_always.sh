@@ -119,6 +119,13 @@ beside flat flat_memory
 # its own, where the ring never writes (before: the ring's next name, which
 # the ring overwrote MAX periods later), and a line says where, as it is
 # written (before: nothing; the unit's comment said journalctl names it).
+# _dump ERR: SIGUSR1 to the profiler, and the line it writes to ERR once
+# the dump is written (empty after 10 s without).
+_dump() {
+	kill -USR1 "$PROF_PID"
+	wait_until 10 grep -q '^cprof-attach: SIGUSR1: wrote' "$1"
+	grep '^cprof-attach: SIGUSR1: wrote' "$1" | head -n 1
+}
 # _newer A B: file A was modified after file B.
 _newer() { [ -n "$(find "$1" -newer "$2" 2>/dev/null)" ]; }
 dump_beside_ring() {
@@ -127,9 +134,7 @@ dump_beside_ring() {
 		mkdir -p "$TMP/dr"
 		prof_bg "$TMP/dring" "$pid" --period 0.5s --history 5s --hz 49 -o "$TMP/dr/r-%n{2}.folded"
 		if wait_until 10 file_ready "$TMP/dr/r-1.folded"; then
-			kill -USR1 "$PROF_PID"
-			wait_until 10 grep -q '^cprof-attach: SIGUSR1: wrote' "$TMP/dring.err"
-			line=$(grep '^cprof-attach: SIGUSR1: wrote' "$TMP/dring.err" | head -n 1)
+			line=$(_dump "$TMP/dring.err")
 			path=$(echo "$line" | sed -nE 's/.* to (.*) in [0-9]+ ms \(its naming paused sampling [0-9.]+ ms\)$/\1/p')
 			DETAIL="line '$line'" check "dump: a line says the dump's path as it is written" \
 				"[ '$path' = '$TMP/dr/dump-r-0.folded' ] && [ -s '$path' ]"
@@ -162,9 +167,7 @@ naming_not_paused() {
 		CPROF_NAMING_DELAY_MS=800 prof_bg "$TMP/naming" "$pid" --period 3s --history 10s --hz 49 \
 			-o "$TMP/np/n-%n.folded"
 		if wait_until 20 file_ready "$TMP/np/n-0.folded"; then
-			kill -USR1 "$PROF_PID"
-			wait_until 10 grep -q '^cprof-attach: SIGUSR1: wrote' "$TMP/naming.err"
-			line=$(grep '^cprof-attach: SIGUSR1: wrote' "$TMP/naming.err" | head -n 1)
+			line=$(_dump "$TMP/naming.err")
 			paused=$(echo "$line" | sed -nE 's/.*its naming paused sampling ([0-9.]+) ms.*/\1/p')
 			DETAIL="line '$line'" check "naming: a dump named 800 ms slower paused sampling less than 400 ms" \
 				"[ -n '$paused' ] && awk -v p='$paused' 'BEGIN { exit !(p < 400) }'"
