@@ -64,12 +64,16 @@ _tids() {
 tids() { local _T; _tids "$1"; [ ${#_T[@]} = 0 ] || printf '%s\n' "${_T[@]}"; }
 thread_count() { local _T; _tids "$1"; echo ${#_T[@]}; }
 
-# _tracer PID TID: _P = the thread's TracerPid, empty if it is gone.
+# _tracer PID TID: _P = the thread's TracerPid, empty if it is gone.  The
+# file is read to its end: a loop left at TracerPid left bash's buffer of
+# standard input holding the lines after it, and the next `read` of
+# another file on it (cpu_ticks' of /proc/PID/stat) got "Uid: 0 0 0 0"
+# (t_churn: "CPU time stuck at 0 ticks", 1 run in 3).
 _tracer() {
 	local k v
 	_P=
 	while read -r k v; do
-		[ "$k" = TracerPid: ] && { _P=$v; break; }
+		[ "$k" = TracerPid: ] && _P=$v
 	done 2>/dev/null <"/proc/$1/task/$2/status" || :
 }
 tracer_of() { local _P; _tracer "$@"; [ -z "$_P" ] || echo "$_P"; }
@@ -161,7 +165,9 @@ progresses() {
 	t0=$(cpu_ticks "$pid")
 	[ -n "$t0" ] || { DETAIL="process $pid is gone"; return 1; }
 	wait_until 5 _ticks_above "$pid" $((t0 + 5)) && return 0
-	DETAIL="CPU time stuck at $t0 ticks"
+	local l=
+	{ read -r l <"/proc/$pid/stat"; } 2>/dev/null || :
+	DETAIL="CPU time stuck at $t0 ticks; now: $(cut -c1-160 <<<"$l")"
 	return 1
 }
 _ticks_above() { local t; t=$(cpu_ticks "$1"); [ -n "$t" ] && [ "$t" -ge "$2" ]; }
