@@ -360,15 +360,22 @@ static int read_cstr(const struct php_interp *p, uint64_t addr, char *out, size_
 int php_interp__request(const struct php_interp *p, char *out, size_t len)
 {
 	const struct php_layout *l = &p->l;
-	uint64_t method = 0, uri = 0, script = 0;
 	out[0] = 0;
-	if (!p->sg || len < 2 || rd(p, p->sg + l->sg_request_uri, &uri, 8) < 0 ||
-	    rd(p, p->sg + l->sg_path_translated, &script, 8) < 0)
+	/* The three pointers of SG(request_info) in one read (it is read at
+	 * every capture of a PHP thread, the target stopped by ptrace). */
+	uint32_t lo = l->sg_request_method, hi = l->sg_request_method;
+	lo = l->sg_path_translated < lo ? l->sg_path_translated : lo;
+	lo = l->sg_request_uri < lo ? l->sg_request_uri : lo;
+	hi = l->sg_path_translated > hi ? l->sg_path_translated : hi;
+	hi = l->sg_request_uri > hi ? l->sg_request_uri : hi;
+	unsigned char b[128];
+	if (!p->sg || len < 2 || hi + 8 - lo > sizeof(b) || rd(p, p->sg + lo, b, hi + 8 - lo) < 0)
 		return -1;
+	uint64_t uri = word(b, l->sg_request_uri - lo), script = word(b, l->sg_path_translated - lo);
+	uint64_t method = word(b, l->sg_request_method - lo);
 	if (uri) {
 		char m[16] = "";
-		if (rd(p, p->sg + l->sg_request_method, &method, 8) == 0 && method &&
-		    read_cstr(p, method, m, sizeof(m)) > 0 && strlen(m) + 2 < len) {
+		if (method && read_cstr(p, method, m, sizeof(m)) > 0 && strlen(m) + 2 < len) {
 			memcpy(out, m, strlen(m));
 			out[strlen(m)] = ' ';
 			out[strlen(m) + 1] = 0;

@@ -1,7 +1,9 @@
 #include "sample/internal.h"
+#include "sample/rt_chain.h"
 #include "sample/rt_syms.h"
 #include "sample/runtime.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,22 +51,36 @@ struct php_head {
 	char request[112];              /* php_interp__request(), "" when no call runs */
 };
 
-static bool alike(const struct php_frame_raw *a, const struct php_frame_raw *b, size_t n)
+/* PHP's calls are read as rt_chain reads them (sample/rt_chain.h). */
+_Static_assert(sizeof(struct php_frame_raw) == sizeof(struct rt_chain_frame) &&
+	       offsetof(struct php_frame_raw, func) == offsetof(struct rt_chain_frame, what) &&
+	       offsetof(struct php_frame_raw, opline) == offsetof(struct rt_chain_frame, at) &&
+	       offsetof(struct php_frame_raw, ends) == offsetof(struct rt_chain_frame, ends) &&
+	       PHP_ENDS_WHOLE == RT_CHAIN_WHOLE, "struct php_frame_raw is read as rt_chain_frame");
+
+static size_t chain_read(void *ctx, struct rt_chain_frame *into, size_t lim, uint64_t *cur,
+			 uint64_t *link)
 {
-	return n && a[0].func == b[0].func && a[0].ends == b[0].ends &&
-	       !memcmp(a + 1, b + 1, (n - 1) * sizeof(*a));
+	struct phpview *v = ctx;
+	return php_interp__frames(v->php, (struct php_frame_raw *)into, lim, cur, link);
 }
 
-#define READ_TRIES 5
+/* The same innermost call and link in both reads, and still those now. */
+static bool chain_still(void *ctx, uint64_t prev_cur, uint64_t prev_link, uint64_t cur,
+			uint64_t link)
+{
+	struct phpview *v = ctx;
+	uint64_t now, back;
+	return prev_cur == cur && prev_link == link &&
+	       php_interp__current(v->php, &now, &back) == 0 && now == cur && back == link;
+}
 
-/* The target's reader (target_reader_fn), py_read()'s rules: while the
- * thread cannot run, one read; RUNNING (right after its perf sample), the
- * chain is read until two reads in a row are whole and alike (the same
- * calls, each at the same opline but the innermost, the same innermost
- * call and link) and, read again after, the innermost call and its link
- * are still those; after READ_TRIES only the
- * outer calls two whole reads in a row agreed on are kept (counted:
- * torn). */
+static const struct rt_chain_ops chain_ops = { chain_read, chain_still };
+
+/* The target's reader (target_reader_fn): the first thread's calls, read
+ * once while it cannot run, or RUNNING (right after its perf sample) as
+ * rt_chain reads a running chain, the innermost call and its link the
+ * same in both reads and read again after; torn reads are counted. */
 static size_t php_read(void *arg, pid_t pid, pid_t tid, int running, void *out, size_t cap)
 {
 	struct phpview *v = arg;
@@ -73,61 +89,12 @@ static size_t php_read(void *arg, pid_t pid, pid_t tid, int running, void *out, 
 		return 0;               /* non-ZTS: PHP runs on the first thread */
 	size_t max = (cap - sizeof(h)) / sizeof(struct php_frame_raw);
 	struct php_frame_raw *fr = (struct php_frame_raw *)((char *)out + sizeof(h));
-	struct php_frame_raw *buf[2] = { fr, v->again };
-	size_t lim = max < PHP_MAX_FRAMES ? max : PHP_MAX_FRAMES, n = 0;
-	size_t wholen[2] = { 0, 0 }, bestn = 0;
-	uint64_t curs[2] = { 0, 0 }, links[2] = { 0, 0 };     /* each buffer's innermost call, link */
-	int prev = 2;
-	for (int try = 0; try < READ_TRIES; try++) {
-		int b = prev == 0;
-		struct php_frame_raw *into = buf[b];
-		uint64_t cur, link;
-		size_t m = php_interp__frames(v->php, into, lim, &cur, &link);
-		curs[b] = cur;
-		links[b] = link;
-		if (!running || !m) {
-			h.cur = cur;
-			h.prev = link;
-			n = m;
-			goto found;
-		}
-		wholen[b] = 0;
-		if (into[m - 1].ends != PHP_ENDS_WHOLE && m < lim)
-			continue;
-		wholen[b] = m;
-		size_t c = 0;
-		while (prev < 2 && c < wholen[prev] && c < m) {
-			const struct php_frame_raw *x = &buf[prev][wholen[prev] - 1 - c], *y = &into[m - 1 - c];
-			if (x->func != y->func || x->ends != y->ends)
-				break;
-			c++;
-			if (x->opline != y->opline)
-				break;
-		}
-		if (c > bestn) {
-			memcpy(v->best, into + (m - c), c * sizeof(*fr));
-			bestn = c;
-		}
-		uint64_t now, back;
-		if (prev < 2 && wholen[prev] == m && alike(buf[prev], into, m) &&
-		    curs[prev] == cur && links[prev] == link &&
-		    php_interp__current(v->php, &now, &back) == 0 && now == cur && back == link) {
-			h.cur = cur;
-			h.prev = link;
-			n = m;
-			goto found;
-		}
-		prev = b;
-		continue;
-	found:
-		if (into != fr)
-			memcpy(fr, into, n * sizeof(*fr));
-		goto done;
-	}
-	v->torn++;
-	memcpy(fr, v->best, bestn * sizeof(*fr));
-	n = bestn;
-done:
+	size_t lim = max < PHP_MAX_FRAMES ? max : PHP_MAX_FRAMES;
+	bool torn;
+	size_t n = rt_chain__read(&chain_ops, v, running, (struct rt_chain_frame *)fr, lim,
+				  (struct rt_chain_frame *)v->again, (struct rt_chain_frame *)v->best,
+				  &torn, &h.cur, &h.prev);
+	v->torn += torn;
 	if (n && php_interp__request(v->php, h.request, sizeof(h.request)) < 0)
 		h.request[0] = 0;
 	memcpy(out, &h, sizeof(h));

@@ -1,7 +1,9 @@
 #include "sample/internal.h"
+#include "sample/rt_chain.h"
 #include "sample/rt_syms.h"
 #include "sample/runtime.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,26 +142,54 @@ static uint64_t tstate_of(const struct pyview *v, pid_t tid)
 	return t ? t->tstate : 0;
 }
 
-/* Two reads of a running thread's chain are alike: the same frames, each
- * at the same instruction but the innermost, which runs on. */
-static bool alike(const struct py_frame_raw *a, const struct py_frame_raw *b, size_t n)
+/* Python's frames are read as rt_chain reads them (sample/rt_chain.h). */
+_Static_assert(sizeof(struct py_frame_raw) == sizeof(struct rt_chain_frame) &&
+	       offsetof(struct py_frame_raw, code) == offsetof(struct rt_chain_frame, what) &&
+	       offsetof(struct py_frame_raw, instr) == offsetof(struct rt_chain_frame, at) &&
+	       offsetof(struct py_frame_raw, ends) == offsetof(struct rt_chain_frame, ends) &&
+	       PY_ENDS_WHOLE == RT_CHAIN_WHOLE, "struct py_frame_raw is read as rt_chain_frame");
+
+/* One thread's reads: its thread state, where its GIL word goes, its hint. */
+struct chain_read {
+	struct pyview *v;
+	uint64_t tstate, *gil;
+	struct py_frame_hint *hint;
+};
+
+/* One read, with the hint; the current frame and its link as the hint
+ * has them after it (0, 0: none). */
+static size_t chain_read(void *ctx, struct rt_chain_frame *into, size_t lim, uint64_t *cur,
+			 uint64_t *link)
 {
-	return n && a[0].code == b[0].code && a[0].ends == b[0].ends &&
-	       !memcmp(a + 1, b + 1, (n - 1) * sizeof(*a));
+	struct chain_read *r = ctx;
+	size_t m = py_interp__frames_hinted(r->v->py, r->tstate, (struct py_frame_raw *)into, lim,
+					    r->gil, r->hint);
+	*cur = r->hint->n ? r->hint->addr[0] : 0;
+	*link = r->hint->n > 1 ? r->hint->addr[1] : 0;
+	return m;
 }
 
-/* Reads of a running thread's chain, at most. */
-#define READ_TRIES 5
+/* The thread's current frame and its link, read again, are those the
+ * last read found. */
+static bool chain_still(void *ctx, uint64_t prev_cur, uint64_t prev_link, uint64_t cur,
+			uint64_t link)
+{
+	struct chain_read *r = ctx;
+	uint64_t now, back;
+	(void)prev_cur;
+	(void)prev_link;
+	return py_interp__current(r->v->py, r->tstate, &now, &back) == 0 && r->hint->n &&
+	       now == cur && back == link;
+}
+
+static const struct rt_chain_ops chain_ops = { chain_read, chain_still };
 
 /* The target's reader (target_reader_fn): runs while thread TID cannot,
- * or, RUNNING, right after its perf sample while it runs on.  Then the
- * chain is read until two reads in a row are whole (every frame could be
- * read) and alike (alike()), and the thread's current frame and its link are, after
- * the second, those it read first: a call made or returned from while it
- * is read tears it (a frame being torn down cannot be read; CPython 3.12
- * entering a generator shows, for a moment, the generator's frame alone).
- * After READ_TRIES, only the outer frames two whole reads in a row agreed
- * on are kept. */
+ * or, RUNNING, right after its perf sample while it runs on, as rt_chain
+ * reads a running chain: a call made or returned from while it is read
+ * tears it (a frame being torn down cannot be read; CPython 3.12 entering
+ * a generator shows, for a moment, the generator's frame alone).  Torn
+ * reads keep the outer frames two reads agreed on, and are counted. */
 static size_t py_read(void *arg, pid_t pid, pid_t tid, int running, void *out, size_t cap)
 {
 	struct pyview *v = arg;
@@ -182,66 +212,14 @@ static size_t py_read(void *arg, pid_t pid, pid_t tid, int running, void *out, s
 		v->hints[k].h.n = 0;
 	}
 	struct py_frame_raw *fr = (struct py_frame_raw *)((char *)out + sizeof(h));
-	struct py_frame_raw *buf[2] = { fr, v->again };
-	size_t lim = max < PY_MAX_FRAMES ? max : PY_MAX_FRAMES, n = 0;
-	/* Reads alternate between the two buffers, a whole one (read to
-	 * its outermost frame, or to LIM) kept as PREV, of wholen[prev]
-	 * frames, until the next whole one is read; 2: none yet. */
-	size_t wholen[2] = { 0, 0 }, bestn = 0;
-	int prev = 2;
-	for (int try = 0; try < READ_TRIES; try++) {
-		int b = prev == 0;
-		struct py_frame_raw *into = buf[b];
-		const struct py_frame_hint *hn = &v->hints[k].h;
-		size_t m = py_interp__frames_hinted(v->py, h.tstate, into, lim, &h.gil, &v->hints[k].h);
-		if (!running || !m) {
-			n = m;
-			goto found;
-		}
-		/* A frame that could not be read (before the LIM-th) ends a
-		 * chain read as it was torn down: not whole. */
-		wholen[b] = 0;
-		if (into[m - 1].ends != PY_ENDS_WHOLE && m < lim)
-			continue;
-		wholen[b] = m;
-		/* the longest run of outer frames two whole reads in a row
-		 * agree on, kept for the end: the same code objects, and the
-		 * same instructions but in the innermost of them (the one that
-		 * ran on; its callers had to wait), taken from this read */
-		size_t c = 0;
-		while (prev < 2 && c < wholen[prev] && c < m) {
-			const struct py_frame_raw *x = &buf[prev][wholen[prev] - 1 - c], *y = &into[m - 1 - c];
-			if (x->code != y->code || x->ends != y->ends)
-				break;
-			c++;
-			if (x->instr != y->instr)
-				break;
-		}
-		if (c > bestn) {
-			memcpy(v->best, into + (m - c), c * sizeof(*fr));
-			bestn = c;
-		}
-		uint64_t now, back;
-		if (prev < 2 && wholen[prev] == m && alike(buf[prev], into, m) &&
-		    py_interp__current(v->py, h.tstate, &now, &back) == 0 && hn->n && now == hn->addr[0] &&
-		    back == (hn->n > 1 ? hn->addr[1] : 0)) {
-			n = m;
-			goto found;
-		}
-		prev = b;
-		continue;
-	found:
-		if (into != fr)
-			memcpy(fr, into, n * sizeof(*fr));
-		goto done;
-	}
-	/* No two reads alike: its calls changed meanwhile.  The outer
-	 * frames two whole reads in a row agree on (callers wait for their
-	 * callees, at the same instruction) are kept. */
-	v->torn++;
-	memcpy(fr, v->best, bestn * sizeof(*fr));
-	n = bestn;
-done:
+	size_t lim = max < PY_MAX_FRAMES ? max : PY_MAX_FRAMES;
+	struct chain_read r = { v, h.tstate, &h.gil, &v->hints[k].h };
+	bool torn;
+	uint64_t cur, link;
+	size_t n = rt_chain__read(&chain_ops, &r, running, (struct rt_chain_frame *)fr, lim,
+				  (struct rt_chain_frame *)v->again, (struct rt_chain_frame *)v->best,
+				  &torn, &cur, &link);
+	v->torn += torn;
 	memcpy(out, &h, sizeof(h));
 	spend(v, t0);
 	return sizeof(h) + n * sizeof(struct py_frame_raw);
