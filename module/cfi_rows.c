@@ -291,7 +291,9 @@ bool module__eh_frame_sane(struct Elf *elf)
 	Elf_Scn *scn = elf ? find_scn(elf, ".eh_frame") : NULL;
 	Elf_Data *d = scn ? elf_rawdata(scn, NULL) : NULL;
 	const char *ident = elf ? elf_getident(elf, NULL) : NULL;
-	return !d || !d->d_buf || !ident || cfi_sane((const unsigned char *)ident, d, true);
+	/* No section: libdw would read the CFI from PT_GNU_EH_FRAME to the
+	 * file's end, unchecked (a file with no section headers): not read. */
+	return d && d->d_buf && ident && cfi_sane((const unsigned char *)ident, d, true);
 }
 
 /* ---- what libunwind cannot read ------------------------------------------ */

@@ -441,7 +441,10 @@ static int reader_open(struct maps_reader *r, pid_t pid, int files_only)
 	r->fd = open(fn, O_RDONLY | O_CLOEXEC);
 	if (r->fd < 0)
 		return -errno;
-	if (files_only && !query_unsupported && !getenv("CPROF_MAPS_TEXT"))
+	static int text_only = -1;      /* read once: setenv() may run beside (debuginfod) */
+	if (text_only < 0)
+		text_only = getenv("CPROF_MAPS_TEXT") != NULL;
+	if (files_only && !query_unsupported && !text_only)
 		return 0;
 	r->f = fdopen(r->fd, "r");
 	if (!r->f) {

@@ -142,9 +142,11 @@ int module__eh_table(const struct module *m, struct eh_table *t);   /* 0 or -1 *
  * Reads only the module's image: safe from any thread. */
 bool module__fde_floor(const struct module *m, uint64_t addr, uint64_t *start);
 
-/* Whether ELF's .eh_frame (ELF: any handle on a module's file) names no
- * register a CFI reader would make room for at great cost: true when it
- * has none.  Asked before libdw reads a target's CFI. */
+/* Whether ELF's .eh_frame (ELF: any handle on a module's file) can be
+ * read: it exists as a section and names no register a CFI reader would
+ * make room for at great cost.  Asked before libdw reads a target's CFI
+ * (without the section, libdw would read from the program headers on,
+ * unchecked). */
 struct Elf;
 bool module__eh_frame_sane(struct Elf *elf);
 

@@ -873,7 +873,7 @@ int periods__new(struct periods **out, const struct options *o, const char *patt
 	p->writer = writer__new(write);
 	p->namer = namer__new(o->debug_dirs, o->ndebug_dirs, named, p);
 	if (!p->namer || p->wake < 0 || !p->writer) {
-		snprintf(err, errlen, "cannot start the writer thread");
+		snprintf(err, errlen, "cannot start the writer's or the namer's thread");
 		periods__free(p);
 		return -ENOMEM;
 	}

@@ -96,8 +96,9 @@ void periods__stats(const struct periods *p, struct periods_stats *out);
  * errors: -ENOMEM.  At most PERIODS_ASKS at once (-EBUSY). */
 #define PERIODS_ASKS 8
 /* What an ask cost: how long it paused the sampler (its window copied),
- * the CPU its naming took after (the loop's thread: the server counts it
- * with its own, run/serve.h), and whether it waited for the budget below. */
+ * the CPU its naming took after (the namer's thread, run/namer.h: the
+ * server counts it with its own, run/serve.h), and whether it waited for
+ * the budget below. */
 struct periods_ask_cost {
 	double pause_ms;
 	double name_cpu_ms;

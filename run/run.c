@@ -27,6 +27,7 @@
 #include "run/serve.h"
 #include "run/watchdog.h"
 #include "attach/proc.h"
+#include "dwarf/debuginfod.h"
 #include "dwarf/symbolizer.h"
 #include "output/output.h"
 #include "output/readers.h"
@@ -935,6 +936,11 @@ int run__profile(const struct options *o, int argc, char **argv)
 		fprintf(stderr, "cprof-attach: attached to PID %d, from %s\n", (int)r.pid,
 			follow__what(r.follow));
 	}
+	/* debuginfod's environment (timeouts, a server that does not answer
+	 * left out) set here, before any thread of ours runs: setenv() while
+	 * another thread reads the environment is a use after free.  It was
+	 * set at the first naming, which now runs beside the sampler. */
+	debuginfod__prepare();
 again:
 	if ((e = start_followed(&r)) == -EINTR) {
 		r.code = !r.attached_once && !strcmp(r.stop_reason, "duration reached");

@@ -38,7 +38,7 @@
 /* Sampling's rate is not negotiable; an answer's time is.  Each
  * connection's thread runs at nice SERVE_NICE (the sampler's thread runs
  * at -10 where allowed, the loop that names at the profiler's own), and
- * the CPU spent building profiles (naming, on the periods' loop, then
+ * the CPU spent building profiles (naming, on the namer's thread, then
  * encoding and compressing on the server's threads:
  * CLOCK_THREAD_CPUTIME_ID) has a budget: SERVE_CPU_SHARE of
  * a core over time, SERVE_CPU_BURST_S seconds of it at once.  A profile asked for

@@ -77,7 +77,7 @@ static void write_job(struct writer *w, struct job *j)
 	 * went is said at once (journalctl shows it). */
 	if (e == 0 && j->dump)
 		fprintf(stderr, "%scprof-attach: SIGUSR1: wrote the history's last %.0f s (%.1f s "
-			"of samples) to %s in %.0f ms (its naming paused sampling %.1f ms)\n",
+			"of samples) to %s in %.0f ms (its naming paused sampling %.1f ms)\n",   /* the copy's pause */
 			line_start(), j->history_s, (double)j->info.duration_ns / 1e9,
 			j->path, (double)(now_ns() - t0) / 1e6, j->pause_ms);
 }
