@@ -92,6 +92,21 @@ follow_restart() {
 	check "$label: the second process is untraced after" untraced "$second"
 }
 
+# _second_then_end LABEL DIR PREFIX FIRST SECOND: the followed service's
+# second process (SECOND) is attached to and sampled into the next file,
+# then the run is ended and both processes' files checked (follow_restart).
+_second_then_end() {
+	local n0
+	wait_until 10 grep -q "attached to PID $5" "$PROF_ERR"
+	n0=$(nfiles "$2" "$3")
+	wait_until 10 file_ready "$2/$3-$((n0 + 1)).folded"
+	check "$1: the second process is traced" all_traced "$5"
+	kill -INT "$PROF_PID"
+	prof_wait 20
+	follow_restart "$1" "$2" "$3" "$4" "$5"
+}
+
+
 # --- 1. --cgroup ------------------------------------------------------------------
 if [ $CG_OK = 1 ]; then
 	CG=$H/cprof-test-$$
@@ -117,15 +132,8 @@ if [ $CG_OK = 1 ]; then
 			DETAIL="$(head -c 400 "$PROF_ERR")" check "--cgroup: says it waits for the cgroup's next process" \
 				"grep -q 'PID $first exited after [0-9]* samples; waiting for cgroup $CG to name the next' '$PROF_ERR'"
 			if start_in "$CG" still; then
-				second=$TARGET_PID
-				wait_until 10 grep -q "attached to PID $second" "$PROF_ERR"
-				n0=$(nfiles "$TMP/cg" c)
-				wait_until 10 file_ready "$TMP/cg/c-$((n0 + 1)).folded"
-				check "--cgroup: the second process is traced" all_traced "$second"
-				kill -INT "$PROF_PID"
-				prof_wait 20
-				follow_restart "--cgroup" "$TMP/cg" c "$first" "$second"
-				stop_target "$second"
+				_second_then_end "--cgroup" "$TMP/cg" c "$first" "$TARGET_PID"
+				stop_target "$TARGET_PID"
 			fi
 		fi
 	fi
@@ -155,16 +163,9 @@ if [ $CG_OK = 1 ] && { [ -d "$H/system.slice" ] || { mkdir "$H/system.slice" 2>/
 			rmdir "$UCG"
 			mkdir "$UCG"
 			if start_in "$UCG" still; then
-				second=$TARGET_PID
-				wait_until 10 grep -q "attached to PID $second" "$PROF_ERR"
-				n0=$(nfiles "$TMP/un" u)
-				wait_until 10 file_ready "$TMP/un/u-$((n0 + 1)).folded"
-				check "--unit: the second process is traced" all_traced "$second"
-				kill -INT "$PROF_PID"
-				prof_wait 20
-				follow_restart "--unit" "$TMP/un" u "$first" "$second"
+				_second_then_end "--unit" "$TMP/un" u "$first" "$TARGET_PID"
 				check "--unit: names the unit" "grep -q 'followed through unit $UNIT.service' '$PROF_ERR'"
-				stop_target "$second"
+				stop_target "$TARGET_PID"
 			fi
 		fi
 	fi
