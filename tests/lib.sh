@@ -98,7 +98,9 @@ done_testing() {
 # file and printed, in order, by wait_beside (done_testing calls it); its
 # "not ok" lines count in FAILED.  It has its own targets: what it started
 # is killed when it ends, however it ends.  It must not share scratch
-# names with the rest of the file.
+# names with the rest of the file; its targets' ready files are numbered
+# from a range of its own (two wallclock targets, one beside and one not,
+# once wrote the same READY.tmp and one of them died in its rename).
 BESIDE=()
 beside() {
 	local name=$1
@@ -106,6 +108,7 @@ beside() {
 	(
 		PIDS=()
 		MOUNTS=()
+		TARGET_SEQ=$(((${#BESIDE[@]} + 1) * 1000))
 		[ -z "${CPROF_TEST_WAITING:-}" ] || CPROF_TEST_WAITING=$CPROF_TEST_WAITING.$name
 		trap 'for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done; wait 2>/dev/null
 			for m in "${MOUNTS[@]}"; do umount "$m" 2>/dev/null; done' EXIT
