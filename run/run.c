@@ -1065,9 +1065,18 @@ again:
 	 * say why, and fail.  (A run too short for a tick is not that.) */
 	int filtered = (o->ntids || o->threads_matching) && ss.target.ticks > 0;
 	if (ss.samples == 0 && r.code == 0 && (ss.idle_dropped || filtered)) {
-		errorf("no samples: %s", ss.idle_dropped ? "every sample was of a sleeping or "
-		       "stopped thread, dropped by --no-idle" :
-		       "no thread matched --tid or --threads-matching");
+		const struct target_stats *ts = &ss.target;
+		if (ss.idle_dropped)
+			errorf("no samples: every sample was of a sleeping or stopped thread, "
+			       "dropped by --no-idle");
+		else if (ts->threads_sampled)
+			errorf("no samples: %llu %s matched --tid or --threads-matching, but none of "
+			       "%s ticks was counted (%llu thread-ticks lost; --stats says how)",
+			       (unsigned long long)ts->threads_sampled,
+			       plural(ts->threads_sampled, "thread", "threads"),
+			       ts->threads_sampled == 1 ? "its" : "their", (unsigned long long)ts->lost);
+		else
+			errorf("no samples: no thread matched --tid or --threads-matching");
 		r.code = 1;
 	}
 	if (sampler__failure(r.sampler)) {

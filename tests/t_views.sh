@@ -247,8 +247,12 @@ if [ -n "$WALL_PID" ]; then
 	burner=$(tid_of "$pid" burner)
 	sleeper=$(tid_of "$pid" sleeper)
 	out=$TMP/tid1.folded
-	prof "$TMP/tid1" "$pid" --duration 0.5 --threads --tid "$burner" -o "$out"
+	prof "$TMP/tid1" "$pid" --duration 0.5 --threads --tid "$burner" --stats -o "$out"
 	check_ran "--tid" "$TMP/tid1" "$out"
+	# (once, in a clean-clone run, the burner's 50 ticks were all
+	# uncounted: 0 samples, not reproduced since; the counts if again)
+	[ "$(summary_field "$TMP/tid1.err" samples)" != 0 ] ||
+		echo "# --tid, no samples: $(grep -E 'stats:|error' "$TMP/tid1.err" | tr '\n' ' ')"
 	r=$(roots "$out")
 	DETAIL="roots: $r" check "--tid $burner: only 'burner ($burner)' as root frame" \
 		"[ '$r' = 'burner ($burner)' ]"
