@@ -33,7 +33,6 @@ struct perf_stream {
 	size_t data_len;                /* a power of two */
 	size_t stack_asked;
 	struct perf_sample s[2];        /* before, after (perf__read) */
-	uint64_t since_ns;              /* samples before this are forgotten */
 	int kchain;                     /* PERF_SAMPLE_CALLCHAIN is in the records */
 	unsigned char *stack[2];
 	uint64_t nostack;               /* samples left out with no stack (perf__nostack) */
@@ -127,11 +126,6 @@ void perf__free(struct perf_stream *p)
 int perf__cpu_ns(struct perf_stream *p, uint64_t *cpu_ns)
 {
 	return read(p->fd, cpu_ns, sizeof(*cpu_ns)) == sizeof(*cpu_ns) ? 0 : -errno;
-}
-
-void perf__forget(struct perf_stream *p, uint64_t now_ns)
-{
-	p->since_ns = now_ns;
 }
 
 int perf__every(struct perf_stream *p, uint64_t every_ns)
@@ -276,8 +270,6 @@ void perf__read(struct perf_stream *p, uint64_t at_ns, const struct perf_sample 
 			break;
 		if (h.type == PERF_RECORD_SAMPLE && h.size >= sizeof(h) + 16) {
 			uint64_t time = ring_u64(p, pos + sizeof(h) + 8);
-			if (time < p->since_ns)
-				break;          /* before perf__forget(), as all older */
 			if (time <= at_ns) {
 				bpos = pos, bsize = h.size;
 				break;          /* the rest are older */

@@ -100,8 +100,4 @@ void perf__read(struct perf_stream *p, uint64_t at_ns, const struct perf_sample 
  * ns, comparable with perf_sample.cpu_ns.  0, or a negative errno. */
 int perf__cpu_ns(struct perf_stream *p, uint64_t *cpu_ns);
 
-/* Forgets the samples taken before NOW_NS (CLOCK_MONOTONIC): an exec,
- * whose samples are of the old image. */
-void perf__forget(struct perf_stream *p, uint64_t now_ns);
-
 #endif
