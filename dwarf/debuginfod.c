@@ -43,7 +43,13 @@ void debuginfod__spent(double seconds)
 		"budget (--debuginfod-deadline %g): the other modules are named without it\n",
 		server[0] ? server : "?", requests, requests == 1 ? "lookup" : "lookups", spent_s,
 		deadline_s);
-	unsetenv("DEBUGINFOD_URLS");
+	/* Emptied, not unset: this runs on the namer's thread, beside others
+	 * that read the environment (curl's proxies, the time zone).  glibc's
+	 * unsetenv() moves the later entries down one, under a getenv() that
+	 * may then miss one of them; a variable set anew has its one entry
+	 * replaced, the old string kept.  libdebuginfod asks no server for
+	 * an empty list, as for none. */
+	setenv("DEBUGINFOD_URLS", "", 1);
 }
 
 /* Connects to one address within TIMEOUT_MS; 0 or a negative errno. */
