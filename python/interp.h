@@ -138,18 +138,6 @@ bool py_interp__code_cached(const struct py_interp *p, uint64_t code, uint32_t *
  * EPOCH, the caller's tick: one small read; read and named if new). */
 uint32_t py_interp__code(struct py_interp *p, uint64_t code, uint64_t epoch);
 
-/* Reads the Python name of every thread (threading.current_thread().name:
- * the _name of each Thread in threading._active, found once through
- * sys.modules), at most PY_MAX_NAMES, while the threads run: a few small
- * reads a thread.  Returns how many are named (0: the program has not
- * imported threading, or it cannot be read). */
-#define PY_MAX_NAMES 512
-size_t py_interp__read_names(struct py_interp *p);
-
-/* The name of the thread with IDENT as last read, or NULL: valid until
- * the next py_interp__read_names(). */
-const char *py_interp__thread_name(const struct py_interp *p, uint64_t ident);
-
 /* Drops the code objects named and not met (py_interp__code()) since
  * epoch BEFORE: what is live is kept, not what was ever seen (a program
  * that makes functions as it goes).  Returns how many. */

@@ -24,6 +24,7 @@
  * offsets), every str and dict checked by its type where the symbols say
  * where the types are, and a name that cannot be read is no name. */
 #include "python/internal.h"
+#include "python/names.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -18,9 +18,7 @@
 #include <string.h>
 
 #include "attach/proc.h"
-#include "profile/timeline.h"
 #include "unwind/unwinder.h"
-#include "util/xalloc.h"
 
 static enum unwind_status unwind(struct sampler *s, const struct capture *c, size_t *depth,
 				 uint32_t *space)
@@ -88,7 +86,6 @@ static size_t add_sampled_kernel_frames(struct sampler *s, const struct capture 
  * target__counted): the stack's id and how its unwind ended, so that an
  * unchanged capture is counted as the same stack, in the same figures. */
 enum { COOKIE_ROOTED, COOKIE_TRUNCATED, COOKIE_DROPPED };
-static void note_slot(struct sampler *s, uint32_t slot, int64_t id);
 static uint64_t cookie(int64_t id, int kind)
 {
 	return (uint64_t)(id + 1) << 2 | (uint64_t)kind;
@@ -107,64 +104,8 @@ static void take_again(struct sampler *s, const struct capture *c)
 			s->rep.stats.idle_dropped += c->ticks;
 		return;
 	}
-	int64_t id = (int64_t)(c->cookie >> 2) - 1;
-	stacks__add_again(s->st, id, c->ticks, 0);
-	note_slot(s, c->slot, id);
-	if (s->tl)
-		timeline__add(s->tl, c->slot, (uint32_t)id, c->ticks);
-	if (kind == COOKIE_ROOTED)
-		s->rep.stats.rooted += c->ticks;
-	else
-		s->rep.stats.truncated += c->ticks;
-}
-
-/* The last stack counted for thread slot SLOT and the tick it was counted
- * at (sampler__now_slice: each thread's stack at a tick made for it). */
-static void note_slot(struct sampler *s, uint32_t slot, int64_t id)
-{
-	if (slot >= RT_SLOT_BASE)
-		return;         /* a runtime's unit (a goroutine): not a thread */
-	if (slot >= s->slot_cap) {
-		size_t cap = s->slot_cap ? s->slot_cap : 64;
-		while (cap <= slot)
-			cap *= 2;
-		s->slot_id = xrealloc(s->slot_id, cap * sizeof(*s->slot_id));
-		s->slot_tick = xrealloc(s->slot_tick, cap * sizeof(*s->slot_tick));
-		memset(s->slot_tick + s->slot_cap, 0, (cap - s->slot_cap) * sizeof(*s->slot_tick));
-		s->slot_cap = cap;
-	}
-	s->slot_id[slot] = id;
-	s->slot_tick[slot] = target__stats(s->t)->ticks;
-}
-
-void sampler_now_ids(struct sampler *s, struct stacks_slice *out)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < s->slot_cap; i++)
-		n += s->loop.now_from && s->slot_tick[i] >= s->loop.now_from;
-	out->ids = xcalloc(n + 1, sizeof(*out->ids));
-	out->counts = xcalloc(n + 1, sizeof(*out->counts));
-	out->cpu = xcalloc(n + 1, sizeof(*out->cpu));
-	for (size_t i = 0; i < s->slot_cap; i++)
-		if (s->loop.now_from && s->slot_tick[i] >= s->loop.now_from) {
-			out->ids[out->n] = s->slot_id[i];
-			out->counts[out->n++] = 1;
-			out->total++;
-		}
-}
-
-/* Adds K to the table (and the timeline): its id, or -1. */
-int64_t sampler_add_stack(struct sampler *s, const struct stack *k)
-{
-	int64_t id = stacks__add(s->st, k);
-	if (id < 0) {
-		s->loop.failure = "out of memory counting stacks (ulimit -v?)";
-		return id;
-	}
-	if (s->tl)
-		timeline__add(s->tl, k->slot, (uint32_t)id, (uint32_t)k->count);
-	note_slot(s, k->slot, id);
-	return id;
+	sampler_count_again(s, (int64_t)(c->cookie >> 2) - 1, c->slot, c->ticks,
+			    kind == COOKIE_ROOTED);
 }
 
 /* Unwinds one capture and counts it.  Returns -EAGAIN when it needs the

@@ -159,8 +159,6 @@ void sampler_spaces_free(struct sampler *s);
 int sampler_capture(struct sampler *s, const struct capture *c);
 /* Every capture of a thread that stopped. */
 void sampler_take_stopped(struct sampler *s);
-/* Adds K to the table (and the timeline): its id, or -1. */
-int64_t sampler_add_stack(struct sampler *s, const struct stack *k);
 /* Keeps (from aging) the stacks the target will count again. */
 void sampler_keep_counted(struct sampler *s);
 
@@ -188,13 +186,22 @@ void sampler_check_realtime(struct sampler *s);
 /* How it was scheduled, in s->loop.tracer, for --stats. */
 void sampler_describe_tracer(struct sampler *s);
 
-/* ---- services to the runtime views (sample/runtime.h) ---- */
+/* ---- counting (sample/count.c): for a capture, and the services to the
+ * runtime views (sample/runtime.h) ---- */
 
+/* Adds K to the table (and the timeline): its id, or -1. */
+int64_t sampler_add_stack(struct sampler *s, const struct stack *k);
 /* Counts K (K->pcs[0 .. K->n), whose unwind ended as ST: truncated marked,
  * the sampler's figures counted) and returns its id, or -1 out of memory. */
 int64_t sampler_count(struct sampler *s, struct stack *k, enum unwind_status st);
 /* Counts stack ID again, N times, for SLOT; ROOTED: how its unwind ended. */
 void sampler_count_again(struct sampler *s, int64_t id, uint32_t slot, uint64_t n, bool rooted);
+/* Each slot's stack counted at or after the tick sampler__pause_now()
+ * made, count 1, into OUT's arrays (sampler__now_slice). */
+void sampler_now_ids(struct sampler *s, struct stacks_slice *out);
+
+/* ---- a service to the runtime views (sample/views.c) ---- */
+
 /* Unwinds a saved context of process PID (its space ID) over the copy
  * STACK (LEN bytes at its SP; WANT: what a read past the copy means, see
  * unwind/unwinder.h) into the sampler's frame buffer (*PCS); the
@@ -203,9 +210,5 @@ enum unwind_status sampler_unwind_saved(struct sampler *s, pid_t pid, uint32_t i
 					const struct user_regs_struct *regs, const unsigned char *stack,
 					size_t len, size_t want, uint64_t **pcs, size_t *depth,
 					uint32_t *space);
-
-/* Each slot's stack counted at or after the tick sampler__pause_now()
- * made, count 1, into OUT's arrays (sampler__now_slice). */
-void sampler_now_ids(struct sampler *s, struct stacks_slice *out);
 
 #endif

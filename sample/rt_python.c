@@ -12,6 +12,7 @@
 #include "module/modules.h"
 #include "profile/stacks.h"
 #include "python/interp.h"
+#include "python/names.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"
 

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "profile/timeline.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"
 
@@ -218,32 +217,6 @@ void sampler_name_thread(struct sampler *s, uint32_t slot, pid_t pid, pid_t tid,
 	s->vw.rt_names[slot].pid = pid;
 	s->vw.rt_names[slot].tid = tid;
 	s->vw.rt_names[slot].kv = value ? xstrdup(kv) : NULL;
-}
-
-int64_t sampler_count(struct sampler *s, struct stack *k, enum unwind_status st)
-{
-	/* K's pcs are the sampler's buffer (sampler_unwind_saved()), which
-	 * has room for the mark. */
-	if ((st == UNWIND_TRUNCATED || st == UNWIND_STACK_SHORT) && k->pcs == s->pcs)
-		s->pcs[k->n++] = STACKS_PC_TRUNCATED;
-	if (st == UNWIND_COMPLETE)
-		s->rep.stats.rooted += k->count;
-	else if (st == UNWIND_TRUNCATED)
-		s->rep.stats.truncated += k->count;
-	else
-		s->rep.stats.partial += k->count;
-	return sampler_add_stack(s, k);
-}
-
-void sampler_count_again(struct sampler *s, int64_t id, uint32_t slot, uint64_t n, bool rooted)
-{
-	stacks__add_again(s->st, id, n, 0);
-	if (s->tl)
-		timeline__add(s->tl, slot, (uint32_t)id, (uint32_t)n);
-	if (rooted)
-		s->rep.stats.rooted += n;
-	else
-		s->rep.stats.truncated += n;
 }
 
 enum unwind_status sampler_unwind_saved(struct sampler *s, pid_t pid, uint32_t id,

@@ -38,6 +38,7 @@
 #include <string.h>
 
 #include "python/interp.h"
+#include "python/names.h"
 #include "tests/fuzz/fakemem.h"
 #include "util/text.h"
 
