@@ -1,6 +1,6 @@
 /* Reading a HotSpot JVM from outside (see jvm.h).  Every field offset
  * comes from the JVM's own tables (jvm/vmstructs.c); what they do not
- * give is x86-64's frame layout, the same in JDK 11 to 21 (frame_x86.hpp:
+ * give is x86-64's frame layout, the same in JDK 11 to 25 (frame_x86.hpp:
  * an interpreted frame keeps its Method* 3 words below its fp and its bcp
  * 8 below; every frame's return address is the word above its saved fp),
  * as the Serviceability Agent's X86Frame keeps it. */
@@ -34,6 +34,14 @@ struct jvm {
 	uint64_t tl_length, tl_threads, jt_osthread, os_tid, jt_anchor, jt_state;
 	uint64_t an_sp, an_pc, an_fp;
 	uint64_t cb_name, cb_size, cb_header, cb_frame_size, cb_code_begin, cb_code_end;
+	/* JDK 23 on: the code's bounds are offsets from the blob (an int each,
+	 * _code_offset and _data_offset), not addresses; an nmethod's debug
+	 * information is in data of its own (_immutable_data: its PcDescs and
+	 * scopes at offsets; _mutable_data: its metadata after the
+	 * relocations), and the deopt handlers are offsets from the blob */
+	bool blob_offsets;
+	uint32_t u5_excess;             /* read_u5()'s: 1 from JDK 20 */
+	uint64_t nm_immutable, nm_immutable_size, nm_scopes_data, cb_mutable, cb_reloc_size;
 	uint64_t cm_method;
 	uint64_t m_const, cm_constants, cm_name_index, cm_code_size, cm_flags, cm_size;
 	uint64_t cp_holder, cp_size, cp_length, cp_source, k_name, sym_length, sym_body;
@@ -54,6 +62,11 @@ struct jvm {
 	uint64_t narrow_oop_base_addr, narrow_oop_shift_addr, narrow_klass_base_addr,
 		 narrow_klass_shift_addr, oop_klass;
 	int64_t fi_slots, fi_name, fi_low, fi_high, fi_flags, fi_tag;
+	/* JDK 21 on: an InstanceKlass's fields are a stream of UNSIGNED5
+	 * numbers (_fieldinfo_stream), each field's optional numbers told by
+	 * its flags' bits (FieldInfo::FieldFlags::_ff_*) */
+	uint64_t ik_stream;
+	uint32_t ff_optional;
 	uint64_t thread_name_off, string_value_off, string_coder_off;
 	uint64_t thread_klass, string_klass;
 	int64_t has_lines, st_native, st_vm, st_java, st_blocked;
@@ -110,37 +123,96 @@ static int remote_read(void *ctx, uint64_t addr, void *buf, size_t len)
 
 /* ---- opening -------------------------------------------------------------------- */
 
+/* The offset of TYPE::FIELD, or of TYPE2::FIELD2 where the first is not in
+ * the tables (a field renamed or moved between JDKs); UINT64_MAX if
+ * neither is. */
+static uint64_t offset_either(const struct jvm_structs *js, const char *type, const char *field,
+			      const char *type2, const char *field2)
+{
+	uint64_t off = jvm_structs__offset(js, type, field);
+	return off != UINT64_MAX ? off : jvm_structs__offset(js, type2, field2);
+}
+
+/* The same for a static's address (0: neither). */
+static uint64_t static_either(const struct jvm_structs *js, const char *type, const char *field,
+			      const char *field2)
+{
+	uint64_t a = jvm_structs__static(js, type, field);
+	return a ? a : jvm_structs__static(js, type, field2);
+}
+
+/* The fields' layout up to JDK 20: each field FieldInfo::field_slots u2s
+ * of InstanceKlass::_fields.  True if the tables give all of it. */
+static bool fields_array_layout(struct jvm *j)
+{
+	const struct jvm_structs *js = j->js;
+	j->ik_fields = jvm_structs__offset(js, "InstanceKlass", "_fields");
+	j->ik_nfields = jvm_structs__offset(js, "InstanceKlass", "_java_fields_count");
+	j->arr_data = jvm_structs__offset(js, "Array<u2>", "_data");
+	return j->ik_fields < 4096 && j->ik_nfields < 4096 && j->arr_data < 64 &&
+	       jvm_structs__constant(js, "FieldInfo::field_slots", &j->fi_slots) == 0 &&
+	       jvm_structs__constant(js, "FieldInfo::name_index_offset", &j->fi_name) == 0 &&
+	       jvm_structs__constant(js, "FieldInfo::low_packed_offset", &j->fi_low) == 0 &&
+	       jvm_structs__constant(js, "FieldInfo::high_packed_offset", &j->fi_high) == 0 &&
+	       jvm_structs__constant(js, "FieldInfo::access_flags_offset", &j->fi_flags) == 0 &&
+	       jvm_structs__constant(js, "FIELDINFO_TAG_SIZE", &j->fi_tag) == 0 &&
+	       j->fi_slots > 0 && j->fi_slots <= 16 && j->fi_name >= 0 && j->fi_name < j->fi_slots &&
+	       j->fi_low >= 0 && j->fi_low < j->fi_slots && j->fi_high >= 0 &&
+	       j->fi_high < j->fi_slots && j->fi_flags >= 0 && j->fi_flags < j->fi_slots &&
+	       j->fi_tag >= 0 && j->fi_tag < 16;
+}
+
+/* From JDK 21: InstanceKlass::_fieldinfo_stream, an Array<u1>; the flag
+ * bits that add a number to a field (its initial value's index, its
+ * generic signature's, its @Contended group; later JDKs' flat layout and
+ * null marker where their tables name them).  True if the tables give
+ * the stream and the three bits every such JDK has. */
+static bool fields_stream_layout(struct jvm *j)
+{
+	const struct jvm_structs *js = j->js;
+	static const char *const optional[] = {
+		"FieldInfo::FieldFlags::_ff_initialized", "FieldInfo::FieldFlags::_ff_generic",
+		"FieldInfo::FieldFlags::_ff_contended", "FieldInfo::FieldFlags::_ff_flat",
+		"FieldInfo::FieldFlags::_ff_null_marker",
+	};
+	j->ik_stream = jvm_structs__offset(js, "InstanceKlass", "_fieldinfo_stream");
+	j->arr_data = jvm_structs__offset(js, "Array<u1>", "_data");
+	if (j->ik_stream >= 4096 || j->arr_data >= 64)
+		return false;
+	j->ff_optional = 0;
+	for (size_t i = 0; i < sizeof(optional) / sizeof(optional[0]); i++) {
+		int64_t bit;
+		if (jvm_structs__constant(js, optional[i], &bit) < 0) {
+			if (i < 3)
+				return false;
+			continue;
+		}
+		if (bit < 0 || bit > 31)
+			return false;
+		j->ff_optional |= 1u << bit;
+	}
+	return true;
+}
+
 /* What reading a thread's name takes (jvm__thread_name); any of it
  * missing leaves jt_threadobj 0: no names. */
 static void names_layout(struct jvm *j)
 {
 	const struct jvm_structs *js = j->js;
 	j->jt_threadobj = jvm_structs__offset(js, "JavaThread", "_threadObj");
-	j->ik_fields = jvm_structs__offset(js, "InstanceKlass", "_fields");
-	j->ik_nfields = jvm_structs__offset(js, "InstanceKlass", "_java_fields_count");
 	j->ik_constants = jvm_structs__offset(js, "InstanceKlass", "_constants");
-	j->arr_data = jvm_structs__offset(js, "Array<u2>", "_data");
 	j->oop_klass = jvm_structs__offset(js, "oopDesc", "_metadata._compressed_klass");
-	j->narrow_oop_base_addr = jvm_structs__static(js, "CompressedOops", "_narrow_oop._base");
-	j->narrow_oop_shift_addr = jvm_structs__static(js, "CompressedOops", "_narrow_oop._shift");
+	j->narrow_oop_base_addr = static_either(js, "CompressedOops", "_narrow_oop._base", "_base");
+	j->narrow_oop_shift_addr =
+		static_either(js, "CompressedOops", "_narrow_oop._shift", "_shift");
 	j->narrow_klass_base_addr =
-		jvm_structs__static(js, "CompressedKlassPointers", "_narrow_klass._base");
+		static_either(js, "CompressedKlassPointers", "_narrow_klass._base", "_base");
 	j->narrow_klass_shift_addr =
-		jvm_structs__static(js, "CompressedKlassPointers", "_narrow_klass._shift");
-	bool ok = j->jt_threadobj < 4096 && j->ik_fields < 4096 && j->ik_nfields < 4096 &&
-		  j->ik_constants < 4096 && j->arr_data < 64 && j->oop_klass < 64 &&
+		static_either(js, "CompressedKlassPointers", "_narrow_klass._shift", "_shift");
+	j->ik_stream = UINT64_MAX;
+	bool ok = j->jt_threadobj < 4096 && j->ik_constants < 4096 && j->oop_klass < 64 &&
 		  j->narrow_oop_base_addr && j->narrow_oop_shift_addr && j->narrow_klass_base_addr &&
-		  j->narrow_klass_shift_addr &&
-		  jvm_structs__constant(js, "FieldInfo::field_slots", &j->fi_slots) == 0 &&
-		  jvm_structs__constant(js, "FieldInfo::name_index_offset", &j->fi_name) == 0 &&
-		  jvm_structs__constant(js, "FieldInfo::low_packed_offset", &j->fi_low) == 0 &&
-		  jvm_structs__constant(js, "FieldInfo::high_packed_offset", &j->fi_high) == 0 &&
-		  jvm_structs__constant(js, "FieldInfo::access_flags_offset", &j->fi_flags) == 0 &&
-		  jvm_structs__constant(js, "FIELDINFO_TAG_SIZE", &j->fi_tag) == 0 &&
-		  j->fi_slots > 0 && j->fi_slots <= 16 && j->fi_name >= 0 && j->fi_name < j->fi_slots &&
-		  j->fi_low >= 0 && j->fi_low < j->fi_slots && j->fi_high >= 0 &&
-		  j->fi_high < j->fi_slots && j->fi_flags >= 0 && j->fi_flags < j->fi_slots &&
-		  j->fi_tag >= 0 && j->fi_tag < 16;
+		  j->narrow_klass_shift_addr && (fields_array_layout(j) || fields_stream_layout(j));
 	if (!ok)
 		j->jt_threadobj = 0;
 }
@@ -148,43 +220,62 @@ static void names_layout(struct jvm *j)
 /* Looks up every offset; the name of the first missing, or NULL. */
 static const char *offsets(struct jvm *j)
 {
-	static const struct { const char *type, *field; size_t at; } f[] = {
-#define F(t, n, m) { t, n, offsetof(struct jvm, m) }
+	/* Each field by its name in JDK 11-21, or where a later JDK moved or
+	 * renamed it (TYPE2::FIELD2, if not NULL). */
+	static const struct { const char *type, *field, *type2, *field2; size_t at; } f[] = {
+#define F(t, n, m) { t, n, NULL, NULL, offsetof(struct jvm, m) }
+#define F2(t, n, t2, n2, m) { t, n, t2, n2, offsetof(struct jvm, m) }
 		F("ThreadsList", "_length", tl_length), F("ThreadsList", "_threads", tl_threads),
-		F("JavaThread", "_osthread", jt_osthread), F("OSThread", "_thread_id", os_tid),
+		F2("JavaThread", "_osthread", "Thread", "_osthread", jt_osthread),
+		F("OSThread", "_thread_id", os_tid),
 		F("JavaThread", "_anchor", jt_anchor), F("JavaThread", "_thread_state", jt_state),
 		F("JavaFrameAnchor", "_last_Java_sp", an_sp),
 		F("JavaFrameAnchor", "_last_Java_pc", an_pc),
 		F("JavaFrameAnchor", "_last_Java_fp", an_fp),
 		F("CodeBlob", "_name", cb_name), F("CodeBlob", "_size", cb_size),
 		F("CodeBlob", "_header_size", cb_header), F("CodeBlob", "_frame_size", cb_frame_size),
-		F("CodeBlob", "_code_begin", cb_code_begin), F("CodeBlob", "_code_end", cb_code_end),
-		F("CompiledMethod", "_method", cm_method),
+		F2("CodeBlob", "_code_begin", "CodeBlob", "_code_offset", cb_code_begin),
+		F2("CodeBlob", "_code_end", "CodeBlob", "_data_offset", cb_code_end),
+		F2("CompiledMethod", "_method", "nmethod", "_method", cm_method),
 		F("Method", "_constMethod", m_const), F("ConstMethod", "_constants", cm_constants),
 		F("ConstMethod", "_name_index", cm_name_index),
-		F("ConstMethod", "_code_size", cm_code_size), F("ConstMethod", "_flags", cm_flags),
+		F("ConstMethod", "_code_size", cm_code_size),
+		F2("ConstMethod", "_flags", "ConstMethod", "_flags._flags", cm_flags),
 		F("ConstantPool", "_pool_holder", cp_holder), F("ConstantPool", "_length", cp_length),
 		F("ConstantPool", "_source_file_name_index", cp_source),
 		F("Klass", "_name", k_name), F("Symbol", "_length", sym_length),
 		F("Symbol", "_body", sym_body),
 #undef F
+#undef F2
 	};
 	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
 		uint64_t off = jvm_structs__offset(j->js, f[i].type, f[i].field);
+		if (off == UINT64_MAX && f[i].type2)
+			off = jvm_structs__offset(j->js, f[i].type2, f[i].field2);
 		if (off == UINT64_MAX || off > 4096)
 			return f[i].field;
 		memcpy((char *)j + f[i].at, &off, sizeof(off));
 	}
-	static const struct { const char *name; size_t at; } c[] = {
-		{ "_thread_in_native", offsetof(struct jvm, st_native) },
-		{ "_thread_in_vm", offsetof(struct jvm, st_vm) },
-		{ "_thread_in_Java", offsetof(struct jvm, st_java) },
-		{ "_thread_blocked", offsetof(struct jvm, st_blocked) },
-		{ "ConstMethod::_has_linenumber_table", offsetof(struct jvm, has_lines) },
+	j->blob_offsets = jvm_structs__offset(j->js, "CodeBlob", "_code_begin") == UINT64_MAX;
+	/* the JDK's release, where the tables say (JDK 23's layout is of a
+	 * later release in any case) */
+	uint64_t major_at = jvm_structs__static(j->js, "Abstract_VM_Version", "_vm_major_version");
+	int32_t major = 0;
+	if (!major_at || rd(j, major_at, &major, 4) < 0 || major < 1 || major > 1000)
+		major = j->blob_offsets ? 23 : 0;
+	j->u5_excess = major >= 20;
+	static const struct { const char *name, *name2; size_t at; } c[] = {
+		{ "_thread_in_native", NULL, offsetof(struct jvm, st_native) },
+		{ "_thread_in_vm", NULL, offsetof(struct jvm, st_vm) },
+		{ "_thread_in_Java", NULL, offsetof(struct jvm, st_java) },
+		{ "_thread_blocked", NULL, offsetof(struct jvm, st_blocked) },
+		{ "ConstMethod::_has_linenumber_table", "ConstMethodFlags::_misc_has_linenumber_table",
+		  offsetof(struct jvm, has_lines) },
 	};
 	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
 		int64_t v;
-		if (jvm_structs__constant(j->js, c[i].name, &v) < 0)
+		if (jvm_structs__constant(j->js, c[i].name, &v) < 0 &&
+		    (!c[i].name2 || jvm_structs__constant(j->js, c[i].name2, &v) < 0))
 			return c[i].name;
 		memcpy((char *)j + c[i].at, &v, sizeof(v));
 	}
@@ -203,6 +294,12 @@ static const char *offsets(struct jvm *j)
 		return "_java_thread_list or _call_stub_return_address";
 	if (rd64(j, a, &j->call_stub_ret) < 0)
 		return "_call_stub_return_address";
+	/* JDK 11-22: the PcDescs from _scopes_pcs_offset to
+	 * _dependencies_offset and the metadata at _metadata_offset, in the
+	 * nmethod; the scopes at _scopes_data_begin.  JDK 23 on: PcDescs from
+	 * _scopes_pcs_offset to _scopes_data_offset, then the scopes to the
+	 * immutable data's end, in it; the metadata after the relocations in
+	 * the mutable data. */
 	static const struct { const char *type, *field; size_t at; } sc[] = {
 		{ "nmethod", "_scopes_pcs_offset", offsetof(struct jvm, nm_pcs) },
 		{ "nmethod", "_dependencies_offset", offsetof(struct jvm, nm_deps) },
@@ -210,17 +307,33 @@ static const char *offsets(struct jvm *j)
 		{ "CompiledMethod", "_scopes_data_begin", offsetof(struct jvm, cm_scopes_data) },
 		{ "PcDesc", "_pc_offset", offsetof(struct jvm, pd_pc) },
 		{ "PcDesc", "_scope_decode_offset", offsetof(struct jvm, pd_scope) },
+	}, sc_own[] = {
+		{ "nmethod", "_scopes_pcs_offset", offsetof(struct jvm, nm_pcs) },
+		{ "nmethod", "_scopes_data_offset", offsetof(struct jvm, nm_scopes_data) },
+		{ "nmethod", "_immutable_data", offsetof(struct jvm, nm_immutable) },
+		{ "nmethod", "_immutable_data_size", offsetof(struct jvm, nm_immutable_size) },
+		{ "CodeBlob", "_mutable_data", offsetof(struct jvm, cb_mutable) },
+		{ "CodeBlob", "_relocation_size", offsetof(struct jvm, cb_reloc_size) },
+		{ "PcDesc", "_pc_offset", offsetof(struct jvm, pd_pc) },
+		{ "PcDesc", "_scope_decode_offset", offsetof(struct jvm, pd_scope) },
 	};
+	bool own = jvm_structs__offset(j->js, "nmethod", "_immutable_data") != UINT64_MAX;
 	j->pd_size = jvm_structs__size(j->js, "PcDesc");
-	for (size_t i = 0; i < sizeof(sc) / sizeof(sc[0]); i++) {
-		uint64_t off = jvm_structs__offset(j->js, sc[i].type, sc[i].field);
+	for (size_t i = 0, n = own ? sizeof(sc_own) / sizeof(sc_own[0]) : sizeof(sc) / sizeof(sc[0]);
+	     i < n; i++) {
+		const char *type = own ? sc_own[i].type : sc[i].type;
+		uint64_t off = jvm_structs__offset(j->js, type, own ? sc_own[i].field : sc[i].field);
 		if (off == UINT64_MAX || off > 4096)
 			j->pd_size = 0;         /* no inlined frames: each nmethod one frame */
 		else
-			memcpy((char *)j + sc[i].at, &off, sizeof(off));
+			memcpy((char *)j + (own ? sc_own[i].at : sc[i].at), &off, sizeof(off));
 	}
-	j->cm_deopt = jvm_structs__offset(j->js, "CompiledMethod", "_deopt_handler_begin");
-	j->cm_deopt_mh = jvm_structs__offset(j->js, "CompiledMethod", "_deopt_mh_handler_begin");
+	if (own != j->blob_offsets)
+		j->pd_size = 0;                 /* a layout of neither kind */
+	j->cm_deopt = offset_either(j->js, "CompiledMethod", "_deopt_handler_begin", "nmethod",
+				    "_deopt_handler_offset");
+	j->cm_deopt_mh = offset_either(j->js, "CompiledMethod", "_deopt_mh_handler_begin",
+				       "nmethod", "_deopt_mh_handler_offset");
 	j->nm_orig_pc = jvm_structs__offset(j->js, "nmethod", "_orig_pc_offset");
 	if (j->cm_deopt > 4096 || j->cm_deopt_mh > 4096 || j->nm_orig_pc > 4096)
 		j->cm_deopt = j->cm_deopt_mh = j->nm_orig_pc = 0;
@@ -470,7 +583,76 @@ static bool is_nmethod(const struct jvm *j, uint64_t blob)
 		 !memcmp(name + 8, "method", 7)));
 }
 
-static bool read_u5(const unsigned char *b, size_t n, size_t *at, uint32_t *v);
+/* A number of HotSpot's UNSIGNED5 coding (the debug information's and
+ * line tables' streams, a class's fields), at *AT of B's N bytes: a byte
+ * under 192 ends it, each byte before it adds 6 bits more, five at most.
+ * Up to JDK 19 a byte is its digit (EXCESS 0); from JDK 20
+ * (utilities/unsigned5.hpp) one more than it (EXCESS 1), so that no byte
+ * is 0, the streams' end. */
+static bool read_u5(const unsigned char *b, size_t n, size_t *at, uint32_t *v, uint32_t excess)
+{
+	uint32_t sum = 0;
+	for (int i = 0, shift = 0; i < 5; i++, shift += 6) {
+		if (*at >= n)
+			return false;
+		uint32_t c = b[(*at)++];
+		if (c < excess)
+			return false;
+		sum += (c - excess) << shift;
+		if (c < 192)
+			break;
+	}
+	*v = sum;
+	return true;
+}
+
+/* The address in BLOB kept at field offset OFF: a pointer (JDK 11-22) or,
+ * with blob_offsets, an int offset from the blob (JDK 23 on).  0, or -1. */
+static int blob_addr(const struct jvm *j, uint64_t blob, uint64_t off, uint64_t *out)
+{
+	if (!j->blob_offsets)
+		return rd64(j, blob + off, out);
+	int32_t rel;
+	if (rd(j, blob + off, &rel, 4) < 0 || rel < 0)
+		return -1;
+	*out = blob + (uint64_t)rel;
+	return 0;
+}
+
+/* Where nmethod NM's debug information is: its PcDescs (*PCS, *COUNT of
+ * them), its scopes (*DATA) and its metadata (*META, Method*s by index).
+ * 0, or -1. */
+static int debug_info(const struct jvm *j, uint64_t nm, uint64_t *pcs, uint64_t *count,
+		      uint64_t *data, uint64_t *meta)
+{
+	int32_t pcs_off, end_off;
+	if (!j->pd_size || j->pd_size > 64 || rd(j, nm + j->nm_pcs, &pcs_off, 4) < 0 || pcs_off <= 0)
+		return -1;
+	if (j->blob_offsets) {
+		uint64_t imm, mut;
+		int32_t size, reloc;
+		if (rd(j, nm + j->nm_scopes_data, &end_off, 4) < 0 ||
+		    rd64(j, nm + j->nm_immutable, &imm) < 0 || !imm ||
+		    rd(j, nm + j->nm_immutable_size, &size, 4) < 0 || end_off < pcs_off ||
+		    size < end_off || rd64(j, nm + j->cb_mutable, &mut) < 0 || !mut ||
+		    rd(j, nm + j->cb_reloc_size, &reloc, 4) < 0 || reloc < 0)
+			return -1;
+		*pcs = imm + (uint64_t)pcs_off;
+		*data = imm + (uint64_t)end_off;
+		*meta = mut + (uint64_t)reloc;
+	} else {
+		int32_t meta_off;
+		if (rd(j, nm + j->nm_deps, &end_off, 4) < 0 ||
+		    rd(j, nm + j->nm_metadata, &meta_off, 4) < 0 ||
+		    rd64(j, nm + j->cm_scopes_data, data) < 0 || end_off < pcs_off || meta_off <= 0 ||
+		    !*data)
+			return -1;
+		*pcs = nm + (uint64_t)pcs_off;
+		*meta = nm + (uint64_t)meta_off;
+	}
+	*count = (uint64_t)(end_off - pcs_off) / j->pd_size;
+	return 0;
+}
 
 #define MAX_PCDESCS (1u << 20)
 #define MAX_SCOPES 64                   /* inlining deeper than this is not real */
@@ -483,18 +665,14 @@ static bool read_u5(const unsigned char *b, size_t n, size_t *at, uint32_t *v);
 static size_t scopes(const struct jvm *j, uint64_t nm, uint64_t pc, struct jvm_frame *out,
 		     size_t max)
 {
-	int32_t pcs_off, deps_off, meta_off;
-	uint64_t code, data;
-	if (!j->pd_size || j->pd_size > 64 || rd(j, nm + j->nm_pcs, &pcs_off, 4) < 0 ||
-	    rd(j, nm + j->nm_deps, &deps_off, 4) < 0 || rd(j, nm + j->nm_metadata, &meta_off, 4) < 0 ||
-	    rd64(j, nm + j->cb_code_begin, &code) < 0 || rd64(j, nm + j->cm_scopes_data, &data) < 0 ||
-	    pcs_off <= 0 || deps_off < pcs_off || meta_off <= 0 || pc < code || !data)
+	uint64_t code, base, count, data, meta;
+	if (debug_info(j, nm, &base, &count, &data, &meta) < 0 ||
+	    blob_addr(j, nm, j->cb_code_begin, &code) < 0 || pc < code)
 		return 0;
-	uint64_t count = (uint64_t)(deps_off - pcs_off) / j->pd_size;
 	if (!count || count > MAX_PCDESCS)
 		return 0;
 	int64_t rel = (int64_t)(pc - code);
-	uint64_t base = nm + (uint64_t)pcs_off, lo = 0, hi = count;
+	uint64_t lo = 0, hi = count;
 	/* the first PcDesc whose pc offset is at or after REL */
 	while (lo < hi) {
 		uint64_t mid = lo + (hi - lo) / 2;
@@ -518,11 +696,12 @@ static size_t scopes(const struct jvm *j, uint64_t nm, uint64_t pc, struct jvm_f
 		while (got && rd(j, data + (uint64_t)decode, b, got) < 0)
 			got /= 2;
 		uint32_t sender, midx, bci;
-		if (!read_u5(b, got, &at, &sender) || !read_u5(b, got, &at, &midx) ||
-		    !read_u5(b, got, &at, &bci) || !midx || midx > (1u << 20))
+		if (!read_u5(b, got, &at, &sender, j->u5_excess) ||
+		    !read_u5(b, got, &at, &midx, j->u5_excess) ||
+		    !read_u5(b, got, &at, &bci, j->u5_excess) || !midx || midx > (1u << 20))
 			return n;
 		uint64_t method;
-		if (rd64(j, nm + (uint64_t)meta_off + 8ull * (midx - 1), &method) < 0 || !method)
+		if (rd64(j, meta + 8ull * (midx - 1), &method) < 0 || !method)
 			return n;
 		out[n++] = (struct jvm_frame){ .method = method, .pc = pc, .blob = nm,
 					       .bci = (int32_t)bci - 1, .kind = JVM_COMPILED };
@@ -610,8 +789,8 @@ enum jvm_walk_end jvm__walk(struct jvm *j, uint64_t sp, uint64_t pc, uint64_t fp
 				/* deoptimized: the pc it had is saved in the frame */
 				uint64_t dh = 0, dmh = 0, orig = 0;
 				int32_t off = 0;
-				rd64(j, blob + j->cm_deopt, &dh);
-				rd64(j, blob + j->cm_deopt_mh, &dmh);
+				blob_addr(j, blob, j->cm_deopt, &dh);
+				blob_addr(j, blob, j->cm_deopt_mh, &dmh);
 				if ((pc == dh || pc == dmh) && rd(j, blob + j->nm_orig_pc, &off, 4) == 0 &&
 				    off > 0 && off < 8 * (int32_t)MAX_FRAME_WORDS &&
 				    rd64(j, usp + (uint64_t)off, &orig) == 0 && orig)
@@ -697,11 +876,56 @@ static bool klass_is(const struct jvm *j, uint64_t klass, const char *name)
 	       !strcmp(got, name);
 }
 
+#define MAX_FIELD_STREAM 8192           /* a class's fields, read this far at most */
+
+/* field_offset() from JDK 21's stream: the counts of Java and injected
+ * fields, then per field its name's and signature's constant pool
+ * indices, offset, access flags, field flags and one number for each
+ * optional flag it has. */
+static uint64_t stream_field_offset(const struct jvm *j, uint64_t klass, const char *name)
+{
+	uint64_t arr, cp;
+	int32_t len;
+	if (rd64(j, klass + j->ik_stream, &arr) < 0 || !arr ||
+	    rd64(j, klass + j->ik_constants, &cp) < 0 || !cp || rd(j, arr, &len, 4) < 0 || len <= 0)
+		return UINT64_MAX;
+	unsigned char b[MAX_FIELD_STREAM];
+	size_t n = (size_t)len < sizeof(b) ? (size_t)len : sizeof(b), at = 0;
+	if (rd(j, arr + j->arr_data, b, n) < 0)
+		return UINT64_MAX;
+	uint32_t java, injected;
+	if (!read_u5(b, n, &at, &java, 1) || !read_u5(b, n, &at, &injected, 1) ||
+	    java > 4096)
+		return UINT64_MAX;
+	for (uint32_t i = 0; i < java; i++) {
+		uint32_t v[5], extra = 0;
+		for (int k = 0; k < 5; k++)
+			if (!read_u5(b, n, &at, &v[k], 1))
+				return UINT64_MAX;
+		for (uint32_t bits = v[4] & j->ff_optional; bits; bits &= bits - 1)
+			extra++;
+		for (uint32_t k = 0; k < extra; k++) {
+			uint32_t skip;
+			if (!read_u5(b, n, &at, &skip, 1))
+				return UINT64_MAX;
+		}
+		char got[64];
+		if (v[0] > 0xffff || (v[3] & 0x0008 /* static */) ||
+		    symbol(j, cp_symbol(j, cp, (uint16_t)v[0]), got, sizeof(got), false) < 0 ||
+		    strcmp(got, name))
+			continue;
+		return v[2] < 4096 ? v[2] : UINT64_MAX;
+	}
+	return UINT64_MAX;
+}
+
 /* The offset in its objects of KLASS's instance field NAME, or UINT64_MAX. */
 static uint64_t field_offset(const struct jvm *j, uint64_t klass, const char *name)
 {
 	uint64_t fields, cp;
 	uint16_t count;
+	if (j->ik_stream != UINT64_MAX)
+		return stream_field_offset(j, klass, name);
 	if (rd64(j, klass + j->ik_fields, &fields) < 0 || !fields ||
 	    rd16(j, klass + j->ik_nfields, &count) < 0 || rd64(j, klass + j->ik_constants, &cp) < 0 ||
 	    !cp || count > 4096)
@@ -833,25 +1057,11 @@ int jvm__method_name(struct jvm *j, uint64_t method, char *out, size_t len, char
 
 /* CompressedReadStream's UNSIGNED5: a byte below 192 is the value, else
  * more follow, each adding its value times 64 to the i-th power. */
-static bool read_u5(const unsigned char *b, size_t n, size_t *at, uint32_t *v)
-{
-	uint32_t sum = 0;
-	for (int i = 0, shift = 0; i < 5; i++, shift += 6) {
-		if (*at >= n)
-			return false;
-		uint32_t c = b[(*at)++];
-		sum += c << shift;
-		if (c < 192 || i == 4)
-			break;
-	}
-	*v = sum;
-	return true;
-}
-
-static bool read_signed(const unsigned char *b, size_t n, size_t *at, int32_t *v)
+static bool read_signed(const unsigned char *b, size_t n, size_t *at, int32_t *v,
+			uint32_t excess)
 {
 	uint32_t u;
-	if (!read_u5(b, n, at, &u))
+	if (!read_u5(b, n, at, &u, excess))
 		return false;
 	*v = (int32_t)(u >> 1) ^ -(int32_t)(u & 1);
 	return true;
@@ -882,7 +1092,7 @@ int jvm__line(struct jvm *j, uint64_t method, int bci)
 			break;
 		if (c == 0xff) {
 			int32_t db, dl;
-			if (!read_signed(t, n, &i, &db) || !read_signed(t, n, &i, &dl))
+			if (!read_signed(t, n, &i, &db, j->u5_excess) || !read_signed(t, n, &i, &dl, j->u5_excess))
 				break;
 			b += db;
 			l += dl;

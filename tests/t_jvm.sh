@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # The JVM read from outside (jvm/): Debian's openjdk-17, through the
 # tables libjvm.so exports for the Serviceability Agent; skipped, saying
-# so, without a JDK.
+# so, without a JDK.  Sections 1-4 run again on each other JDK under
+# /usr/lib/jvm (Temurin 25 on these machines: its fields moved and
+# renamed, its streams coded otherwise), their checks named with its
+# release.
 #   1. the reader: tests/bin/jvmdump reads tests/targets/JvmSplit.java
 #      (computing, asleep, blocked on a monitor main holds, main asleep
 #      holding it): every thread of the ready file listed by its OS tid;
@@ -45,26 +48,29 @@ fi
 check "jvm: tests/bin/jvmdump built" "[ -x '$BIN/jvmdump' ]" || done_testing
 check "jvm: tests/bin/java/JvmSplit.class built" "[ -f '$BIN/java/JvmSplit.class' ]" || done_testing
 
-ready=$TMP/jvm.ready
-"$JAVA" -Xss1m -cp "$BIN/java" JvmSplit "$ready" >"$TMP/java.out" 2>&1 &
-pid=$!
-PIDS+=("$pid")
-if ! wait_until 30 file_ready "$ready"; then
-	DETAIL="$(head -c 300 "$TMP/java.out")" check "jvm: JvmSplit starts" false
-	done_testing
-fi
 tid_of() { awk -v n="$1" '$1 == n { print $2 }' "$ready"; }
 # pct_ok PART TOTAL MIN: TOTAL > 0 and PART is at least MIN% of it
 pct_ok() { [ "${2:-0}" -gt 0 ] && [ $(($1 * 100)) -ge $(($2 * $3)) ]; }
 
+# --- 1 and 2: JvmSplit on the JDK $JAVA (checks named $J) --------------------------
+jdk_split() {
+ready=$TMP/jvm$K.ready
+"$JAVA" -Xss1m -cp "$BIN/java" JvmSplit "$ready" >"$TMP/java$K.out" 2>&1 &
+pid=$!
+PIDS+=("$pid")
+if ! wait_until 30 file_ready "$ready"; then
+	DETAIL="$(head -c 300 "$TMP/java$K.out")" check "$J: JvmSplit starts" false
+	return
+fi
+
 # --- 1. the reader against jcmd ------------------------------------------------------
 "$BIN/jvmdump" "$pid" >"$TMP/dump" 2>&1
 diag_file "$TMP/dump" 40
-jcmd "$pid" Thread.print >"$TMP/jcmd" 2>&1
+"$JCMD" "$pid" Thread.print >"$TMP/jcmd" 2>&1
 for t in main compute sleeper blocked; do
 	tid=$(tid_of "$t")
 	n=$(grep -c "^thread $tid " "$TMP/dump")
-	check "jvm: the $t thread (tid $tid) listed" "[ '$n' = 1 ]"
+	check "$J: the $t thread (tid $tid) listed" "[ '$n' = 1 ]"
 done
 # THREAD TID's frames by jvmdump, "CLASS.METHOD:LINE" a line, innermost
 # first; line 0 for a native method or an unknown line
@@ -75,8 +81,8 @@ ours() {
 }
 # the same from jcmd: the thread whose nid is TID in hex
 theirs() {
-	N=$(printf '0x%x' "$1") awk '
-		/^"/ { on = index($0, " nid=" ENVIRON["N"] " ") > 0; next }
+	N=$(printf '0x%x' "$1") D=$1 awk '
+		/^"/ { on = index($0, " nid=" ENVIRON["N"] " ") > 0 || index($0, " nid=" ENVIRON["D"] " ") > 0; next }
 		on && /^$/ { exit }
 		on && /^\tat / { s = $2; i = index(s, "("); m = substr(s, 1, i - 1)
 			l = substr(s, i + 1); sub(/\)$/, "", l); n = split(l, p, ":")
@@ -87,10 +93,10 @@ for t in main sleeper blocked; do
 	tid=$(tid_of "$t")
 	o=$(ours "$tid" | tr '\n' ' ')
 	j=$(theirs "$tid" | tr '\n' ' ')
-	DETAIL="ours: $o; jcmd: $j" check "jvm: the $t thread's Java frames, methods and lines, as jcmd gives them" \
+	DETAIL="ours: $o; jcmd: $j" check "$J: the $t thread's Java frames, methods and lines, as jcmd gives them" \
 		"[ -n '$j' ] && [ '$o' = '$j' ]"
 	e=$(T=$tid awk '/^thread / { on = ($2 == ENVIRON["T"]); next } on && /^  end / { print $2; exit }' "$TMP/dump")
-	DETAIL="end $e" check "jvm: the $t thread's walk ends at the call stub" "[ '$e' = entry ]"
+	DETAIL="end $e" check "$J: the $t thread's walk ends at the call stub" "[ '$e' = entry ]"
 done
 
 # --- 2. profiles ----------------------------------------------------------------------
@@ -106,41 +112,50 @@ jcmd_re() {
 }
 declare -A WANT=(
 	[compute]='JvmSplit\.computeOuter \(JvmSplit\.java:[0-9]+\);JvmSplit\.computeMiddle \(JvmSplit\.java:[0-9]+\);JvmSplit\.computeInner \(JvmSplit\.java:[0-9]+\)'
-	[sleeper]='JvmSplit\.sleeper \(JvmSplit\.java:[0-9]+\);java\.lang\.Thread\.sleep( \(Thread\.java\))?;'
+	[sleeper]='JvmSplit\.sleeper \(JvmSplit\.java:[0-9]+\);java\.lang\.Thread\.sleep( \(Thread\.java(:[0-9]+)?\))?;'
 	[blocked]='JvmSplit\.blocked \(JvmSplit\.java:[0-9]+\);'
-	[main]='JvmSplit\.main \(JvmSplit\.java:[0-9]+\);java\.lang\.Thread\.sleep( \(Thread\.java\))?;'
-	[reflect]='JvmSplit\.reflect \(JvmSplit\.java:[0-9]+\);(.*;)?java\.lang\.reflect\.Method\.invoke \([^;()]*\);(.*;)?JavaCalls::call_helper[^;]*;JvmSplit\.reflectTarget \(JvmSplit\.java:[0-9]+\);java\.lang\.Thread\.sleep( \(Thread\.java\))?;'
+	[main]='JvmSplit\.main \(JvmSplit\.java:[0-9]+\);java\.lang\.Thread\.sleep( \(Thread\.java(:[0-9]+)?\))?;'
 )
+# (Thread.sleep is native up to JDK 18, Java with a line after.)  Method.invoke
+# calls through the VM (JavaCalls::call_helper between two runs of Java
+# frames) up to JDK 17; from JDK 18 (JEP 416) through method handles, Java
+# all the way.
+reflect_want() {
+	local vm='(.*;)?'
+	[ "${MAJOR:-0}" -ge 18 ] || vm='(.*;)?JavaCalls::call_helper[^;]*;'
+	WANT[reflect]='JvmSplit\.reflect \(JvmSplit\.java:[0-9]+\);(.*;)?java\.lang\.reflect\.Method\.invoke \([^;()]*\);'$vm'JvmSplit\.reflectTarget \(JvmSplit\.java:[0-9]+\);java\.lang\.Thread\.sleep( \(Thread\.java(:[0-9]+)?\))?;'
+}
 profile_checks() {
 	local cap=$1 out=$TMP/$1.folded t tid tot n top re
+	reflect_want
 	prof "$TMP/$cap" -p "$pid" -d 2 --capture "$cap" --threads --stats -o "$out"
-	check_ran "jvm ($cap)" "$TMP/$cap" "$out"
-	diag "jvm ($cap): $(grep -o 'java: [^;]*' "$TMP/$cap.err" | head -c 700)"
+	check_ran "$J ($cap)" "$TMP/$cap" "$out"
+	diag "$J ($cap): $(grep -o 'java: [^;]*' "$TMP/$cap.err" | head -c 700)"
 	for t in compute sleeper blocked main reflect; do
 		tid=$(tid_of "$t")
 		tot=$(folded_count "$out" "^[^;]* \\($tid\\);")
 		n=$(folded_count "$out" "^[^;]* \\($tid\\);(.*;)?${WANT[$t]}")
 		top=$(grep -F " ($tid);" "$out" | sort -t' ' -k2 -nr | head -n 1)
 		DETAIL="$n of $tot; top: $(cut -c1-700 <<<"$top")" \
-			check "jvm ($cap): the $t thread's Java method under its callers in >= 90% of its samples" \
+			check "$J ($cap): the $t thread's Java method under its callers in >= 90% of its samples" \
 			pct_ok "$n" "$tot" 90
 		noline=0
 		[ "$t" = compute ] && noline=1
 		re=$(jcmd_re "$tid" $noline)
 		DETAIL="want $re; top: $(cut -c1-700 <<<"$top")" \
-			check "jvm ($cap): the $t thread's most common stack has jcmd's Java frames, in order, with its lines" \
+			check "$J ($cap): the $t thread's most common stack has jcmd's Java frames, in order, with its lines" \
 			"[ -n '$re' ] && RE='$re' awk 'BEGIN { re = ENVIRON[\"RE\"] } { if (\$0 ~ re) f = 1 } END { exit !f }' <<<'$top'"
 	done
 	r=$(grep -o '[0-9.]*% reached their root' "$TMP/$cap.err" | grep -o '^[0-9.]*')
-	DETAIL="$r%" check "jvm ($cap): >= 95% of samples rooted" "[ -n '$r' ] && ge '$r' 95"
+	DETAIL="$r%" check "$J ($cap): >= 95% of samples rooted" "[ -n '$r' ] && ge '$r' 95"
 }
 # jcmd again, now that the computing thread has long been in its loop (the
 # first look may have caught it on its way there)
-jcmd "$pid" Thread.print >"$TMP/jcmd" 2>&1
+"$JCMD" "$pid" Thread.print >"$TMP/jcmd" 2>&1
 if [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -le 2 ] || [ "$(id -u)" = 0 ]; then
 	profile_checks perf
 else
-	skip "jvm (perf)" "perf events not permitted here"
+	skip "$J (perf)" "perf events not permitted here"
 fi
 profile_checks ptrace
 # the label java_thread: the java.lang.Thread's whole name on every sample
@@ -160,25 +175,27 @@ if have_pprof; then
 		[ "${T[$tid]:-0}" -gt 0 ] && [ "${L["$tid|$name"]:-0}" = "${T[$tid]}" ] ||
 			bad="$bad $t:${L["$tid|$name"]:-0}/${T[$tid]:-0}"
 	done
-	DETAIL="$bad" check "jvm: pprof: label java_thread = the Java thread's whole name on every sample of each thread" "[ -z '$bad' ]"
+	DETAIL="$bad" check "$J: pprof: label java_thread = the Java thread's whole name on every sample of each thread" "[ -z '$bad' ]"
 else
-	skip "jvm: pprof labels" "no go tool pprof ($GO)"
+	skip "$J: pprof labels" "no go tool pprof ($GO)"
 fi
 prof "$TMP/nojava" -p "$pid" -d 1 --no-java -o "$TMP/nojava.folded"
-check_ran "jvm --no-java" "$TMP/nojava" "$TMP/nojava.folded"
+check_ran "$J --no-java" "$TMP/nojava" "$TMP/nojava.folded"
 n=$(folded_count "$TMP/nojava.folded" '(^|;)JvmSplit\.')
-DETAIL="$n samples" check "jvm --no-java: no Java method named" "[ '$n' = 0 ]"
+DETAIL="$n samples" check "$J --no-java: no Java method named" "[ '$n' = 0 ]"
 
-check_unharmed jvm "$pid" "$(thread_count "$pid")"
+check_unharmed "$J" "$pid" "$(thread_count "$pid")"
 stop_target "$pid"
 # (after JvmSplit is stopped: its computing thread holds a core)
+}
+
 # --- 3. an HTTP server under load ---------------------------------------------------
 http_server() {
-	local r=$TMP/http.ready hp port t seen=0 all=0 h tot
-	"$JAVA" -cp "$BIN/java" JvmHttp "$r" >"$TMP/http.out" 2>&1 &
+	local r=$TMP/http$K.ready hp port t seen=0 all=0 h tot
+	"$JAVA" -cp "$BIN/java" JvmHttp "$r" >"$TMP/http$K.out" 2>&1 &
 	PIDS+=("$!")
 	if ! wait_until 30 file_ready "$r"; then
-		DETAIL="$(head -c 300 "$TMP/http.out")" check "jvm: JvmHttp starts" false
+		DETAIL="$(head -c 300 "$TMP/http$K.out")" check "$J: JvmHttp starts" false
 		return
 	fi
 	read -r hp port <"$r"
@@ -192,39 +209,34 @@ http_server() {
 		curls+=("$!")
 	done
 	prof "$TMP/http" -p "$hp" -d 3 --threads --stats -o "$TMP/http.folded"
-	check_ran "jvm: http" "$TMP/http" "$TMP/http.folded"
-	diag "jvm: http: $(grep -o 'java: [^;]*' "$TMP/http.err" | head -c 700)"
+	check_ran "$J: http" "$TMP/http" "$TMP/http.folded"
+	diag "$J: http: $(grep -o 'java: [^;]*' "$TMP/http.err" | head -c 700)"
 	local want='[^;]*ThreadPoolExecutor\.runWorker \([^;()]*\);(.*;)?JvmHttp\$Handler\.handle \(JvmHttp\.java:[0-9]+\);JvmHttp\$Handler\.handleRequest \(JvmHttp\.java:[0-9]+\);JvmHttp\$Handler\.(renderPage|lookup) \(JvmHttp\.java:[0-9]+\)'
 	for t in $(grep -oE '^pool-[0-9]+-thread-[0-9]+[^;]* \([0-9]+\);' "$TMP/http.folded" | grep -oE '\([0-9]+\);$' | tr -d '();' | sort -u); do
 		tot=$(folded_count "$TMP/http.folded" "^[^;]* \\($t\\);")
 		h=$(folded_count "$TMP/http.folded" "^[^;]* \\($t\\);(.*;)?$want")
 		all=$((all + 1))
 		[ "$h" -gt 0 ] && seen=$((seen + 1))
-		diag "jvm: http worker $t: the handler in $h of its $tot samples"
+		diag "$J: http worker $t: the handler in $h of its $tot samples"
 	done
 	DETAIL="$seen of $all workers; top: $(sort -t' ' -k2 -nr "$TMP/http.folded" | grep -F renderPage | head -n 1 | cut -c1-600)" \
-		check "jvm: http: the handler's chain under the executor's methods in >= 2 worker threads" \
+		check "$J: http: the handler's chain under the executor's methods in >= 2 worker threads" \
 		"[ $seen -ge 2 ]"
 	r=$(grep -o '[0-9.]*% reached their root' "$TMP/http.err" | grep -o '^[0-9.]*')
-	DETAIL="$r%" check "jvm: http: >= 95% of samples rooted" "[ -n '$r' ] && ge '$r' 95"
-	check_unharmed "jvm: http" "$hp" "$(thread_count "$hp")"
+	DETAIL="$r%" check "$J: http: >= 95% of samples rooted" "[ -n '$r' ] && ge '$r' 95"
+	check_unharmed "$J: http" "$hp" "$(thread_count "$hp")"
 	kill "${curls[@]}" 2>/dev/null
 	stop_target "$hp"
 }
-if command -v curl >/dev/null && [ -f "$BIN/java/JvmHttp.class" ]; then
-	http_server
-else
-	skip "jvm: http" "no curl, or tests/bin/java/JvmHttp.class not built"
-fi
 # --- 4. deoptimization, classes unloaded ----------------------------------------------
 churn() {
-	local r=$TMP/churn.ready cp tid tot n bad
-	"$JAVA" -XX:+UseSerialGC -XX:+PrintCompilation -Xlog:class+unload=info:file="$TMP/unload.log" \
-		-cp "$BIN/java" JvmChurn "$r" >"$TMP/churn.out" 2>&1 &
+	local r=$TMP/churn$K.ready cp tid tot n bad
+	"$JAVA" -XX:+UseSerialGC -XX:+PrintCompilation -Xlog:class+unload=info:file="$TMP/unload$K.log" \
+		-cp "$BIN/java" JvmChurn "$r" >"$TMP/churn$K.out" 2>&1 &
 	cp=$!
 	PIDS+=("$cp")
 	if ! wait_until 30 file_ready "$r"; then
-		DETAIL="$(head -c 300 "$TMP/churn.out")" check "jvm: JvmChurn starts" false
+		DETAIL="$(head -c 300 "$TMP/churn$K.out")" check "$J: JvmChurn starts" false
 		return
 	fi
 	prof_bg "$TMP/churn" -p "$cp" -d 4 --threads --stats -o "$TMP/churn.folded"
@@ -232,36 +244,61 @@ churn() {
 	# of this file, while the profiler runs
 	: >"$r.go"
 	prof_wait 30
-	check_ran "jvm: churn" "$TMP/churn" "$TMP/churn.folded"
-	diag "jvm: churn: $(grep -o 'java: [^;]*' "$TMP/churn.err" | head -c 700)"
-	deopted() { grep -a 'made not entrant' "$TMP/churn.out" | grep -qE 'JvmChurn::(total|deoptLoop)'; }
+	check_ran "$J: churn" "$TMP/churn" "$TMP/churn.folded"
+	diag "$J: churn: $(grep -o 'java: [^;]*' "$TMP/churn.err" | head -c 700)"
+	deopted() { grep -a 'made not entrant' "$TMP/churn$K.out" | grep -qE 'JvmChurn::(total|deoptLoop)'; }
 	wait_until 5 deopted
-	n=$(grep -a 'made not entrant' "$TMP/churn.out" | grep -cE 'JvmChurn::(total|deoptLoop)')
-	[ "$n" -gt 0 ] || diag_file "$TMP/churn.out" 20
-	DETAIL="$n lines" check "jvm: churn: the loop's compiled code was deoptimized (PrintCompilation: made not entrant)" "[ '$n' -gt 0 ]"
-	n=$(grep -c 'JvmChurned' "$TMP/unload.log" 2>/dev/null)
-	DETAIL="${n:-0} lines" check "jvm: churn: JvmChurned unloaded (class+unload)" "[ '${n:-0}' -gt 0 ]"
+	n=$(grep -a 'made not entrant' "$TMP/churn$K.out" | grep -cE 'JvmChurn::(total|deoptLoop)')
+	[ "$n" -gt 0 ] || diag_file "$TMP/churn$K.out" 20
+	DETAIL="$n lines" check "$J: churn: the loop's compiled code was deoptimized (PrintCompilation: made not entrant)" "[ '$n' -gt 0 ]"
+	n=$(grep -c 'JvmChurned' "$TMP/unload$K.log" 2>/dev/null)
+	DETAIL="${n:-0} lines" check "$J: churn: JvmChurned unloaded (class+unload)" "[ '${n:-0}' -gt 0 ]"
 	tid=$(awk '$1 == "deopt" { print $2 }' "$r")
 	tot=$(folded_count "$TMP/churn.folded" "^[^;]* \\($tid\\);")
 	n=$(folded_count "$TMP/churn.folded" "^[^;]* \\($tid\\);(.*;)?JvmChurn\\.deoptLoop \\(JvmChurn\\.java:[0-9]+\\)")
 	bad=$(folded_count "$TMP/churn.folded" "^[^;]* \\($tid\\);(.*)(\\[unknown java frame\\]|\\[truncated\\])")
 	DETAIL="$n of $tot; $bad unknown or cut" \
-		check "jvm: churn: the deoptimized loop's method in >= 90% of its samples, <= 1% unknown or cut" \
+		check "$J: churn: the deoptimized loop's method in >= 90% of its samples, <= 1% unknown or cut" \
 		"pct_ok '$n' '$tot' 90 && [ \$(($bad * 100)) -le '$tot' ]"
 	tid=$(awk '$1 == "loader" { print $2 }' "$r")
 	tot=$(folded_count "$TMP/churn.folded" "^[^;]* \\($tid\\);")
 	n=$(folded_count "$TMP/churn.folded" "^[^;]* \\($tid\\);(.*;)?JvmChurned\\.run \\(JvmChurned\\.java:[0-9]+\\)")
 	bad=$(folded_count "$TMP/churn.folded" "^[^;]* \\($tid\\);(.*)\\[unknown java frame\\]")
 	DETAIL="$n of $tot named; $bad unknown" \
-		check "jvm: churn: the reloaded class's method named in >= 30% of the loader's samples, unknown in <= 2%" \
+		check "$J: churn: the reloaded class's method named in >= 30% of the loader's samples, unknown in <= 2%" \
 		"pct_ok '$n' '$tot' 30 && [ \$(($bad * 100)) -le \$(($tot * 2)) ]"
-	check_unharmed "jvm: churn" "$cp" "$(thread_count "$cp")"
+	check_unharmed "$J: churn" "$cp" "$(thread_count "$cp")"
 	stop_target "$cp"
 }
-if [ -f "$BIN/java/JvmChurn.class" ]; then
-	churn
-else
-	skip "jvm: churn" "tests/bin/java/JvmChurn.class not built"
-fi
+# Each JDK: Debian's (java, jcmd on the PATH), then any other the machine
+# has under /usr/lib/jvm (a vendor's, another release: Temurin 25 here),
+# its checks named with its release.
+jdk_all() {
+	jdk_split
+	if command -v curl >/dev/null && [ -f "$BIN/java/JvmHttp.class" ]; then
+		http_server
+	else
+		skip "$J: http" "no curl, or tests/bin/java/JvmHttp.class not built"
+	fi
+	if [ -f "$BIN/java/JvmChurn.class" ]; then
+		churn
+	else
+		skip "$J: churn" "tests/bin/java/JvmChurn.class not built"
+	fi
+}
+# MAJOR: a JDK's feature release (17, 25)
+major() { "$1" -XshowSettings:properties -version 2>&1 | sed -nE 's/^ *java\.specification\.version = ([0-9]+).*/\1/p'; }
+K=0 J=jvm JCMD=$(command -v jcmd) MAJOR=$(major "$JAVA")
+jdk_all
+debian=$(readlink -f "$JAVA")
+for other in /usr/lib/jvm/*/bin/java; do
+	[ -x "$other" ] && [ -x "${other%java}jcmd" ] || continue
+	[ "$(readlink -f "$other")" != "$debian" ] || continue
+	release=$("$other" -XshowSettings:properties -version 2>&1 | sed -nE 's/^ *java\.version = //p')
+	dir=${other%/bin/java}
+	K=$((K + 1)) JAVA=$other JCMD=${other%java}jcmd J="jvm ${release:-?} (${dir#/usr/lib/jvm/})"
+	MAJOR=$(major "$other")
+	jdk_all
+done
 
 done_testing

@@ -11,14 +11,17 @@
  *   168-191 a frame to walk from: sp, pc, fp
  *   192-   the process's memory: regions, each an address (8 bytes), a
  *          length (2) and its bytes; at most MAX_REGIONS
- * Each thread's name is read too.  Besides not crashing or hanging, what must hold: counts within what was
+ * Each thread's name is read too (FUZZ_JVM_VERBOSE prints it).  Besides not crashing or hanging, what must hold: counts within what was
  * asked; names terminated within their buffers; lines not negative.
  * FUZZ_JVM_VERBOSE=1 prints each frame read.
  *
  * FUZZ_JVM_SEED=FILE writes a seed: a fake JVM whose tables name every
  * field the reader needs, with one thread blocked in an interpreted frame
  * of "Seed.run" (a line table: bci 0 at line 7) called from the call stub
- * (tests/fuzz/corpus/jvm/seed-thread). */
+ * (tests/fuzz/corpus/jvm/seed-thread); FUZZ_JVM_SEED_MODERN=FILE the same
+ * as JDK 25 lays it out, the thread's name ("seed") read through the
+ * classes' FieldInfoStreams (tests/fuzz/corpus/jvm/seed-thread-25). */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,7 +101,40 @@ static void set64(struct seed *s, uint64_t addr, uint64_t v)
 	memcpy(s->mem + (addr - SEED_BASE), &v, 8);
 }
 
-static void write_seed(const char *path)
+/* A Symbol: _length (u2) at 4, _body at 6. */
+static uint64_t put_sym(struct seed *s, const char *str)
+{
+	uint8_t b[80] = { 0 };
+	size_t n = strlen(str);
+	memcpy(b + 4, &(uint16_t){ (uint16_t)n }, 2);
+	memcpy(b + 6, str, n);
+	return put(s, b, 6 + n);
+}
+
+/* JDK 21's FieldInfoStream as an Array<u1> (_length, then _data at 4):
+ * N Java fields, each (name index NAME[i], signature 0, offset OFF[i],
+ * access 0, flags 0), every number under 191 (one byte, one more than it). */
+static uint64_t put_fields(struct seed *s, size_t n, const uint8_t *name, const uint8_t *off)
+{
+	uint8_t b[64] = { 0 };
+	size_t k = 4;
+	b[k++] = (uint8_t)(n + 1);
+	b[k++] = 1;
+	for (size_t i = 0; i < n; i++) {
+		uint8_t f[5] = { (uint8_t)(name[i] + 1), 1, (uint8_t)(off[i] + 1), 1, 1 };
+		memcpy(b + k, f, 5);
+		k += 5;
+	}
+	memcpy(b, &(int32_t){ (int32_t)(k - 4) }, 4);
+	return put(s, b, k);
+}
+
+/* The seed as JDK 11-22 lay it out, or (MODERN) as JDK 25 does: fields
+ * moved or renamed (Thread::_osthread, CodeBlob's offsets, nmethod's
+ * method and debug data, ConstMethod's flags), the release in the tables
+ * (UNSIGNED5 with its excess byte), and the thread's java.lang.Thread and
+ * its name ("seed") found through the classes' FieldInfoStreams. */
+static void write_seed(const char *path, bool modern)
 {
 	static struct seed s;
 	memset(&s, 0, sizeof(s));
@@ -112,7 +148,9 @@ static void write_seed(const char *path)
 	uint64_t stub_var = put(&s, (uint64_t[1]){ 0x700000 }, 8);   /* call stub return */
 	uint64_t heaps_var = put(&s, (uint64_t[1]){ 0 }, 8);
 	uint64_t code_var = put(&s, (uint64_t[1]){ 0 }, 8);
-	struct { const char *t, *f; uint64_t off, addr; } f[] = {
+	uint64_t major_var = put(&s, (uint64_t[1]){ 25 }, 8);
+	uint64_t zero_var = put(&s, (uint64_t[1]){ 0 }, 8);   /* compressed: base 0, shift 0 */
+	struct { const char *t, *f; uint64_t off, addr; } f[64] = {
 		{ "ThreadsSMRSupport", "_java_thread_list", 0, list_var },
 		{ "ThreadsList", "_length", 4, 0 }, { "ThreadsList", "_threads", 16, 0 },
 		{ "JavaThread", "_osthread", 8, 0 }, { "OSThread", "_thread_id", 0, 0 },
@@ -136,7 +174,42 @@ static void write_seed(const char *path)
 		{ "StubQueue", "_stub_buffer", 0, 0 }, { "StubQueue", "_buffer_limit", 8, 0 },
 		{ "GrowableArrayBase", "_len", 0, 0 }, { "GrowableArray<int>", "_data", 8, 0 },
 	};
-	size_t nf = sizeof(f) / sizeof(f[0]);
+	size_t nf = 0;
+	while (f[nf].t)
+		nf++;
+	if (modern) {
+		static const struct { const char *old_t, *old_f, *t, *f; } moved[] = {
+			{ "JavaThread", "_osthread", "Thread", "_osthread" },
+			{ "CodeBlob", "_code_begin", "CodeBlob", "_code_offset" },
+			{ "CodeBlob", "_code_end", "CodeBlob", "_data_offset" },
+			{ "CompiledMethod", "_method", "nmethod", "_method" },
+			{ "ConstMethod", "_flags", "ConstMethod", "_flags._flags" },
+		};
+		for (size_t i = 0; i < nf; i++)
+			for (size_t k = 0; k < sizeof(moved) / sizeof(moved[0]); k++)
+				if (!strcmp(f[i].t, moved[k].old_t) && !strcmp(f[i].f, moved[k].old_f)) {
+					f[i].t = moved[k].t;
+					f[i].f = moved[k].f;
+				}
+		static const struct { const char *t, *f; uint64_t off; } added[] = {
+			{ "JavaThread", "_threadObj", 48 }, { "InstanceKlass", "_constants", 16 },
+			{ "InstanceKlass", "_fieldinfo_stream", 24 }, { "Array<u1>", "_data", 4 },
+			{ "oopDesc", "_metadata._compressed_klass", 8 },
+			{ "nmethod", "_scopes_pcs_offset", 48 }, { "nmethod", "_scopes_data_offset", 52 },
+			{ "nmethod", "_immutable_data", 56 }, { "nmethod", "_immutable_data_size", 64 },
+			{ "CodeBlob", "_mutable_data", 72 }, { "CodeBlob", "_relocation_size", 80 },
+			{ "PcDesc", "_pc_offset", 0 }, { "PcDesc", "_scope_decode_offset", 4 },
+		};
+		for (size_t k = 0; k < sizeof(added) / sizeof(added[0]); k++)
+			f[nf++] = (typeof(f[0])){ added[k].t, added[k].f, added[k].off, 0 };
+		static const struct { const char *t, *f; } statics[] = {
+			{ "CompressedOops", "_base" }, { "CompressedOops", "_shift" },
+			{ "CompressedKlassPointers", "_base" }, { "CompressedKlassPointers", "_shift" },
+		};
+		for (size_t k = 0; k < sizeof(statics) / sizeof(statics[0]); k++)
+			f[nf++] = (typeof(f[0])){ statics[k].t, statics[k].f, 0, zero_var };
+		f[nf++] = (typeof(f[0])){ "Abstract_VM_Version", "_vm_major_version", 0, major_var };
+	}
 	uint64_t structs = SEED_BASE + s.used;
 	s.used += (nf + 1) * 48;
 	for (size_t i = 0; i < nf; i++) {
@@ -148,21 +221,28 @@ static void write_seed(const char *path)
 		set64(&s, e + 40, f[i].addr);
 	}
 	struct { const char *n; uint64_t size; } t[] = {
-		{ "ConstMethod", 32 }, { "ConstantPool", 24 }, { "HeapBlock", 16 },
+		{ "ConstMethod", 32 }, { "ConstantPool", 24 }, { "HeapBlock", 16 }, { "PcDesc", 16 },
 	};
+	size_t nt = modern ? 4 : 3;
 	uint64_t types = SEED_BASE + s.used;
-	s.used += 4 * 24;
-	for (size_t i = 0; i < 3; i++) {
+	s.used += (nt + 1) * 24;
+	for (size_t i = 0; i < nt; i++) {
 		set64(&s, types + i * 24, put_str(&s, t[i].n));
 		set64(&s, types + i * 24 + 8, t[i].size);
 	}
 	struct { const char *n; int32_t v; } c[] = {
 		{ "_thread_in_native", 4 }, { "_thread_in_vm", 6 }, { "_thread_in_Java", 8 },
 		{ "_thread_blocked", 10 }, { "ConstMethod::_has_linenumber_table", 1 },
+		{ "FieldInfo::FieldFlags::_ff_initialized", 0 },
+		{ "FieldInfo::FieldFlags::_ff_generic", 2 },
+		{ "FieldInfo::FieldFlags::_ff_contended", 4 },
 	};
+	size_t nc = modern ? 8 : 5;
+	if (modern)
+		c[4].n = "ConstMethodFlags::_misc_has_linenumber_table";
 	uint64_t ints = SEED_BASE + s.used;
-	s.used += 6 * 16;
-	for (size_t i = 0; i < 5; i++) {
+	s.used += (nc + 1) * 16;
+	for (size_t i = 0; i < nc; i++) {
 		set64(&s, ints + i * 16, put_str(&s, c[i].n));
 		memcpy(s.mem + (ints + i * 16 + 8 - SEED_BASE), &c[i].v, 4);
 	}
@@ -212,7 +292,37 @@ static void write_seed(const char *path)
 	uint8_t os[8] = { 0 };
 	memcpy(os, &(int32_t){ 4242 }, 4);
 	uint64_t osthread = put(&s, os, 8);
-	uint64_t thread[6] = { 0, osthread, st, 0x600010, fp, 10 };
+	uint64_t thread[7] = { 0, osthread, st, 0x600010, fp, 10, 0 };
+	if (modern) {
+		/* a shared pool of the fields' names; java.lang.Thread with
+		 * "name" at 12, String with "value" at 12 and "coder" at 16;
+		 * the objects (klass at 8, fields after), the name "seed" */
+		uint8_t fp_[24 + 4 * 8] = { 0 };
+		memcpy(fp_ + 16, &(int32_t){ 4 }, 4);
+		uint64_t syms[3] = { put_sym(&s, "name"), put_sym(&s, "value"), put_sym(&s, "coder") };
+		memcpy(fp_ + 24 + 8, syms, sizeof(syms));
+		uint64_t fpool = put(&s, fp_, sizeof(fp_));
+		uint64_t tks[4] = { 0, put_sym(&s, "java/lang/Thread"), fpool,
+				    put_fields(&s, 1, (uint8_t[]){ 1 }, (uint8_t[]){ 12 }) };
+		uint64_t tk = put(&s, tks, sizeof(tks));
+		uint64_t sks[4] = { 0, put_sym(&s, "java/lang/String"), fpool,
+				    put_fields(&s, 2, (uint8_t[]){ 2, 3 }, (uint8_t[]){ 12, 16 }) };
+		uint64_t sk = put(&s, sks, sizeof(sks));
+		uint8_t bytes[24] = { 0 };
+		memcpy(bytes + 8, &(uint32_t){ (uint32_t)sk }, 4);
+		memcpy(bytes + 12, &(uint32_t){ 4 }, 4);
+		memcpy(bytes + 16, "seed", 4);
+		uint64_t value = put(&s, bytes, sizeof(bytes));
+		uint8_t str[24] = { 0 };
+		memcpy(str + 8, &(uint32_t){ (uint32_t)sk }, 4);
+		memcpy(str + 12, &(uint32_t){ (uint32_t)value }, 4);
+		uint64_t name = put(&s, str, sizeof(str));
+		uint8_t obj[16] = { 0 };
+		memcpy(obj + 8, &(uint32_t){ (uint32_t)tk }, 4);
+		memcpy(obj + 12, &(uint32_t){ (uint32_t)name }, 4);
+		uint64_t o = put(&s, obj, sizeof(obj));
+		thread[6] = put(&s, &o, 8);     /* the OopHandle */
+	}
 	uint64_t th = put(&s, thread, sizeof(thread));
 	uint64_t arr = put(&s, &th, 8);
 	uint8_t tl[24] = { 0 };
@@ -270,6 +380,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		char name[64];
 		jvm__thread_name(j, th[i].thread, name, sizeof(name));
 		check_str(name, sizeof(name));
+		if (getenv("FUZZ_JVM_VERBOSE"))
+			fprintf(stderr, "fuzz_jvm: thread %d named '%s'\n", th[i].tid, name);
 		if (th[i].sp)
 			walk(j, th[i].sp, th[i].pc, th[i].fp);
 	}
@@ -285,6 +397,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argv;
 	const char *seed = getenv("FUZZ_JVM_SEED");
 	if (seed)
-		write_seed(seed);
+		write_seed(seed, false);
+	seed = getenv("FUZZ_JVM_SEED_MODERN");
+	if (seed)
+		write_seed(seed, true);
 	return 0;
 }
