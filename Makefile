@@ -41,7 +41,7 @@ endif
 VERSION := 0.1.0
 
 SRCS := util/xalloc.c util/hist.c util/syscalls.c util/intern.c util/strbuf.c util/timeutil.c \
-        module/modules.c module/image.c module/unwind_info.c module/cfi_rows.c module/roots.c attach/proc.c attach/seize.c attach/tables.c attach/blocked.c attach/target.c attach/perf.c attach/nostop.c \
+        module/modules.c module/image.c module/unwind_info.c module/cfi_rows.c module/roots.c attach/proc.c attach/seize.c attach/tables.c attach/captures.c attach/blocked.c attach/target.c attach/perf.c attach/nostop.c \
         sample/sampler.c \
         unwind/unwinder.c unwind/libunwind.c unwind/capture.c unwind/py_trampoline.c \
         dwarf/symbolizer.c \

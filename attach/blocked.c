@@ -83,27 +83,6 @@ static uint64_t line_hash(const struct snapshot *s)
  * they are counted at its last stack, where it was at the first of them,
  * and reported as uncertain (target_stats.backoff_uncertain). */
 
-void target_again_capture(struct capture *c, const struct thread *th, uint32_t ticks, int uncertain)
-{
-	c->pid = th->proc->pid;
-	c->tid = th->tid;
-	c->slot = th->slot;
-	c->space = th->proc->space;
-	c->partial_regs = 1;
-	c->no_stop = 0;
-	c->nkernel = 0;
-	c->stack_len = c->rt_len = 0;
-	c->rt_after = 0;
-	c->nfar = 0;
-	c->pause_ns = 0;
-	c->ticks = ticks;
-	c->state = th->last_state;
-	c->cpu_ns = 0;
-	c->unchanged = 1;
-	c->uncertain = uncertain;
-	c->cookie = th->cookie;
-}
-
 static int is_unchanged(const struct thread *th, const struct snapshot *s)
 {
 	/* pcount 0: schedstat without scheduler statistics ("0 0 0"). */

@@ -163,7 +163,10 @@ struct target {
 	struct hist pause;              /* stop requested -> resumed, us */
 };
 
-/* tables.c */
+/* tables.c: the threads and processes, their labels and /proc files.
+ * target_tables_new makes a target's tables (target__new, target.c, does
+ * the rest); a thread removed has had its perf stream ended first. */
+struct target *target_tables_new(const struct target_config *cfg);
 struct thread *target_thread_find(struct target *t, pid_t tid);
 struct thread *target_thread_add(struct target *t, struct process *p, pid_t tid);
 void target_thread_remove(struct target *t, pid_t tid);
@@ -194,12 +197,6 @@ void target_close_files(struct target *t);
  * a new label once the old one has samples.  Returns 1 if TH's slot
  * changed. */
 int target_check_name(struct target *t, struct thread *th, uint64_t runs);
-/* Pushes a capture counting TICKS of TH's last counted stack again (for
- * target__next_stopped); UNCERTAIN: the thread moved somewhere in them. */
-void target_push_again(struct target *t, struct thread *th, uint32_t ticks, int uncertain);
-/* TICKS of TH counted at its last counted stack (th->last_cookie),
- * uncertain; 0, or -1 if it has none. */
-int target_push_last(struct target *t, struct thread *th, uint32_t ticks);
 void target_note(struct target *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #define FOR_EACH_THREAD(t, th, tmp)                                      \
@@ -207,31 +204,37 @@ void target_note(struct target *t, const char *fmt, ...) __attribute__((format(p
 		for (struct thread *th = (t)->buckets[bi_], *tmp;        \
 		     th && ((tmp = th->next), 1); th = tmp)
 
-/* blocked.c: TH sampled without a stop, or NULL (see *WHAT). */
-enum { BLOCKED_STOP, BLOCKED_LOST, BLOCKED_SKIP, BLOCKED_AGAIN };
-const struct capture *target_sample_blocked(struct target *t, struct thread *th, int *what);
-/* Is TH unchanged since its last counted capture?  1 yes, 0 it moved (or
- * has nothing counted), -1 unreadable. */
-int target_idle_check(struct target *t, struct thread *th);
-/* Fills C as a capture that counts TICKS of TH's last counted stack. */
-void target_again_capture(struct capture *c, const struct thread *th, uint32_t ticks, int uncertain);
-/* A stopped capture C of TH: keep what a later blocked capture needs to
- * reuse its frame pointer. */
-void target_keep_fp(struct thread *th, const struct capture *c);
+/* captures.c: the captures of a tick, whatever took them.  Room for one
+ * more in t->caps (push it with t->ncaps++). */
+struct capture *target_next_capture(struct target *t);
 /* The process's runtime reader (target__set_reader) over TH, into C. */
 void target_read_runtime(const struct thread *th, struct capture *c, int running);
-
 /* Copies TH's far stack segments (TARGET_FAR_MAX) into C, those above its
  * copy.  With CHECK (a running thread, read after its sample), a segment
  * is used only if its bytes are those of its last read: a part of the
  * stack that changes between two samples holds live data, not a caller's
  * frames.  The thread must be stopped, blocked, or CHECK given. */
 void target_read_far(struct target *t, struct thread *th, struct capture *c, int check);
+/* Fills C as a capture that counts TICKS of TH's last counted stack. */
+void target_again_capture(struct capture *c, const struct thread *th, uint32_t ticks, int uncertain);
+/* Pushes a capture counting TICKS of TH's last counted stack again (for
+ * target__next_stopped); UNCERTAIN: the thread moved somewhere in them. */
+void target_push_again(struct target *t, struct thread *th, uint32_t ticks, int uncertain);
+/* TICKS of TH counted at its last counted stack (th->last_cookie),
+ * uncertain; 0, or -1 if it has none. */
+int target_push_last(struct target *t, struct thread *th, uint32_t ticks);
+
+/* blocked.c: TH sampled without a stop, or NULL (see *WHAT). */
+enum { BLOCKED_STOP, BLOCKED_LOST, BLOCKED_SKIP, BLOCKED_AGAIN };
+const struct capture *target_sample_blocked(struct target *t, struct thread *th, int *what);
+/* Is TH unchanged since its last counted capture?  1 yes, 0 it moved (or
+ * has nothing counted), -1 unreadable. */
+int target_idle_check(struct target *t, struct thread *th);
+/* A stopped capture C of TH: keep what a later blocked capture needs to
+ * reuse its frame pointer. */
+void target_keep_fp(struct thread *th, const struct capture *c);
 /* The caller took the last blocked capture as it was. */
 void target_blocked_taken(struct target *t);
-
-/* target.c: room for one more capture in t->caps (push it with t->ncaps++). */
-struct capture *target_next_capture(struct target *t);
 
 /* nostop.c: running threads captured from perf samples, never stopped. */
 /* Chooses the capture (target__new); notes a fall-back to ptrace. */

@@ -388,7 +388,6 @@ void target_thread_remove(struct target *t, pid_t tid)
 			t->last_blocked = NULL;
 		if (t->revisit == th)
 			t->revisit = NULL;
-		target_nostop_gone(t, th);
 		/* Gone since its last check: it moved at one of those ticks. */
 		if (th->proc && th->selected && th->skipped)
 			target_push_again(t, th, th->skipped, 1);
@@ -404,7 +403,7 @@ void target_thread_remove(struct target *t, pid_t tid)
 
 /* ---- construction ---------------------------------------------------- */
 
-struct target *target__new(const struct target_config *cfg)
+struct target *target_tables_new(const struct target_config *cfg)
 {
 	/* Up to four /proc files stay open per thread: allow as many as we may. */
 	struct rlimit rl;
@@ -416,7 +415,6 @@ struct target *target__new(const struct target_config *cfg)
 	init_keep_below(t);
 	t->cfg = *cfg;
 	t->first_status = -1;
-	target_nostop_init(t);
 	t->nbuckets = 64;
 	t->buckets = xcalloc(t->nbuckets, sizeof(*t->buckets));
 	return t;

@@ -26,17 +26,6 @@
 
 /* ---- events ------------------------------------------------------------ */
 
-struct capture *target_next_capture(struct target *t)
-{
-	if (t->ncaps == t->caps_cap) {
-		size_t cap = t->caps_cap ? t->caps_cap * 2 : 16;
-		t->caps = xrealloc(t->caps, cap * sizeof(*t->caps));
-		memset(t->caps + t->caps_cap, 0, (cap - t->caps_cap) * sizeof(*t->caps));
-		t->caps_cap = cap;
-	}
-	return &t->caps[t->ncaps];
-}
-
 /* The probe of the thread's process (see target__set_probe), while it is
  * stopped; a pointer that cannot be read leaves probe_len 0. */
 static void read_probe(struct thread *th, struct capture *c, const struct target_probe *p)
@@ -69,19 +58,6 @@ static void read_probe(struct thread *th, struct capture *c, const struct target
 	struct iovec l2 = { c->probe_stack, n }, r2 = { (void *)sp, n };
 	ssize_t got = process_vm_readv(th->tid, &l2, 1, &r2, 1, 0);
 	c->probe_stack_len = got > 0 ? (size_t)got : 0;
-}
-
-void target_read_runtime(const struct thread *th, struct capture *c, int running)
-{
-	const struct process *p = th->proc;
-	c->rt_len = 0;
-	c->rt_after = 0;
-	if (!p->reader || p->reader_space != p->space)
-		return;
-	if (!c->rt_data)
-		c->rt_data = xmalloc(TARGET_RT_MAX);
-	c->rt_len = p->reader(p->reader_arg, p->pid, th->tid, running, c->rt_data, TARGET_RT_MAX);
-	c->rt_after = running && c->rt_len > 0;
 }
 
 /* The hot path: the thread is stopped while this runs.  Registers, one
@@ -121,40 +97,23 @@ static int capture(struct target *t, struct thread *th)
 	return 0;
 }
 
-void target_read_far(struct target *t, struct thread *th, struct capture *c, int check)
+/* The target, its tables made (attach/tables.c), its capture chosen
+ * (perf events or stops: attach/nostop.c). */
+struct target *target__new(const struct target_config *cfg)
 {
-	c->nfar = 0;
-	if (!th->nfar)
-		return;
-	if (!c->far)
-		c->far = xmalloc((size_t)TARGET_FAR_MAX * TARGET_FAR_LEN);
-	uint64_t end = c->stack_addr + c->stack_len;
-	for (int i = 0; i < th->nfar; i++) {
-		uint64_t a = th->far[i];
-		if (a + TARGET_FAR_LEN <= end || a < c->stack_addr ||
-		    a - c->stack_addr > TARGET_FAR_SPAN)
-			continue;       /* in the copy, below SP, or beyond the cap */
-		unsigned char *buf = c->far + (size_t)c->nfar * TARGET_FAR_LEN;
-		struct iovec local = { buf, TARGET_FAR_LEN }, remote = { (void *)a, TARGET_FAR_LEN };
-		ssize_t n = process_vm_readv(th->tid, &local, 1, &remote, 1, 0);
-		size_t len = n > 0 ? (size_t)n : 0;
-		/* A read cut short ended at the end of the stack's mapping: at
-		 * the top of a thread's stack glibc keeps its struct pthread,
-		 * whose rseq area (its last 32 bytes) the kernel rewrites as the
-		 * thread moves between CPUs.  Not a frame: not compared. */
-		size_t cmp = len < TARGET_FAR_LEN && len > 64 ? len - 64 : len;
-		uint64_t sum = cmp ? hash_bytes(buf, cmp) : 0;
-		if (check && sum != th->far_sum[i]) {
-			t->stats.far_changed++;
-			len = 0;
-		}
-		th->far_sum[i] = sum;
-		c->far_addr[c->nfar] = a;
-		c->far_len[c->nfar] = len;
-		c->nfar++;
-	}
-	if (c->nfar)
-		t->stats.far_read++;
+	struct target *t = target_tables_new(cfg);
+	target_nostop_init(t);
+	return t;
+}
+
+/* Thread TID gone (exited, or replaced by an exec): its perf stream and
+ * owed ticks (attach/nostop.c), then its entry (attach/tables.c). */
+static void thread_gone(struct target *t, pid_t tid)
+{
+	struct thread *th = target_thread_find(t, tid);
+	if (th)
+		target_nostop_gone(t, th);
+	target_thread_remove(t, tid);
 }
 
 static void resume(struct thread *th, int sig)
@@ -263,9 +222,9 @@ static void on_exec(struct target *t, struct thread *th, pid_t former)
 	struct process *p = th->proc;
 	FOR_EACH_THREAD(t, o, tmp)
 		if (o != th && o->proc == p)
-			target_thread_remove(t, o->tid);
+			thread_gone(t, o->tid);
 	if (former != th->tid)
-		target_thread_remove(t, former);
+		thread_gone(t, former);
 	if (t->launched && !t->ready)
 		t->ready = 1;
 	else
@@ -311,7 +270,7 @@ static void on_stopped(struct target *t, pid_t tid, int status)
 	if (!th->proc) {
 		/* Not ours to follow: it is stopped now, so it can be detached. */
 		ptrace(PTRACE_DETACH, tid, 0, 0);
-		target_thread_remove(t, tid);
+		thread_gone(t, tid);
 		return;
 	}
 	unsigned long msg;
@@ -350,7 +309,7 @@ static void on_status(struct target *t, pid_t tid, int status)
 		return;
 	struct thread *th = target_thread_find(t, tid);
 	struct process *p = th ? th->proc : target_process_find(t, tid);
-	target_thread_remove(t, tid);
+	thread_gone(t, tid);
 	if (p && tid == p->pid) {
 		/* The leader is reported last: the whole process is gone. */
 		if (tid == t->first_pid)
@@ -436,32 +395,6 @@ const struct capture *target__next_stopped(struct target *t)
 		t->slots[c->slot].used = 1;
 		return c;
 	}
-}
-
-void target_push_again(struct target *t, struct thread *th, uint32_t ticks, int uncertain)
-{
-	if (!th->cookie || !ticks || !th->proc)
-		return;
-	target_again_capture(target_next_capture(t), th, ticks, uncertain);
-	t->ncaps++;
-	t->stats.samples_unchanged += ticks;
-	if (uncertain)
-		t->stats.backoff_uncertain += ticks;
-	else
-		t->stats.backoff_ticks += ticks;
-}
-
-int target_push_last(struct target *t, struct thread *th, uint32_t ticks)
-{
-	if (!th->last_cookie || !ticks || !th->proc)
-		return -1;
-	struct capture *c = target_next_capture(t);
-	target_again_capture(c, th, ticks, 1);
-	c->cookie = th->last_cookie;
-	t->ncaps++;
-	t->stats.samples_unchanged += ticks;
-	t->stats.backoff_uncertain += ticks;
-	return 0;
 }
 
 /* Waits until no thread is pending or DEADLINE passes.  SIGCHLD is
