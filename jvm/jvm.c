@@ -177,21 +177,20 @@ static bool fields_stream_layout(struct jvm *j)
 	};
 	j->ik_stream = jvm_structs__offset(js, "InstanceKlass", "_fieldinfo_stream");
 	j->arr_data = jvm_structs__offset(js, "Array<u1>", "_data");
-	if (j->ik_stream >= 4096 || j->arr_data >= 64)
-		return false;
 	j->ff_optional = 0;
-	for (size_t i = 0; i < sizeof(optional) / sizeof(optional[0]); i++) {
+	bool ok = j->ik_stream < 4096 && j->arr_data < 64;
+	for (size_t i = 0; ok && i < sizeof(optional) / sizeof(optional[0]); i++) {
 		int64_t bit;
-		if (jvm_structs__constant(js, optional[i], &bit) < 0) {
-			if (i < 3)
-				return false;
-			continue;
-		}
-		if (bit < 0 || bit > 31)
-			return false;
-		j->ff_optional |= 1u << bit;
+		if (jvm_structs__constant(js, optional[i], &bit) < 0)
+			ok = i >= 3;            /* the later JDKs' own */
+		else if (bit < 0 || bit > 31)
+			ok = false;
+		else
+			j->ff_optional |= 1u << bit;
 	}
-	return true;
+	if (!ok)
+		j->ik_stream = UINT64_MAX;
+	return ok;
 }
 
 /* What reading a thread's name takes (jvm__thread_name); any of it
@@ -257,12 +256,17 @@ static const char *offsets(struct jvm *j)
 		memcpy((char *)j + f[i].at, &off, sizeof(off));
 	}
 	j->blob_offsets = jvm_structs__offset(j->js, "CodeBlob", "_code_begin") == UINT64_MAX;
-	/* the JDK's release, where the tables say (JDK 23's layout is of a
-	 * later release in any case) */
+	/* the JDK's release, where the tables say; else what its layout
+	 * tells: JDK 21's fields (ConstMethod's flags word, the fields'
+	 * stream) or later */
 	uint64_t major_at = jvm_structs__static(j->js, "Abstract_VM_Version", "_vm_major_version");
 	int32_t major = 0;
-	if (!major_at || rd(j, major_at, &major, 4) < 0 || major < 1 || major > 1000)
-		major = j->blob_offsets ? 23 : 0;
+	if (!major_at || rd(j, major_at, &major, 4) < 0 || major < 1 || major > 1000) {
+		bool jdk21 = j->blob_offsets ||
+			     jvm_structs__offset(j->js, "ConstMethod", "_flags._flags") != UINT64_MAX ||
+			     jvm_structs__offset(j->js, "InstanceKlass", "_fieldinfo_stream") != UINT64_MAX;
+		major = jdk21 ? 21 : 0;
+	}
 	j->u5_excess = major >= 20;
 	static const struct { const char *name, *name2; size_t at; } c[] = {
 		{ "_thread_in_native", NULL, offsetof(struct jvm, st_native) },
@@ -1055,8 +1059,8 @@ int jvm__method_name(struct jvm *j, uint64_t method, char *out, size_t len, char
 	return 0;
 }
 
-/* CompressedReadStream's UNSIGNED5: a byte below 192 is the value, else
- * more follow, each adding its value times 64 to the i-th power. */
+/* A signed number of the compressed streams: read_u5()'s, zigzag coded
+ * (the low bit the sign). */
 static bool read_signed(const unsigned char *b, size_t n, size_t *at, int32_t *v,
 			uint32_t excess)
 {

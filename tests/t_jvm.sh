@@ -60,16 +60,17 @@ pid=$!
 PIDS+=("$pid")
 if ! wait_until 30 file_ready "$ready"; then
 	DETAIL="$(head -c 300 "$TMP/java$K.out")" check "$J: JvmSplit starts" false
+	stop_target "$pid"
 	return
 fi
 
 # --- 1. the reader against jcmd ------------------------------------------------------
-"$BIN/jvmdump" "$pid" >"$TMP/dump" 2>&1
-diag_file "$TMP/dump" 40
-"$JCMD" "$pid" Thread.print >"$TMP/jcmd" 2>&1
+"$BIN/jvmdump" "$pid" >"$TMP/dump$K" 2>&1
+diag_file "$TMP/dump$K" 40
+"$JCMD" "$pid" Thread.print >"$TMP/jcmd$K" 2>&1
 for t in main compute sleeper blocked; do
 	tid=$(tid_of "$t")
-	n=$(grep -c "^thread $tid " "$TMP/dump")
+	n=$(grep -c "^thread $tid " "$TMP/dump$K")
 	check "$J: the $t thread (tid $tid) listed" "[ '$n' = 1 ]"
 done
 # THREAD TID's frames by jvmdump, "CLASS.METHOD:LINE" a line, innermost
@@ -77,7 +78,7 @@ done
 ours() {
 	T=$1 awk '/^thread / { on = ($2 == ENVIRON["T"]); next }
 		on && /^  end / { exit }
-		on { split($2, a, ":"); print $1 ":" a[length(a)] }' "$TMP/dump"
+		on { split($2, a, ":"); print $1 ":" a[length(a)] }' "$TMP/dump$K"
 }
 # the same from jcmd: the thread whose nid is TID in hex
 theirs() {
@@ -87,7 +88,7 @@ theirs() {
 		on && /^\tat / { s = $2; i = index(s, "("); m = substr(s, 1, i - 1)
 			l = substr(s, i + 1); sub(/\)$/, "", l); n = split(l, p, ":")
 			line = (n > 1 && p[n] ~ /^[0-9]+$/) ? p[n] : 0
-			print m ":" line }' "$TMP/jcmd"
+			print m ":" line }' "$TMP/jcmd$K"
 }
 for t in main sleeper blocked; do
 	tid=$(tid_of "$t")
@@ -95,7 +96,7 @@ for t in main sleeper blocked; do
 	j=$(theirs "$tid" | tr '\n' ' ')
 	DETAIL="ours: $o; jcmd: $j" check "$J: the $t thread's Java frames, methods and lines, as jcmd gives them" \
 		"[ -n '$j' ] && [ '$o' = '$j' ]"
-	e=$(T=$tid awk '/^thread / { on = ($2 == ENVIRON["T"]); next } on && /^  end / { print $2; exit }' "$TMP/dump")
+	e=$(T=$tid awk '/^thread / { on = ($2 == ENVIRON["T"]); next } on && /^  end / { print $2; exit }' "$TMP/dump$K")
 	DETAIL="end $e" check "$J: the $t thread's walk ends at the call stub" "[ '$e' = entry ]"
 done
 
@@ -126,11 +127,11 @@ reflect_want() {
 	WANT[reflect]='JvmSplit\.reflect \(JvmSplit\.java:[0-9]+\);(.*;)?java\.lang\.reflect\.Method\.invoke \([^;()]*\);'$vm'JvmSplit\.reflectTarget \(JvmSplit\.java:[0-9]+\);java\.lang\.Thread\.sleep( \(Thread\.java(:[0-9]+)?\))?;'
 }
 profile_checks() {
-	local cap=$1 out=$TMP/$1.folded t tid tot n top re
+	local cap=$1 out=$TMP/$1$K.folded t tid tot n top re
 	reflect_want
-	prof "$TMP/$cap" -p "$pid" -d 2 --capture "$cap" --threads --stats -o "$out"
-	check_ran "$J ($cap)" "$TMP/$cap" "$out"
-	diag "$J ($cap): $(grep -o 'java: [^;]*' "$TMP/$cap.err" | head -c 700)"
+	prof "$TMP/$cap$K" -p "$pid" -d 2 --capture "$cap" --threads --stats -o "$out"
+	check_ran "$J ($cap)" "$TMP/$cap$K" "$out"
+	diag "$J ($cap): $(grep -o 'java: [^;]*' "$TMP/$cap$K.err" | head -c 700)"
 	for t in compute sleeper blocked main reflect; do
 		tid=$(tid_of "$t")
 		tot=$(folded_count "$out" "^[^;]* \\($tid\\);")
@@ -146,12 +147,12 @@ profile_checks() {
 			check "$J ($cap): the $t thread's most common stack has jcmd's Java frames, in order, with its lines" \
 			"[ -n '$re' ] && RE='$re' awk 'BEGIN { re = ENVIRON[\"RE\"] } { if (\$0 ~ re) f = 1 } END { exit !f }' <<<'$top'"
 	done
-	r=$(grep -o '[0-9.]*% reached their root' "$TMP/$cap.err" | grep -o '^[0-9.]*')
+	r=$(grep -o '[0-9.]*% reached their root' "$TMP/$cap$K.err" | grep -o '^[0-9.]*')
 	DETAIL="$r%" check "$J ($cap): >= 95% of samples rooted" "[ -n '$r' ] && ge '$r' 95"
 }
 # jcmd again, now that the computing thread has long been in its loop (the
 # first look may have caught it on its way there)
-"$JCMD" "$pid" Thread.print >"$TMP/jcmd" 2>&1
+"$JCMD" "$pid" Thread.print >"$TMP/jcmd$K" 2>&1
 if [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -le 2 ] || [ "$(id -u)" = 0 ]; then
 	profile_checks perf
 else
@@ -161,12 +162,12 @@ profile_checks ptrace
 # the label java_thread: the java.lang.Thread's whole name on every sample
 # of each thread (the reflect thread's longer than the OS name's 15 bytes)
 if have_pprof; then
-	prof "$TMP/labels" -p "$pid" -d 2 -o "$TMP/labels.pprof"
-	pprof_raw "$TMP/labels.pprof" >"$TMP/labels.raw"
+	prof "$TMP/labels$K" -p "$pid" -d 2 -o "$TMP/labels$K.pprof"
+	pprof_raw "$TMP/labels$K.pprof" >"$TMP/labels$K.raw"
 	declare -A L=() T=()
 	while IFS=$'\t' read -r t v c; do
 		L["$t|$v"]=$(( ${L["$t|$v"]:-0} + c )); T["$t"]=$(( ${T["$t"]:-0} + c ))
-	done < <(label_stats "$TMP/labels.raw" java_thread)
+	done < <(label_stats "$TMP/labels$K.raw" java_thread)
 	bad=
 	for t in main compute sleeper blocked reflect; do
 		tid=$(tid_of "$t")
@@ -179,9 +180,9 @@ if have_pprof; then
 else
 	skip "$J: pprof labels" "no go tool pprof ($GO)"
 fi
-prof "$TMP/nojava" -p "$pid" -d 1 --no-java -o "$TMP/nojava.folded"
-check_ran "$J --no-java" "$TMP/nojava" "$TMP/nojava.folded"
-n=$(folded_count "$TMP/nojava.folded" '(^|;)JvmSplit\.')
+prof "$TMP/nojava$K" -p "$pid" -d 1 --no-java -o "$TMP/nojava$K.folded"
+check_ran "$J --no-java" "$TMP/nojava$K" "$TMP/nojava$K.folded"
+n=$(folded_count "$TMP/nojava$K.folded" '(^|;)JvmSplit\.')
 DETAIL="$n samples" check "$J --no-java: no Java method named" "[ '$n' = 0 ]"
 
 check_unharmed "$J" "$pid" "$(thread_count "$pid")"
@@ -191,11 +192,13 @@ stop_target "$pid"
 
 # --- 3. an HTTP server under load ---------------------------------------------------
 http_server() {
-	local r=$TMP/http$K.ready hp port t seen=0 all=0 h tot
+	local r=$TMP/http$K.ready hp port t seen=0 all=0 h tot jp
 	"$JAVA" -cp "$BIN/java" JvmHttp "$r" >"$TMP/http$K.out" 2>&1 &
-	PIDS+=("$!")
+	jp=$!
+	PIDS+=("$jp")
 	if ! wait_until 30 file_ready "$r"; then
 		DETAIL="$(head -c 300 "$TMP/http$K.out")" check "$J: JvmHttp starts" false
+		stop_target "$jp"
 		return
 	fi
 	read -r hp port <"$r"
@@ -208,21 +211,21 @@ http_server() {
 		PIDS+=("$!")
 		curls+=("$!")
 	done
-	prof "$TMP/http" -p "$hp" -d 3 --threads --stats -o "$TMP/http.folded"
-	check_ran "$J: http" "$TMP/http" "$TMP/http.folded"
-	diag "$J: http: $(grep -o 'java: [^;]*' "$TMP/http.err" | head -c 700)"
+	prof "$TMP/http$K" -p "$hp" -d 3 --threads --stats -o "$TMP/http$K.folded"
+	check_ran "$J: http" "$TMP/http$K" "$TMP/http$K.folded"
+	diag "$J: http: $(grep -o 'java: [^;]*' "$TMP/http$K.err" | head -c 700)"
 	local want='[^;]*ThreadPoolExecutor\.runWorker \([^;()]*\);(.*;)?JvmHttp\$Handler\.handle \(JvmHttp\.java:[0-9]+\);JvmHttp\$Handler\.handleRequest \(JvmHttp\.java:[0-9]+\);JvmHttp\$Handler\.(renderPage|lookup) \(JvmHttp\.java:[0-9]+\)'
-	for t in $(grep -oE '^pool-[0-9]+-thread-[0-9]+[^;]* \([0-9]+\);' "$TMP/http.folded" | grep -oE '\([0-9]+\);$' | tr -d '();' | sort -u); do
-		tot=$(folded_count "$TMP/http.folded" "^[^;]* \\($t\\);")
-		h=$(folded_count "$TMP/http.folded" "^[^;]* \\($t\\);(.*;)?$want")
+	for t in $(grep -oE '^pool-[0-9]+-thread-[0-9]+[^;]* \([0-9]+\);' "$TMP/http$K.folded" | grep -oE '\([0-9]+\);$' | tr -d '();' | sort -u); do
+		tot=$(folded_count "$TMP/http$K.folded" "^[^;]* \\($t\\);")
+		h=$(folded_count "$TMP/http$K.folded" "^[^;]* \\($t\\);(.*;)?$want")
 		all=$((all + 1))
 		[ "$h" -gt 0 ] && seen=$((seen + 1))
 		diag "$J: http worker $t: the handler in $h of its $tot samples"
 	done
-	DETAIL="$seen of $all workers; top: $(sort -t' ' -k2 -nr "$TMP/http.folded" | grep -F renderPage | head -n 1 | cut -c1-600)" \
+	DETAIL="$seen of $all workers; top: $(sort -t' ' -k2 -nr "$TMP/http$K.folded" | grep -F renderPage | head -n 1 | cut -c1-600)" \
 		check "$J: http: the handler's chain under the executor's methods in >= 2 worker threads" \
 		"[ $seen -ge 2 ]"
-	r=$(grep -o '[0-9.]*% reached their root' "$TMP/http.err" | grep -o '^[0-9.]*')
+	r=$(grep -o '[0-9.]*% reached their root' "$TMP/http$K.err" | grep -o '^[0-9.]*')
 	DETAIL="$r%" check "$J: http: >= 95% of samples rooted" "[ -n '$r' ] && ge '$r' 95"
 	check_unharmed "$J: http" "$hp" "$(thread_count "$hp")"
 	kill "${curls[@]}" 2>/dev/null
@@ -237,15 +240,16 @@ churn() {
 	PIDS+=("$cp")
 	if ! wait_until 30 file_ready "$r"; then
 		DETAIL="$(head -c 300 "$TMP/churn$K.out")" check "$J: JvmChurn starts" false
+		stop_target "$cp"
 		return
 	fi
-	prof_bg "$TMP/churn" -p "$cp" -d 4 --threads --stats -o "$TMP/churn.folded"
+	prof_bg "$TMP/churn$K" -p "$cp" -d 4 --threads --stats -o "$TMP/churn$K.folded"
 	# the loop mixes in a new class (and is deoptimized) within 100 ms
 	# of this file, while the profiler runs
 	: >"$r.go"
 	prof_wait 30
-	check_ran "$J: churn" "$TMP/churn" "$TMP/churn.folded"
-	diag "$J: churn: $(grep -o 'java: [^;]*' "$TMP/churn.err" | head -c 700)"
+	check_ran "$J: churn" "$TMP/churn$K" "$TMP/churn$K.folded"
+	diag "$J: churn: $(grep -o 'java: [^;]*' "$TMP/churn$K.err" | head -c 700)"
 	deopted() { grep -a 'made not entrant' "$TMP/churn$K.out" | grep -qE 'JvmChurn::(total|deoptLoop)'; }
 	wait_until 5 deopted
 	n=$(grep -a 'made not entrant' "$TMP/churn$K.out" | grep -cE 'JvmChurn::(total|deoptLoop)')
@@ -254,16 +258,16 @@ churn() {
 	n=$(grep -c 'JvmChurned' "$TMP/unload$K.log" 2>/dev/null)
 	DETAIL="${n:-0} lines" check "$J: churn: JvmChurned unloaded (class+unload)" "[ '${n:-0}' -gt 0 ]"
 	tid=$(awk '$1 == "deopt" { print $2 }' "$r")
-	tot=$(folded_count "$TMP/churn.folded" "^[^;]* \\($tid\\);")
-	n=$(folded_count "$TMP/churn.folded" "^[^;]* \\($tid\\);(.*;)?JvmChurn\\.deoptLoop \\(JvmChurn\\.java:[0-9]+\\)")
-	bad=$(folded_count "$TMP/churn.folded" "^[^;]* \\($tid\\);(.*)(\\[unknown java frame\\]|\\[truncated\\])")
+	tot=$(folded_count "$TMP/churn$K.folded" "^[^;]* \\($tid\\);")
+	n=$(folded_count "$TMP/churn$K.folded" "^[^;]* \\($tid\\);(.*;)?JvmChurn\\.deoptLoop \\(JvmChurn\\.java:[0-9]+\\)")
+	bad=$(folded_count "$TMP/churn$K.folded" "^[^;]* \\($tid\\);(.*)(\\[unknown java frame\\]|\\[truncated\\])")
 	DETAIL="$n of $tot; $bad unknown or cut" \
 		check "$J: churn: the deoptimized loop's method in >= 90% of its samples, <= 1% unknown or cut" \
 		"pct_ok '$n' '$tot' 90 && [ \$(($bad * 100)) -le '$tot' ]"
 	tid=$(awk '$1 == "loader" { print $2 }' "$r")
-	tot=$(folded_count "$TMP/churn.folded" "^[^;]* \\($tid\\);")
-	n=$(folded_count "$TMP/churn.folded" "^[^;]* \\($tid\\);(.*;)?JvmChurned\\.run \\(JvmChurned\\.java:[0-9]+\\)")
-	bad=$(folded_count "$TMP/churn.folded" "^[^;]* \\($tid\\);(.*)\\[unknown java frame\\]")
+	tot=$(folded_count "$TMP/churn$K.folded" "^[^;]* \\($tid\\);")
+	n=$(folded_count "$TMP/churn$K.folded" "^[^;]* \\($tid\\);(.*;)?JvmChurned\\.run \\(JvmChurned\\.java:[0-9]+\\)")
+	bad=$(folded_count "$TMP/churn$K.folded" "^[^;]* \\($tid\\);(.*)\\[unknown java frame\\]")
 	DETAIL="$n of $tot named; $bad unknown" \
 		check "$J: churn: the reloaded class's method named in >= 30% of the loader's samples, unknown in <= 2%" \
 		"pct_ok '$n' '$tot' 30 && [ \$(($bad * 100)) -le \$(($tot * 2)) ]"
@@ -290,10 +294,12 @@ jdk_all() {
 major() { "$1" -XshowSettings:properties -version 2>&1 | sed -nE 's/^ *java\.specification\.version = ([0-9]+).*/\1/p'; }
 K=0 J=jvm JCMD=$(command -v jcmd) MAJOR=$(major "$JAVA")
 jdk_all
-debian=$(readlink -f "$JAVA")
+ran=" $(readlink -f "$JAVA") "
 for other in /usr/lib/jvm/*/bin/java; do
 	[ -x "$other" ] && [ -x "${other%java}jcmd" ] || continue
-	[ "$(readlink -f "$other")" != "$debian" ] || continue
+	real=$(readlink -f "$other")
+	case $ran in *" $real "*) continue ;; esac   # one run a JDK, whatever its names
+	ran="$ran$real "
 	release=$("$other" -XshowSettings:properties -version 2>&1 | sed -nE 's/^ *java\.version = //p')
 	dir=${other%/bin/java}
 	K=$((K + 1)) JAVA=$other JCMD=${other%java}jcmd J="jvm ${release:-?} (${dir#/usr/lib/jvm/})"

@@ -148,8 +148,11 @@ static void write_seed(const char *path, bool modern)
 	uint64_t stub_var = put(&s, (uint64_t[1]){ 0x700000 }, 8);   /* call stub return */
 	uint64_t heaps_var = put(&s, (uint64_t[1]){ 0 }, 8);
 	uint64_t code_var = put(&s, (uint64_t[1]){ 0 }, 8);
-	uint64_t major_var = put(&s, (uint64_t[1]){ 25 }, 8);
-	uint64_t zero_var = put(&s, (uint64_t[1]){ 0 }, 8);   /* compressed: base 0, shift 0 */
+	uint64_t major_var = 0, zero_var = 0;
+	if (modern) {
+		major_var = put(&s, (uint64_t[1]){ 25 }, 8);
+		zero_var = put(&s, (uint64_t[1]){ 0 }, 8);    /* compressed: base 0, shift 0 */
+	}
 	struct { const char *t, *f; uint64_t off, addr; } f[64] = {
 		{ "ThreadsSMRSupport", "_java_thread_list", 0, list_var },
 		{ "ThreadsList", "_length", 4, 0 }, { "ThreadsList", "_threads", 16, 0 },
