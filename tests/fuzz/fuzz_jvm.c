@@ -202,6 +202,9 @@ static void write_seed(const char *path, bool modern)
 			{ "nmethod", "_immutable_data", 56 }, { "nmethod", "_immutable_data_size", 64 },
 			{ "CodeBlob", "_mutable_data", 72 }, { "CodeBlob", "_relocation_size", 80 },
 			{ "PcDesc", "_pc_offset", 0 }, { "PcDesc", "_scope_decode_offset", 4 },
+			{ "CodeHeap", "_memory", 0 }, { "CodeHeap", "_segmap", 16 },
+			{ "CodeHeap", "_log2_segment_size", 32 }, { "VirtualSpace", "_low", 0 },
+			{ "VirtualSpace", "_high", 8 },
 		};
 		for (size_t k = 0; k < sizeof(added) / sizeof(added[0]); k++)
 			f[nf++] = (typeof(f[0])){ added[k].t, added[k].f, added[k].off, 0 };
@@ -327,13 +330,72 @@ static void write_seed(const char *path, bool modern)
 		thread[6] = put(&s, &o, 8);     /* the OopHandle */
 	}
 	uint64_t th = put(&s, thread, sizeof(thread));
-	uint64_t arr = put(&s, &th, 8);
+	uint64_t ths[2] = { th, 0 };
+	uint32_t nth = 1;
+	uint64_t heaps_arr = 0;
+	if (modern) {
+		/* a second thread, blocked in compiled code: a code heap of
+		 * 64-byte segments holding one nmethod (its HeapBlock, 16
+		 * bytes, first); the nmethod's code at 64 from it, a frame of
+		 * 4 words; one PcDesc (pc offset 16, scope at 1) in its
+		 * immutable data, then the scope (UNSIGNED5, each byte one
+		 * more: sender 0, method 1, bci 0 written as 1); its metadata
+		 * (Seed.run) after 8 bytes of relocations in its mutable data.
+		 * The frame returns to the call stub. */
+		s.used = (s.used + 63) & ~(size_t)63;
+		uint64_t lo = SEED_BASE + s.used;
+		uint8_t heap[256] = { 0 };
+		uint64_t blob = lo + 16;
+		s.used += sizeof(heap);
+		uint64_t nm_name = put_str(&s, "nmethod");
+		uint8_t imm[36] = { 0 };
+		memcpy(imm + 8, &(int32_t){ 16 }, 4);           /* PcDesc: pc offset */
+		memcpy(imm + 12, &(int32_t){ 1 }, 4);           /* ... scope at 1 */
+		imm[24 + 1] = 1;                                /* sender 0 */
+		imm[24 + 2] = 2;                                /* method 1 */
+		imm[24 + 3] = 2;                                /* bci 0 (+ 1) */
+		uint64_t imm_at = put(&s, imm, sizeof(imm));
+		uint64_t mut[2] = { 0, method };
+		uint64_t mut_at = put(&s, mut, sizeof(mut));
+		uint8_t *b = heap + 16;
+		memcpy(b + 0, &nm_name, 8);                     /* _name */
+		memcpy(b + 8, &(int32_t){ 240 }, 4);            /* _size */
+		memcpy(b + 16, &(int32_t){ 4 }, 4);             /* _frame_size, words */
+		memcpy(b + 24, &(int32_t){ 64 }, 4);            /* _code_offset */
+		memcpy(b + 32, &(int32_t){ 192 }, 4);           /* _data_offset */
+		memcpy(b + 40, &method, 8);                     /* nmethod::_method */
+		memcpy(b + 48, &(int32_t){ 8 }, 4);             /* _scopes_pcs_offset */
+		memcpy(b + 52, &(int32_t){ 24 }, 4);            /* _scopes_data_offset */
+		memcpy(b + 56, &imm_at, 8);                     /* _immutable_data */
+		memcpy(b + 64, &(int32_t){ 32 }, 4);            /* _immutable_data_size */
+		memcpy(b + 72, &mut_at, 8);                     /* _mutable_data */
+		memcpy(b + 80, &(int32_t){ 8 }, 4);             /* _relocation_size */
+		memcpy(s.mem + (lo - SEED_BASE), heap, sizeof(heap));
+		uint8_t segmap[8] = { 0, 1, 2, 3, 0xff, 0xff, 0xff, 0xff };
+		uint64_t segmap_at = put(&s, segmap, sizeof(segmap));
+		uint64_t ch[5] = { lo, lo + sizeof(heap), segmap_at, 0, 6 };
+		uint64_t ch_at = put(&s, ch, sizeof(ch));
+		uint64_t chs = put(&s, &ch_at, 8);
+		uint64_t ga[2] = { 1, chs };                    /* _len, _data */
+		heaps_arr = put(&s, ga, sizeof(ga));
+		/* its stack: the frame's 4 words, the last two the saved fp
+		 * (the call stub's frame) and the return address (the stub) */
+		uint64_t st2[4] = { 0, 0, stubfp, 0x700000 };
+		uint64_t sp2 = put(&s, st2, sizeof(st2));
+		uint8_t os2[8] = { 0 };
+		memcpy(os2, &(int32_t){ 4243 }, 4);
+		uint64_t thread2[7] = { 0, put(&s, os2, 8), sp2, blob + 64 + 8, 0, 10, 0 };
+		ths[nth++] = put(&s, thread2, sizeof(thread2));
+	}
+	uint64_t arr = put(&s, ths, 8ul * nth);
 	uint8_t tl[24] = { 0 };
-	memcpy(tl + 4, &(uint32_t){ 1 }, 4);
+	memcpy(tl + 4, &nth, 4);
 	memcpy(tl + 16, &arr, 8);
 	set64(&s, list_var, put(&s, tl, sizeof(tl)));
-	uint8_t heaps[16] = { 0 };
-	set64(&s, heaps_var, put(&s, heaps, sizeof(heaps)));
+	if (heaps_arr)
+		set64(&s, heaps_var, heaps_arr);
+	else
+		set64(&s, heaps_var, put(&s, (uint8_t[16]){ 0 }, 16));
 	/* the input */
 	FILE *out = fopen(path, "wb");
 	if (!out)
