@@ -117,7 +117,7 @@ declare -A WANT=(
 	[blocked]='JvmSplit\.blocked \(JvmSplit\.java:[0-9]+\);'
 	[main]='JvmSplit\.main \(JvmSplit\.java:[0-9]+\);java\.lang\.Thread\.sleep( \(Thread\.java(:[0-9]+)?\))?;'
 )
-# (Thread.sleep is native up to JDK 18, Java with a line after.)  Method.invoke
+# (Thread.sleep is native on 17, Java with a line on 25.)  Method.invoke
 # calls through the VM (JavaCalls::call_helper between two runs of Java
 # frames) up to JDK 17; from JDK 18 (JEP 416) through method handles, Java
 # all the way.
