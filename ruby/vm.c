@@ -132,21 +132,38 @@ size_t rb_vm__frames(const struct rb_vm *v, uint64_t ec, struct rb_frame_raw *ou
 	}
 	if (!n)
 		return 0;
-	/* the frames in one read, 16 of them at a time */
-	unsigned char buf[16 * 64];
+	/* the frames in one read, 16 of them at a time; each frame's flags
+	 * are its env's first word (ep[0]), and the envs of a run of frames
+	 * lie together on the VM stack: read in one piece where they fit
+	 * EP_SPAN, else (an env moved to the heap, large locals) one by one */
+	enum { EP_SPAN = 4096 };
+	unsigned char buf[16 * 64], env[EP_SPAN + 8];
+	uint64_t eps[sizeof(buf) / 8];
 	size_t per = sizeof(buf) / l->cfp_size, got = 0;
+	if (per > sizeof(eps) / sizeof(eps[0]))
+		per = sizeof(eps) / sizeof(eps[0]);
 	while (got < n) {
 		size_t k = n - got < per ? n - got : per;
 		if (rd(v, cfp + got * l->cfp_size, buf, k * l->cfp_size) < 0)
 			break;
+		uint64_t lo = UINT64_MAX, hi = 0;
+		for (size_t j = 0; j < k; j++) {
+			memcpy(&eps[j], buf + j * l->cfp_size + l->cfp_ep, 8);
+			if (eps[j] && eps[j] < lo)
+				lo = eps[j];
+			if (eps[j] > hi)
+				hi = eps[j];
+		}
+		bool whole = hi && hi - lo <= EP_SPAN && rd(v, lo, env, hi - lo + 8) == 0;
 		for (size_t j = 0; j < k; j++) {
 			const unsigned char *f = buf + j * l->cfp_size;
-			uint64_t pc, iseq, ep, flags = 0;
+			uint64_t pc, iseq, flags = 0;
 			memcpy(&pc, f + l->cfp_pc, 8);
 			memcpy(&iseq, f + l->cfp_iseq, 8);
-			memcpy(&ep, f + l->cfp_ep, 8);
-			if (ep)
-				rd64(v, ep, &flags);
+			if (eps[j] && whole)
+				memcpy(&flags, env + (eps[j] - lo), 8);
+			else if (eps[j])
+				rd64(v, eps[j], &flags);
 			out[got + j] = (struct rb_frame_raw){.iseq = iseq, .pc = pc,
 							     .flags = (uint32_t)flags};
 		}
