@@ -150,6 +150,12 @@ profile_checks() {
 	r=$(grep -o '[0-9.]*% reached their root' "$TMP/$cap$K.err" | grep -o '^[0-9.]*')
 	DETAIL="$r%" check "$J ($cap): >= 95% of samples rooted" "[ -n '$r' ] && ge '$r' 95"
 }
+# The computing thread's loop compiled by C2 first (a level-4 computeOuter
+# in the JIT's list): until then it runs C1's code, which calls into the
+# VM as it counts, and on a loaded machine C2 can take seconds (once the
+# most common stack was Runtime1::counter_overflow under computeOuter).
+c2_ready() { "$JCMD" "$pid" Compiler.codelist 2>/dev/null | grep -qE '^[0-9]+ 4 0 JvmSplit\.computeOuter'; }
+check "$J: computeOuter compiled by C2 before the profiles (jcmd Compiler.codelist)" wait_until 60 c2_ready
 # jcmd again, now that the computing thread has long been in its loop (the
 # first look may have caught it on its way there)
 "$JCMD" "$pid" Thread.print >"$TMP/jcmd$K" 2>&1
